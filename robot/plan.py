@@ -1,0 +1,215 @@
+"""The robot model (arm layout and timings, from config) and its plans.
+
+A plan is a list of actions:
+  Grip(pair)            the named pair takes the cube (the first grip is free:
+                        it says which pair holds at the start; every later
+                        grip is a regrip costing regrip_ms)
+  Turn({face: angle})   each arm of the holding pair turns its layer by the
+                        angle (0 arms omitted), all at once; clockwise-positive
+                        seen from outside that arm's face, so {"R": 90} is the
+                        move R and {"L": 90} is the move L.  Lasts as long as
+                        its slowest arm.
+
+This module is the one source of truth for what an action costs and what it
+does to the cube; the solver, the link and the simulator all use it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from . import cube
+
+QUARTER, HALF = 90, 180
+
+
+@dataclass(frozen=True)
+class RobotProfile:
+    """Arm layout and timings.  Built from config.yaml's `robot` section."""
+
+    pairs: tuple  # ((name, (face, ...)), ...)
+    turn_angles: tuple  # e.g. (90, 180, -90)
+    quarter_turn_ms: int
+    half_turn_ms: int
+    regrip_ms: int
+
+    @classmethod
+    def from_config(cls, config) -> "RobotProfile":
+        robot = config["robot"]
+        angles = sorted({normalise_angle(a) for a in robot["turn_angles"]}, key=_angle_order)
+        return cls(
+            pairs=tuple((name, tuple(faces)) for name, faces in robot["pairs"].items()),
+            turn_angles=tuple(angles),
+            quarter_turn_ms=robot["timing"]["quarter_turn_ms"],
+            half_turn_ms=robot["timing"]["half_turn_ms"],
+            regrip_ms=robot["timing"]["regrip_ms"],
+        )
+
+    @property
+    def pair_names(self) -> tuple:
+        return tuple(name for name, _ in self.pairs)
+
+    def faces_of(self, pair: str) -> tuple:
+        return dict(self.pairs)[pair]
+
+    def turn_ms(self, angle: int) -> int:
+        return self.half_turn_ms if abs(normalise_angle(angle)) == HALF else self.quarter_turn_ms
+
+    def turns_of(self, pair: str) -> list["Turn"]:
+        """Every turn the pair can make: one angle (or 0) per arm, not all 0."""
+        faces = self.faces_of(pair)
+        options = (0,) + self.turn_angles
+        turns = []
+        for angles in itertools.product(options, repeat=len(faces)):
+            if any(angles):
+                turns.append(Turn({f: a for f, a in zip(faces, angles) if a}))
+        return turns
+
+    def cost(self, action: "Action") -> int:
+        if isinstance(action, Grip):
+            return self.regrip_ms
+        return max(self.turn_ms(a) for a in action.arms.values())
+
+    def plan_cost(self, actions) -> int:
+        """Sum of durations; the first Grip (choosing the starting pair) is free."""
+        total = 0
+        for i, action in enumerate(actions):
+            if i == 0 and isinstance(action, Grip):
+                continue
+            total += self.cost(action)
+        return total
+
+    def describe(self) -> dict:
+        """JSON-able identity of this profile (stored in table manifests)."""
+        return {
+            "pairs": {name: list(faces) for name, faces in self.pairs},
+            "turn_angles": list(self.turn_angles),
+            "quarter_turn_ms": self.quarter_turn_ms,
+            "half_turn_ms": self.half_turn_ms,
+            "regrip_ms": self.regrip_ms,
+        }
+
+    @property
+    def time_unit_ms(self) -> int:
+        """Greatest common divisor of all durations (cost tables count in these units)."""
+        return math.gcd(self.quarter_turn_ms, self.half_turn_ms, self.regrip_ms)
+
+
+def normalise_angle(angle: int) -> int:
+    """Map any multiple of 90 to one of 0, 90, 180, -90."""
+    a = angle % 360
+    return {0: 0, 90: 90, 180: 180, 270: -90}[a]
+
+
+def _angle_order(a):
+    return {90: 0, 180: 1, -90: 2}[a]
+
+
+def move_name(face: str, angle: int) -> str:
+    return face + {90: "", 180: "2", -90: "'"}[normalise_angle(angle)]
+
+
+@dataclass(frozen=True)
+class Grip:
+    pair: str
+
+    def to_json(self) -> dict:
+        return {"op": "grip", "pair": self.pair}
+
+
+@dataclass(frozen=True)
+class Turn:
+    arms: dict = field(hash=False)
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.arms.items())))
+
+    def moves(self) -> list[str]:
+        """The face moves this turn makes, e.g. ['R', "L'"]."""
+        return [move_name(f, a) for f, a in self.arms.items()]
+
+    def notation(self) -> str:
+        return "+".join(self.moves())
+
+    def to_json(self) -> dict:
+        return {"op": "turn", "arms": dict(self.arms)}
+
+
+Action = Grip | Turn
+
+
+def action_from_json(obj: dict) -> Action:
+    if obj.get("op") == "grip":
+        return Grip(str(obj["pair"]))
+    if obj.get("op") == "turn":
+        return Turn({str(f): int(a) for f, a in obj["arms"].items()})
+    raise ValueError(f"unknown plan op {obj!r}")
+
+
+@dataclass
+class Plan:
+    """A solution: what the robot does, what it costs, and how long the search took."""
+
+    facelets: str
+    actions: list  # of Grip / Turn; actions[0] is the starting Grip
+    cost_ms: int
+    solve_ms: float = 0.0
+    metric: str = "robot"
+
+    @property
+    def start_pair(self) -> str:
+        return self.actions[0].pair
+
+    @property
+    def moves(self) -> str:
+        """Standard notation of the robot frame; simultaneous arm turns joined by '+'."""
+        return " ".join(a.notation() for a in self.actions if isinstance(a, Turn))
+
+    @property
+    def turn_count(self) -> int:
+        return sum(isinstance(a, Turn) for a in self.actions)
+
+    @property
+    def regrip_count(self) -> int:
+        return sum(isinstance(a, Grip) for a in self.actions[1:])
+
+    def to_json(self) -> dict:
+        return {
+            "facelets": self.facelets,
+            "ok": True,
+            "cost_ms": self.cost_ms,
+            "plan": [a.to_json() for a in self.actions],
+            "moves": self.moves,
+            "solve_ms": round(self.solve_ms, 3),
+        }
+
+
+def apply_action(state: cube.CubieCube, action: Action) -> cube.CubieCube:
+    """The cube after an action (a Grip does not move it)."""
+    if isinstance(action, Turn):
+        for move in action.moves():
+            state = state * cube.MOVES[move]
+    return state
+
+
+def replay(state: cube.CubieCube, actions, profile: RobotProfile) -> tuple[cube.CubieCube, int]:
+    """Execute actions on the model, checking each is legal; returns (final state, cost)."""
+    holding = None
+    for i, action in enumerate(actions):
+        if isinstance(action, Grip):
+            if action.pair not in profile.pair_names:
+                raise ValueError(f"action {i}: no pair named {action.pair!r}")
+            holding = action.pair
+        else:
+            if holding is None:
+                raise ValueError(f"action {i}: a turn before any pair holds the cube")
+            faces = profile.faces_of(holding)
+            for face, angle in action.arms.items():
+                if face not in faces:
+                    raise ValueError(f"action {i}: arm {face} does not belong to holding pair {holding}")
+                if normalise_angle(angle) not in profile.turn_angles:
+                    raise ValueError(f"action {i}: angle {angle} is not allowed")
+            state = apply_action(state, action)
+    return state, profile.plan_cost(actions)
