@@ -99,6 +99,9 @@ SCHEMA: dict = {
     "tables": {
         "dir": Setting(str, "tables", "where solver tables are stored (relative to the project root)"),
     },
+    # <link settings>
+    # <vision settings>
+    # <app settings>
 }
 
 
