@@ -101,6 +101,7 @@ SCHEMA: dict = {
     },
     # <link settings>
     # <vision settings>
+    # <vision decode settings>
     # <app settings>
 }
 

@@ -1,0 +1,1 @@
+"""The virtual robot: mock firmware, fault proxy, simavr emulator wrapper, cube renderer."""
