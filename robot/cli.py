@@ -16,6 +16,7 @@ from . import __version__
 from .config import DEFAULT_CONFIG_PATH, ConfigError
 
 COMMAND_MODULES = [
+    "robot.solver.commands",
 ]
 
 

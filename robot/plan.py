@@ -156,7 +156,8 @@ class Plan:
     actions: list  # of Grip / Turn; actions[0] is the starting Grip
     cost_ms: int
     solve_ms: float = 0.0
-    metric: str = "robot"
+    metric: str = "robot"  # or "htm" / "qtm": then metric_moves holds U/R/F turns, actions is empty
+    metric_moves: list = field(default_factory=list)
 
     @property
     def start_pair(self) -> str:
@@ -165,7 +166,14 @@ class Plan:
     @property
     def moves(self) -> str:
         """Standard notation of the robot frame; simultaneous arm turns joined by '+'."""
+        if self.metric != "robot":
+            return " ".join(self.metric_moves)
         return " ".join(a.notation() for a in self.actions if isinstance(a, Turn))
+
+    @property
+    def length(self) -> int:
+        """Number of turns in the plan's metric (robot: arm turn actions)."""
+        return len(self.metric_moves) if self.metric != "robot" else self.turn_count
 
     @property
     def turn_count(self) -> int:
@@ -176,6 +184,9 @@ class Plan:
         return sum(isinstance(a, Grip) for a in self.actions[1:])
 
     def to_json(self) -> dict:
+        if self.metric != "robot":
+            return {"facelets": self.facelets, "ok": True, "moves": self.moves,
+                    "length": self.length, "solve_ms": round(self.solve_ms, 3)}
         return {
             "facelets": self.facelets,
             "ok": True,

@@ -1,0 +1,156 @@
+"""`cube-robot solve` and `cube-robot tables build`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli import add_config_argument
+
+SOLVE_EXAMPLES = """examples:
+  cube-robot solve --scramble "R U2 F' R2"
+  cube-robot solve UFUFRRRRFDFDDBDBLLLLUBUB
+  cube-robot solve --json --metric htm - < cubes.txt     (one facelet string per line)
+  cube-robot solve --start-grip FB wwwwrrrrggggyyyyoooobbbb
+
+Facelet strings: 24 colour symbols (any 6 symbols), faces U R F D L B, each face
+row-major on the standard net, read in the robot frame (U up, R = right arm's face,
+F = front arm's face).  Exit status 2 if any input was invalid."""
+
+
+def register(subparsers) -> None:
+    solve = subparsers.add_parser(
+        "solve", help="plan the fastest arm sequence for a cube",
+        description="Plan the robot-time-optimal arm sequence (or an optimal htm/qtm solution).",
+        epilog=SOLVE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    solve.add_argument("facelets", nargs="*", help="facelet strings; '-' reads one per line from stdin")
+    solve.add_argument("--scramble", metavar="MOVES", help="solve the cube this scramble gives from solved")
+    solve.add_argument("--start-grip", choices=None, metavar="RL|FB|any",
+                       help="pair holding the cube at the start (default: robot.start_grip in config)")
+    solve.add_argument("--metric", choices=("robot", "htm", "qtm"), default="robot",
+                       help="robot: minimise machine time (default); htm/qtm: fewest U/R/F turns")
+    solve.add_argument("--json", action="store_true", help="one JSON object per input line")
+    add_config_argument(solve)
+    solve.set_defaults(handler=run_solve)
+
+    tables = subparsers.add_parser(
+        "tables", help="build or check the solver tables",
+        description="Solver tables live in tables/ (config: tables.dir); they are built on first use.",
+        epilog="examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tables_sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
+    build = tables_sub.add_parser("build", help="build (or rebuild) every table, with a progress bar")
+    build.add_argument("--force", action="store_true", help="rebuild even if the tables are up to date")
+    add_config_argument(build)
+    build.set_defaults(handler=run_tables_build)
+    status = tables_sub.add_parser("status", help="say which tables are present and valid")
+    add_config_argument(status)
+    status.set_defaults(handler=run_tables_status)
+
+
+def _inputs(args):
+    """(label, kwargs for Solver.solve) for every input."""
+    if args.scramble is not None:
+        yield args.scramble, {"scramble": args.scramble}
+    for item in args.facelets:
+        if item == "-":
+            for line in sys.stdin:
+                line = line.strip()
+                if line:
+                    yield line, {"facelets": line}
+        else:
+            yield item, {"facelets": item}
+
+
+def run_solve(args) -> int:
+    from .. import config as config_module
+    from ..cube import CubeError, MoveError
+    from . import Solver, Unsolvable
+
+    if args.scramble is None and not args.facelets:
+        print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
+        return 2
+    config = config_module.load(args.config)
+    solver = Solver(config)
+    failed = False
+    for label, kwargs in _inputs(args):
+        try:
+            plan = solver.solve(start_grip=args.start_grip, metric=args.metric, **kwargs)
+        except (CubeError, MoveError, Unsolvable, ValueError) as exc:
+            failed = True
+            facelets = kwargs.get("facelets", label)
+            error = str(exc) if isinstance(exc, CubeError) else f"{type(exc).__name__}: {exc}"
+            if args.json:
+                print(json.dumps({"facelets": facelets, "ok": False, "error": error}))
+            else:
+                print(f"{facelets}\n  invalid: {error}\n")
+            continue
+        if args.json:
+            print(json.dumps(plan.to_json()))
+        else:
+            print(describe_plan(plan, solver.profile))
+    return 2 if failed else 0
+
+
+def describe_plan(plan, profile) -> str:
+    """Human-readable plan listing with timings."""
+    from ..plan import Grip
+
+    lines = [f"cube   {plan.facelets}"]
+    if plan.metric != "robot":
+        lines.append(f"{plan.metric}    {plan.length} turns: {plan.moves or '(already solved)'}")
+        lines.append(f"solved in {plan.solve_ms:.2f} ms")
+        return "\n".join(lines) + "\n"
+    lines.append(f"plan   {plan.cost_ms} ms machine time: {plan.turn_count} turns, "
+                 f"{plan.regrip_count} regrips (found in {plan.solve_ms:.2f} ms)")
+    clock = 0
+    for i, action in enumerate(plan.actions):
+        if i == 0:
+            lines.append(f"  {'start':>5}  {action.pair} holds the cube")
+            continue
+        clock += profile.cost(action)
+        if isinstance(action, Grip):
+            what = f"regrip: {action.pair} takes the cube"
+        else:
+            what = "turn " + " + ".join(
+                f"{face} arm {angle:+d}\u00b0" for face, angle in action.arms.items()
+            ) + f"   ({action.notation()})"
+        lines.append(f"  {clock:5d}  {what}")
+    lines.append(f"moves  {plan.moves or '(already solved)'}")
+    return "\n".join(lines) + "\n"
+
+
+def run_tables_build(args) -> int:
+    from .. import config as config_module
+    from . import tables
+
+    config = config_module.load(args.config)
+    directory = tables.tables_dir(config)
+    if args.force:
+        for path in directory.glob("*"):
+            if path.name != "README.md":
+                path.unlink()
+    loaded = tables.load(config, show_progress=None)
+    for metric in tables.METRIC_TURNS:
+        loaded.metric(metric)
+    print(f"tables ready in {directory} ({loaded.nbytes / 2**20:.1f} MiB)")
+    return 0
+
+
+def run_tables_status(args) -> int:
+    from .. import config as config_module
+    from ..plan import RobotProfile
+    from . import tables
+
+    config = config_module.load(args.config)
+    store = tables.TableStore(tables.tables_dir(config))
+    profile = RobotProfile.from_config(config).describe()
+    ok = True
+    for name, prof in (("coords.npz", None), ("robot-cost.npy", profile), ("htm.npy", None), ("qtm.npy", None)):
+        problem = store.problem(name, prof)
+        ok &= problem is None
+        print(f"  {name:15} {'ok' if problem is None else problem}")
+    return 0 if ok else 1

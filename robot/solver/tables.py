@@ -1,0 +1,248 @@
+"""Solver tables: built on first use (or `cube-robot tables build`), checksummed, rebuilt when stale.
+
+Files in the tables directory (default tables/):
+  coords.npz      coordinate transition tables (solver/coords.py), profile independent
+  htm.npy         uint8[3,674,160]  optimal half-turn-metric distance (U R F turns, DBL fixed);
+                  solved = 0, range 0..11
+  qtm.npy         uint8[3,674,160]  the same in the quarter-turn metric; range 0..14
+  robot-cost.npy  uint16[n_pairs, 3,674,160]  exact robot time to solved, in ms, for each holding
+                  pair (config order); solved = 0; 65535 = unreachable with this arm layout
+  manifest.json   format version, the robot profile robot-cost.npy was built for, and the SHA-256 and
+                  size of every file
+
+A table whose checksum or size does not match, built by another format version, or (robot-cost) for
+another robot profile, is rebuilt with a message and never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import PROJECT_ROOT
+from ..plan import RobotProfile, Turn
+from ..progress import ProgressBar
+from .coords import FACE_TURNS, N_STATES, SOLVED_INDEX, CoordTables
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+UNREACHABLE = np.iinfo(np.uint16).max
+UNSEEN = np.iinfo(np.uint8).max
+# Plain puzzle metrics: turns of U, R, F only (the DBL corner stays put).
+METRIC_TURNS = {
+    "htm": ("U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'"),
+    "qtm": ("U", "U'", "R", "R'", "F", "F'"),
+}
+
+
+class TableError(RuntimeError):
+    """Tables cannot be loaded or built."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def turn_face_indices(turn: Turn) -> tuple:
+    """FACE_TURNS indices of the face moves a robot turn makes."""
+    return tuple(FACE_TURNS.index(m) for m in turn.moves())
+
+
+def build_metric_table(coords: CoordTables, metric: str, progress: ProgressBar | None = None) -> np.ndarray:
+    """Breadth-first distances in the htm or qtm metric."""
+    turns = [FACE_TURNS.index(m) for m in METRIC_TURNS[metric]]
+    dist = np.full(N_STATES, UNSEEN, dtype=np.uint8)
+    dist[SOLVED_INDEX] = 0
+    frontier = np.array([SOLVED_INDEX])
+    depth, seen = 0, 1
+    while len(frontier):
+        cp8, co8 = coords.robot_frame(frontier)
+        found = []
+        for t in turns:
+            succ = coords.canonical_indices(coords.cp_move[t, cp8], coords.co_move[t, co8])
+            found.append(succ[dist[succ] == UNSEEN])
+        frontier = np.unique(np.concatenate(found))
+        depth += 1
+        dist[frontier] = depth
+        seen += len(frontier)
+        if progress:
+            progress.update(seen, f"depth {depth}")
+    return dist
+
+
+def build_cost_table(coords: CoordTables, profile: RobotProfile, progress: ProgressBar | None = None) -> np.ndarray:
+    """Exact robot time to solved from every (holding pair, state): Dijkstra with buckets.
+
+    Every action has an inverse of the same duration (a turn by the opposite
+    angles; a regrip back), so distances from solved are costs to solved.
+    """
+    n_pairs = len(profile.pairs)
+    dist = np.full((n_pairs, N_STATES), UNREACHABLE, dtype=np.uint16)
+    dist[:, SOLVED_INDEX] = 0
+    turns_by_pair = [
+        [(turn_face_indices(turn), profile.cost(turn)) for turn in profile.turns_of(name)]
+        for name, _ in profile.pairs
+    ]
+    pending = {0}
+    finalised = 0
+    while pending:
+        level = min(pending)
+        pending.discard(level)
+        for p in range(n_pairs):
+            frontier = np.flatnonzero(dist[p] == level)
+            if not len(frontier):
+                continue
+            finalised += len(frontier)
+            cp8, co8 = coords.robot_frame(frontier)
+            moved = {(): (cp8, co8)}  # face-turn prefix -> robot-frame coordinates
+            for faces, cost in turns_by_pair[p]:
+                for k in range(1, len(faces) + 1):
+                    if faces[:k] not in moved:
+                        x, y = moved[faces[:k - 1]]
+                        t = faces[k - 1]
+                        moved[faces[:k]] = (coords.cp_move[t, x], coords.co_move[t, y])
+                succ = coords.canonical_indices(*moved[faces])
+                _relax(dist[p], succ, level + cost, pending)
+            for q in range(n_pairs):
+                if q != p:
+                    _relax(dist[q], frontier, level + profile.regrip_ms, pending)
+        if progress:
+            progress.update(finalised, f"{level} ms")
+    return dist
+
+
+def _relax(row: np.ndarray, states: np.ndarray, cost: int, pending: set) -> None:
+    if cost >= UNREACHABLE:
+        raise TableError(f"plan costs above {UNREACHABLE - 1} ms do not fit the table; shorten the timings")
+    better = states[row[states] > cost]
+    if len(better):
+        row[better] = cost
+        pending.add(cost)
+
+
+@dataclass
+class SolverTables:
+    coords: CoordTables
+    robot_cost: np.ndarray
+    profile: RobotProfile
+    directory: Path
+    _metric: dict
+
+    def metric(self, name: str) -> np.ndarray:
+        """The htm or qtm distance table (loaded or built on first use)."""
+        if name not in self._metric:
+            store = TableStore(self.directory)
+            self._metric[name] = store.load_or_build(
+                f"{name}.npy", None, lambda progress: build_metric_table(self.coords, name, progress),
+                f"{name} distance table", N_STATES,
+            )
+        return self._metric[name]
+
+    @property
+    def nbytes(self) -> int:
+        arrays = list(self.coords.arrays().values()) + [self.robot_cost] + list(self._metric.values())
+        return sum(a.nbytes for a in arrays)
+
+
+class TableStore:
+    """Reads and writes table files with their manifest entries."""
+
+    def __init__(self, directory: Path, log=None, show_progress: bool | None = None):
+        self.directory = Path(directory)
+        self.log = log or (lambda text: print(f"tables: {text}", file=sys.stderr))
+        self.show_progress = show_progress
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / MANIFEST
+
+    def manifest(self) -> dict:
+        try:
+            data = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError):
+            return {"format_version": FORMAT_VERSION, "files": {}}
+        if data.get("format_version") != FORMAT_VERSION or not isinstance(data.get("files"), dict):
+            return {"format_version": FORMAT_VERSION, "files": {}}
+        return data
+
+    def _write_manifest_entry(self, name: str, entry: dict) -> None:
+        data = self.manifest()
+        data["files"][name] = entry
+        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+        os.replace(tmp, self.manifest_path)
+
+    def problem(self, name: str, profile: dict | None) -> str | None:
+        """Why a stored table cannot be used (None if it can)."""
+        entry = self.manifest()["files"].get(name)
+        path = self.directory / name
+        if entry is None or not path.exists():
+            return "not built yet"
+        if path.stat().st_size != entry.get("bytes"):
+            return f"{name} is truncated or was changed ({path.stat().st_size} bytes, manifest says {entry.get('bytes')})"
+        if profile is not None and entry.get("profile") != profile:
+            return f"{name} was built for robot profile {entry.get('profile')}, config now says {profile}"
+        if _sha256(path) != entry.get("sha256"):
+            return f"{name} is corrupt (SHA-256 does not match the manifest)"
+        return None
+
+    def load_or_build(self, name: str, profile: dict | None, builder, what: str, total: int):
+        problem = self.problem(name, profile)
+        path = self.directory / name
+        if problem is None:
+            if name.endswith(".npz"):
+                with np.load(path) as data:
+                    return {k: data[k] for k in data.files}
+            return np.load(path)
+        if problem != "not built yet":
+            self.log(f"{problem}: rebuilding")
+        else:
+            self.log(f"building the {what} (first use; saved to {self.directory})")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        with ProgressBar(total, f"  {what}", enabled=self.show_progress) as bar:
+            value = builder(bar)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            if name.endswith(".npz"):
+                np.savez(f, **value)
+            else:
+                np.save(f, value)
+        os.replace(tmp, path)
+        entry = {"sha256": _sha256(path), "bytes": path.stat().st_size,
+                 "built_seconds": round(time.monotonic() - started, 2)}
+        if profile is not None:
+            entry["profile"] = profile
+        self._write_manifest_entry(name, entry)
+        return value
+
+
+def tables_dir(config) -> Path:
+    directory = Path(config["tables"]["dir"])
+    return directory if directory.is_absolute() else PROJECT_ROOT / directory
+
+
+def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None) -> SolverTables:
+    """Load the tables for this config, building or rebuilding what is missing or stale."""
+    profile = RobotProfile.from_config(config)
+    store = TableStore(directory or tables_dir(config), log=log, show_progress=show_progress)
+    coords = CoordTables(store.load_or_build(
+        "coords.npz", None, lambda progress: CoordTables.build().arrays(), "coordinate tables", 1,
+    ))
+    robot_cost = store.load_or_build(
+        "robot-cost.npy", profile.describe(),
+        lambda progress: build_cost_table(coords, profile, progress),
+        "robot cost table", len(profile.pairs) * N_STATES,
+    )
+    return SolverTables(coords, robot_cost, profile, store.directory, {})

@@ -1,0 +1,75 @@
+"""config.yaml: every setting documented, validated with file, key path and line."""
+
+import pytest
+import yaml
+
+from robot import config as config_module
+from robot.config import ConfigError, load
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_shipped_config_loads_and_equals_defaults():
+    loaded = load()
+    assert loaded == config_module.defaults()
+
+
+def test_shipped_config_lists_every_setting():
+    raw = yaml.safe_load((config_module.PROJECT_ROOT / "config.yaml").read_text())
+    for key, _ in config_module.iter_settings():
+        node = raw
+        for part in key.split("."):
+            assert isinstance(node, dict) and part in node, f"config.yaml does not list {key}"
+            node = node[part]
+
+
+def test_every_setting_has_a_doc():
+    for key, spec in config_module.iter_settings():
+        assert spec.doc.strip(), key
+
+
+def test_unknown_key_names_path_and_line(tmp_path):
+    path = _write(tmp_path, "robot:\n  timing:\n    quater_turn_ms: 80\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}:3: robot.timing.quater_turn_ms: unknown setting")
+
+
+def test_wrong_type(tmp_path):
+    path = _write(tmp_path, "robot:\n  timing:\n    regrip_ms: [1]\n")
+    with pytest.raises(ConfigError, match=r":3: robot.timing.regrip_ms: expected a int"):
+        load(path)
+
+
+def test_out_of_range(tmp_path):
+    path = _write(tmp_path, "\nrobot:\n  timing:\n    half_turn_ms: 0\n")
+    with pytest.raises(ConfigError, match=r":4: robot.timing.half_turn_ms: 0 is below the minimum 1"):
+        load(path)
+
+
+def test_bad_pairs_and_start_grip(tmp_path):
+    path = _write(tmp_path, "robot:\n  pairs:\n    RL: [R, X]\n")
+    with pytest.raises(ConfigError, match=r":3: robot.pairs: pair 'RL': 'X' is not a face"):
+        load(path)
+    path = _write(tmp_path, "robot:\n  start_grip: UD\n")
+    with pytest.raises(ConfigError, match=r":2: robot.start_grip: 'UD' is not a pair"):
+        load(path)
+
+
+def test_yaml_syntax_error_has_line(tmp_path):
+    path = _write(tmp_path, "robot:\n  timing: [\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load(path)
+
+
+def test_missing_file():
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load("/nonexistent/config.yaml")
+
+
+def test_empty_file_gives_defaults(tmp_path):
+    assert load(_write(tmp_path, "")) == config_module.defaults()

@@ -1,0 +1,140 @@
+"""Optimality: solver plans cost exactly what an independent exhaustive method says is optimal.
+
+The reference here shares no code with robot/solver: it works on facelet
+arrays (robot.cube.FACELET_MOVES only), enumerates every state by
+breadth-first search, canonicalises by recolouring, and computes the exact
+cost-to-go of every (holding pair, state) by value iteration (Bellman-Ford
+sweeps until nothing changes) instead of the solver's bucketed Dijkstra.
+Takes about a minute.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from robot import config as config_module
+from robot import cube
+from robot.plan import RobotProfile
+from robot.solver import Solver
+
+pytestmark = pytest.mark.slow
+
+D3, B4, L3 = (cube.facelet_index(n) for n in ("D3", "B4", "L3"))
+KEPT = [i for i in range(24) if i not in (D3, B4, L3)]  # the DBL stickers are fixed once recoloured
+COLOUR = {face: i for i, face in enumerate(cube.FACES)}  # U R F D L B -> 0..5; opposite = +3 mod 6
+
+
+def recolour(facelets: np.ndarray) -> np.ndarray:
+    """Rename colours so the DBL corner reads D, B, L (a 2x2x2 has no centres)."""
+    n = len(facelets)
+    mapping = np.zeros((n, 6), dtype=np.uint8)
+    rows = np.arange(n)
+    for facelet, face in ((D3, "D"), (B4, "B"), (L3, "L")):
+        colour = facelets[:, facelet]
+        mapping[rows, colour] = COLOUR[face]
+        mapping[rows, (colour + 3) % 6] = (COLOUR[face] + 3) % 6
+    return mapping[rows[:, None], facelets]
+
+
+def pack(facelets: np.ndarray) -> np.ndarray:
+    keys = np.zeros(len(facelets), dtype=np.int64)
+    for i in KEPT:
+        keys = (keys << 3) | facelets[:, i].astype(np.int64)
+    return keys
+
+
+def turn(facelets: np.ndarray, move: str) -> np.ndarray:
+    return facelets[:, np.array(cube.FACELET_MOVES[move])]
+
+
+class Exhaustive:
+    def __init__(self, profile: RobotProfile):
+        solved = np.array([[COLOUR[c] for c in cube.SOLVED_FACELETS]], dtype=np.uint8)
+        generators = sorted({face for _, faces in profile.pairs for face in faces})
+        # Breadth-first enumeration of every canonical state.
+        frontier, seen_keys, all_states = solved, pack(solved), [solved]
+        while len(frontier):
+            found = np.concatenate([recolour(turn(frontier, m)) for m in generators])
+            keys, first = np.unique(pack(found), return_index=True)
+            new = ~np.isin(keys, seen_keys)
+            frontier = found[first[new]]
+            seen_keys = np.concatenate([seen_keys, keys[new]])
+            all_states.append(frontier)
+        states = np.concatenate(all_states)
+        order = np.argsort(seen_keys)
+        self.keys = seen_keys[order]
+        states = states[order]
+        assert len(self.keys) == 3_674_160
+        quarter = {m: np.searchsorted(self.keys, pack(recolour(turn(states, m)))) for m in generators}
+        del states
+        # Successor arrays and durations of every turn of every pair.
+        angle_power = {90: 1, 180: 2, -90: 3}
+        self.pairs = []
+        for _, faces in profile.pairs:
+            options = []
+            for angles in itertools.product((0,) + profile.turn_angles, repeat=len(faces)):
+                if not any(angles):
+                    continue
+                succ = np.arange(len(self.keys))
+                for face, angle in zip(faces, angles):
+                    for _ in range(angle_power[angle] if angle else 0):
+                        succ = quarter[face][succ]
+                duration = max(profile.half_turn_ms if abs(a) == 180 else profile.quarter_turn_ms
+                               for a in angles if a)
+                options.append((succ, duration))
+            self.pairs.append(options)
+        # Value iteration: cost-to-go = min over actions of (duration + cost-to-go after it).
+        big = 10**9
+        cost = np.full((len(self.pairs), len(self.keys)), big, dtype=np.int64)
+        solved_index = np.searchsorted(self.keys, pack(recolour(solved)))[0]
+        cost[:, solved_index] = 0
+        changed = True
+        while changed:
+            changed = False
+            for p, options in enumerate(self.pairs):
+                best = cost[p].copy()
+                for succ, duration in options:
+                    np.minimum(best, cost[p][succ] + duration, out=best)
+                for q in range(len(self.pairs)):
+                    if q != p:
+                        np.minimum(best, cost[q] + profile.regrip_ms, out=best)
+                if (best < cost[p]).any():
+                    cost[p] = best
+                    changed = True
+        self.cost = cost
+
+    def optimum(self, facelets: str, start_pairs) -> int:
+        array = np.array([[COLOUR[c] for c in facelets]], dtype=np.uint8)
+        index = np.searchsorted(self.keys, pack(recolour(array)))[0]
+        return min(int(self.cost[p][index]) for p in start_pairs)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    config = config_module.load()
+    profile = RobotProfile.from_config(config)
+    return Solver(config), profile, Exhaustive(profile)
+
+
+def test_reference_reproduces_state_count_and_known_values(setup):
+    solver, profile, reference = setup
+    assert reference.optimum(cube.SOLVED_FACELETS, [0, 1]) == 0
+    one_quarter = cube.apply_moves(cube.SOLVED_FACELETS, "R")
+    assert reference.optimum(one_quarter, [0]) == profile.quarter_turn_ms  # RL holds: R' fixes it
+    assert reference.optimum(one_quarter, [1]) == profile.quarter_turn_ms + profile.regrip_ms
+
+
+@pytest.mark.parametrize("start", ["any", "RL", "FB"])
+def test_plans_are_optimal_on_random_states(setup, start):
+    solver, profile, reference = setup
+    rng = np.random.default_rng({"any": 11, "RL": 12, "FB": 13}[start])
+    names = profile.pair_names
+    start_pairs = range(len(names)) if start == "any" else [names.index(start)]
+    for _ in range(120):
+        state = cube.random_state(rng)
+        facelets = state.to_facelets()
+        plan = solver.solve(facelets, start_grip=start)
+        assert plan.cost_ms == reference.optimum(facelets, start_pairs), facelets
+        if start != "any":
+            assert plan.start_pair == start
