@@ -17,6 +17,11 @@ from .config import DEFAULT_CONFIG_PATH, ConfigError
 
 COMMAND_MODULES = [
     "robot.solver.commands",
+    "robot.app",
+    "robot.vision.calibrate_cmd",
+    "robot.vision.commands",
+    "robot.link.commands",
+    "robot.doctor",
 ]
 
 

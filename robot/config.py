@@ -99,9 +99,179 @@ SCHEMA: dict = {
     "tables": {
         "dir": Setting(str, "tables", "where solver tables are stored (relative to the project root)"),
     },
+    "link": {
+        # Bounds and defaults of the timeouts are host choices; docs/protocol.md says how they are used.
+        "port": Setting(
+            str, None, "serial port of the robot (e.g. /dev/ttyACM0, COM3, socket://127.0.0.1:5000); "
+            "null = ask every serial port for the cube-robot firmware's identity", nullable=True,
+        ),
+        "baud": Setting(int, 115200, "serial speed; must equal the firmware's SERIAL_BAUD", min=300, max=2000000),
+        "ack_timeout_ms": Setting(
+            int, 200, "no answer to a command line for this long -> resend it", min=5, max=10000,
+        ),
+        "silence_timeout_ms": Setting(
+            int, 500, "nothing received for this long while work is outstanding -> send '?'; "
+            "no answer within the same time again -> the board is reported silent", min=20, max=60000,
+        ),
+        "handshake_timeout_ms": Setting(
+            int, 3000, "how long to wait for the firmware's identity after opening the port "
+            "(an Uno's bootloader takes about 1.6 s after the open resets it)", min=50, max=30000,
+        ),
+        "max_resends": Setting(
+            int, 10, "resends of one command line before the link gives up", min=1, max=1000,
+        ),
+    },
+    "motion": {
+        # Same defaults and limits as firmware/cube_robot/defaults.h (tests/test_link_protocol.py checks);
+        # the host sends these with MOTION and SERVO at every handshake.
+        "steps_per_rev": Setting(
+            int, 400, "stepper (micro)steps per arm revolution; a multiple of 4", min=4, max=6400,
+            check=lambda v: None if v % 4 == 0 else f"{v} is not a multiple of 4 (a quarter turn must be whole steps)",
+        ),
+        "max_speed_steps_per_s": Setting(int, 2500, "top stepper speed", min=100, max=8000),
+        "accel_steps_per_s2": Setting(
+            int, 62500, "stepper acceleration (also the deceleration of an emergency stop)", min=2000, max=200000,
+        ),
+        "servo_open_us": Setting(int, 1000, "gripper servo pulse width when open", min=500, max=2500),
+        "servo_closed_us": Setting(int, 2000, "gripper servo pulse width when closed", min=500, max=2500),
+        "grip_ms": Setting(
+            int, 95, "settle time of each half of a regrip (close one pair, then open the other)", min=1, max=2000,
+        ),
+    },
     # <link settings>
+    "camera": {
+        "device": Setting(
+            str, "0",
+            "the camera: an index (0), a device path (/dev/video0), a video file or image-sequence pattern "
+            "(frames_%03d.png) read through OpenCV VideoCapture, or a folder of <view>.png images (file camera)",
+        ),
+        "width": Setting(int, 640, "frame width asked of the camera (regions are set for this size)", min=160, max=4096),
+        "height": Setting(int, 480, "frame height asked of the camera", min=120, max=4096),
+        "exposure": Setting(
+            str, "auto-then-freeze",
+            "a manual exposure in the driver's units (e.g. -6 or 150), 'auto-then-freeze' (let auto exposure "
+            "settle, then lock the value it chose) or 'auto' (not recommended: colours drift)",
+            check=lambda v: None if v in ("auto", "auto-then-freeze") or v.lstrip("-").replace(".", "", 1).isdigit()
+            else f"use a number, 'auto-then-freeze' or 'auto', not {v!r}",
+        ),
+        "white_balance": Setting(
+            str, "auto-then-freeze",
+            "a manual white balance in kelvin (e.g. 4500), 'auto-then-freeze' or 'auto' (not recommended)",
+            check=lambda v: None if v in ("auto", "auto-then-freeze") or v.isdigit()
+            else f"use kelvin (e.g. 4500), 'auto-then-freeze' or 'auto', not {v!r}",
+        ),
+        "settle_frames": Setting(
+            int, 30, "frames read while auto exposure / white balance settle before they are frozen", min=0, max=600
+        ),
+        "flush_frames": Setting(int, 4, "stale frames dropped before each view (drivers buffer a few)", min=0, max=60),
+        "average_frames": Setting(int, 3, "frames averaged per view (less sensor noise)", min=1, max=30),
+        "pose": {
+            # Real scans read regions from the calibration; the pose is for the
+            # renderer (robot/sim/render.py) and the first guess of the regions.
+            "elevation_deg": Setting(float, 45.0, "camera height angle above the cube's equator", min=0.0, max=90.0),
+            "azimuth_deg": Setting(
+                float, 0.0, "camera angle around the vertical axis from the F face towards R", min=-180.0, max=180.0
+            ),
+            "distance_mm": Setting(float, 200.0, "camera to cube centre", min=30.0, max=2000.0),
+            "fov_deg": Setting(float, 55.0, "horizontal field of view of the lens", min=10.0, max=150.0),
+            "cube_mm": Setting(float, 50.0, "cube edge length", min=20.0, max=120.0),
+        },
+    },
+    "scan": {
+        "views": Setting(
+            list,
+            [
+                {"name": "top-front", "actions": [{"op": "grip", "pair": "RL"}],
+                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+                {"name": "bottom-back", "actions": [{"op": "turn", "arms": {"R": 180, "L": 180}}],
+                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+                {"name": "left", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
+                 "facelets": ["U1", "U2", "U3", "U4"]},
+                {"name": "right", "actions": [{"op": "turn", "arms": {"F": 180, "B": 180}}],
+                 "facelets": ["U1", "U2", "U3", "U4"]},
+            ],
+            "the scan sequence: per view the robot actions that present it and the facelets seen in its "
+            "regions (robot frame at that moment); all 24 must be seen",
+            item={
+                "name": Setting(str, "", "view name (names its regions in the regions file)"),
+                "actions": Setting(list, [], "robot actions before the frame, as in plans", item=None),
+                "facelets": Setting(list, [], "facelet seen in each region, in region order", item=str, min_items=1),
+            },
+            min_items=1,
+            # Lazy import: the check lives with the scan model (robot/vision/scan.py).
+            check=lambda views: __import__("robot.vision.scan", fromlist=["scan"]).sequence_problem(views),
+        ),
+        "finish": Setting(list, [], "robot actions after the last view (the result is in the frame after them)",
+                          item=None),
+        "regions_file": Setting(
+            str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colors')"
+        ),
+        "colors_file": Setting(
+            str, "calibration/colors.yaml", "colour calibration (written by 'cube-robot calibrate colors'; "
+            "scans work without it but warn about drift only with it)"
+        ),
+        "sampling": {
+            "inner_fraction": Setting(float, 0.6, "share of a region's size sampled (its inner part)", min=0.1, max=1.0),
+            "trim_fraction": Setting(float, 0.2, "share of pixels farthest from the median dropped", min=0.0, max=0.8),
+            "glare_delta_l": Setting(
+                float, 8.0, "pixels this much lighter (L*) and much paler than the sticker are glare", min=1.0, max=60.0
+            ),
+            "shadow_delta_l": Setting(float, 15.0, "pixels this much darker (L*) than the sticker are shadow",
+                                      min=1.0, max=60.0),
+        },
+        "drift_warn_delta_e": Setting(
+            float, 15.0, "warn when readings sit this far (median Delta-E) from the calibration", min=1.0, max=100.0
+        ),
+        "save_images": Setting(bool, True, "save annotated frames and the decoded net of every scan"),
+        "images_dir": Setting(str, "runs/scans", "where scan pictures go (one timestamped folder per scan)"),
+        "preview_dir": Setting(
+            str, "runs/preview", "where calibration previews are written when there is no display"
+        ),
+    },
     # <vision settings>
+    "decode": {
+        "lightness_weight": Setting(
+            float, 0.5, "weight of Lab lightness vs hue in colour distances (shading and glare change lightness most)",
+            min=0.0, max=2.0,
+        ),
+        "shading_correction": Setting(
+            bool, True, "rescale a sticker's chroma by its lightness, so a shaded sticker matches a lit one",
+        ),
+        "max_chroma_gain": Setting(
+            float, 2.0, "limit of that rescaling (keeps near-black readings from being blown up)", min=1.0, max=5.0,
+        ),
+        "noise_floor": Setting(
+            float, 2.0, "smallest sticker-noise estimate (Lab units) that margins are measured in", min=0.1, max=50.0,
+        ),
+        "min_margin": Setting(
+            float, 2.5, "refuse (ask for a rescan) when the next-best legal cube is closer than this: its extra "
+            "cost in units of sticker noise * sqrt(stickers that differ)", min=0.0, max=100.0,
+        ),
+        "full_margin": Setting(
+            float, 6.0, "margin at which confidence reaches 1 (confidence = margin / full_margin)", min=0.1, max=100.0,
+        ),
+        "refine_alternatives": Setting(
+            int, 3, "how many near alternatives get their colour centres refitted when measuring the margin "
+            "(more: safer margins, slower)", min=0, max=50,
+        ),
+        "max_looks_other": Setting(
+            float, 5.0, "refuse when a sticker reads as another colour: this much nearer (noise units) to that "
+            "colour than to the one the best legal cube needs, and within this of it (a swapped or misread "
+            "sticker)", min=0.0, max=100.0,
+        ),
+        "max_total_looks_other": Setting(
+            float, 12.0, "refuse when the stickers' excess likeness to other colours adds up to more than this "
+            "(noise units): the readings fit no legal cube well", min=0.0, max=500.0,
+        ),
+    },
     # <vision decode settings>
+    "run": {
+        "data_dir": Setting(str, "data", "solve log and run data (relative to the project root)"),
+        "scan_attempts": Setting(int, 3, "scans tried before asking the user (doubtful scans are retried)",
+                                 min=1, max=10),
+        "verify_after": Setting(bool, True, "re-scan after executing to confirm the cube is solved"),
+        "start_timeout_s": Setting(float, 600.0, "how long to wait for the start button", min=1, max=86400),
+    },
     # <app settings>
 }
 

@@ -1,0 +1,149 @@
+"""Vision decoding benchmark: prints tables.
+
+    python bench/vision.py [--repeat 20] [--synthetic 300] [--seed 1]
+
+1. Real readings: the 43 real robot scans in ../shared/data/real-cube-readings
+   (2x2x2-cases.json), each decoded with no calibration.  Counts exact (same
+   partition as the known answer), refused (VisionError: the robot would
+   rescan) and wrong (a confident wrong cube: must be 0).  Target: >= 41 exact,
+   0 wrong.
+2. Decode time per cube on those readings (median / p99 / max over
+   --repeat runs of every case).  Target: median and p99 <= 20 ms.
+3. Synthetic readings: seeded random cubes (any colour scheme) under sensor
+   noise, shading and colour-temperature shifts, and with two stickers
+   swapped.  Same counts; wrong must be 0.
+
+Each part is a function returning rows, so other parts (e.g. rendered scans)
+can be added beside them; main() prints the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from robot.cube import CubeError, parse_facelets, random_state  # noqa: E402
+from robot.vision import VisionError, decode  # noqa: E402
+
+REAL_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-cube-readings" / "2x2x2-cases.json"
+PALETTE = np.array([
+    (235, 235, 230), (235, 215, 40), (185, 25, 35), (245, 110, 25), (25, 155, 70), (25, 75, 185),
+], dtype=float)
+# name -> (sensor noise sigma, shading depth, colour-temperature gain spread, brightness, swap two stickers)
+SYNTHETIC = {
+    "clean": (2, 0.05, 0.02, 1.0, False),
+    "noisy": (12, 0.4, 0.2, 0.8, False),
+    "dim warm": (8, 0.3, 0.25, 0.3, False),
+    "very noisy": (20, 0.5, 0.3, 0.6, False),
+    "swapped, clean": (4, 0.15, 0.1, 0.9, True),
+    "swapped, noisy": (8, 0.3, 0.2, 0.9, True),
+}
+
+
+def same_partition(a: str, b: str) -> bool:
+    return len(a) == len(b) and len(set(zip(a, b))) == len(set(a)) == len(set(b))
+
+
+def classify(rgb, truth) -> tuple[str, float]:
+    """('exact' | 'refused' | 'wrong', seconds)."""
+    start = time.perf_counter()
+    try:
+        result = decode(rgb)
+        outcome = "exact" if same_partition(result.facelets, truth) else "wrong"
+    except VisionError:
+        outcome = "refused"
+    return outcome, time.perf_counter() - start
+
+
+def real_readings(path: Path = REAL_CASES) -> list[dict]:
+    """One row per real case: id, outcome, margin/confidence or the refusal."""
+    cases = json.loads(path.read_text())["cases"]
+    rows = []
+    for case in cases:
+        outcome, seconds = classify(case["rgb_URFDLB"], case["expected_URFDLB"])
+        rows.append({"id": case["id"], "outcome": outcome, "ms": seconds * 1000})
+    return rows
+
+
+def decode_times(path: Path = REAL_CASES, repeat: int = 20) -> np.ndarray:
+    """Milliseconds per decode over `repeat` passes of every real case."""
+    cases = [c["rgb_URFDLB"] for c in json.loads(path.read_text())["cases"]]
+    times = []
+    for _ in range(repeat):
+        for rgb in cases:
+            times.append(classify(rgb, "")[1] * 1000)
+    return np.array(times)
+
+
+def synthetic(count: int, seed: int) -> list[dict]:
+    """One row per perturbation kind: counts of exact / refused / wrong and decode time."""
+    rows = []
+    for name, (noise, shade, temperature, brightness, swap) in SYNTHETIC.items():
+        rng = np.random.default_rng([seed, sum(map(ord, name))])
+        counts = {"exact": 0, "refused": 0, "wrong": 0}
+        times = []
+        for _ in range(count):
+            truth = random_state(rng).to_facelets("".join(str(d) for d in rng.permutation(6)))
+            classes = np.array([int(c) for c in truth])
+            rgb = PALETTE[classes] * rng.uniform(1 - shade, 1, (24, 1))
+            rgb = rgb * rng.uniform(1 - temperature, 1 + temperature, 3) * brightness
+            rgb = np.clip(rgb + rng.normal(0, noise, rgb.shape), 0, 255)
+            if swap:
+                i, j = rng.choice(24, 2, replace=False)
+                rgb[[i, j]] = rgb[[j, i]]
+                swapped = list(truth)
+                swapped[i], swapped[j] = swapped[j], swapped[i]
+                try:  # a swap that gives a legal cube: that cube is the right answer
+                    parse_facelets("".join(swapped))
+                    truth = "".join(swapped)
+                except CubeError:
+                    pass
+            outcome, seconds = classify(rgb, truth)
+            counts[outcome] += 1
+            times.append(seconds * 1000)
+        rows.append({"kind": name, **counts, "median_ms": float(np.median(times)),
+                     "p99_ms": float(np.percentile(times, 99))})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=20, help="timing passes over the real cases")
+    parser.add_argument("--synthetic", type=int, default=300, help="random cubes per synthetic kind (0: skip)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    if REAL_CASES.exists():
+        rows = real_readings()
+        counts = {k: sum(r["outcome"] == k for r in rows) for k in ("exact", "refused", "wrong")}
+        print(f"Real readings ({REAL_CASES.name}, {len(rows)} cubes, no calibration)")
+        print(f"  {'exact':>6} {'refused':>8} {'wrong':>6}   target: exact >= 41, wrong = 0")
+        print(f"  {counts['exact']:>6} {counts['refused']:>8} {counts['wrong']:>6}")
+        for row in rows:
+            if row["outcome"] != "exact":
+                print(f"    {row['outcome']}: {row['id']}")
+        times = decode_times(repeat=args.repeat)
+        print(f"\nDecode time per cube ({len(times)} decodes of the real readings)")
+        print(f"  {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}   target: <= 20 ms")
+        print(f"  {np.median(times):>6.1f}ms {np.percentile(times, 90):>6.1f}ms "
+              f"{np.percentile(times, 99):>6.1f}ms {times.max():>6.1f}ms")
+    else:
+        print(f"Real readings: skipped ({REAL_CASES} not found)")
+
+    if args.synthetic:
+        print(f"\nSynthetic readings ({args.synthetic} random cubes each, seed {args.seed})")
+        print(f"  {'kind':<16} {'exact':>6} {'refused':>8} {'wrong':>6} {'median':>8} {'p99':>8}")
+        for row in synthetic(args.synthetic, args.seed):
+            print(f"  {row['kind']:<16} {row['exact']:>6} {row['refused']:>8} {row['wrong']:>6} "
+                  f"{row['median_ms']:>6.1f}ms {row['p99_ms']:>6.1f}ms")
+
+
+if __name__ == "__main__":
+    main()

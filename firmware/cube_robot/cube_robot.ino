@@ -1,0 +1,39 @@
+// cube-robot firmware: four stepper arms and four gripper servos on an
+// Arduino Uno, driven over USB serial by the host (docs/protocol.md).
+//
+// The bytes flow through one module per stage (in the spirit of GRBL):
+//   serial   UART ISRs and rings; `!` and `?` caught in the RX ISR
+//   framing  line assembly, checksum, sequence numbers, exactly-once
+//   command  parse and validate a whole command, then queue or execute it
+//   motion   the action queue (GRIP / TURN / DWELL), one action at a time
+//   stepper  the step ISR (Timer1 compare A): both arms of a pair together
+//   servo    gripper pulses from Timer1 compare B
+//   report   every line the firmware sends
+//   system   IDLE / RUN / ALARM, e-stop, start button, LED, reset-proof counters
+// Pins: pins.h.  Defaults and limits: defaults.h.  Codes: protocol.h.
+// Nothing in loop() waits: each poll does what it can and returns.
+
+#include "defaults.h"
+#include "framing.h"
+#include "motion.h"
+#include "report.h"
+#include "serial.h"
+#include "grippers.h"
+#include "steppers.h"
+#include "system.h"
+
+void setup() {
+  system_init();
+  stepper_init();
+  servo_init();
+  motion_init();
+  framing_init();
+  serial_init();
+  report_identity();  // the banner (the transmit ring is empty, so it fits)
+}
+
+void loop() {
+  system_poll();
+  framing_poll();
+  motion_poll();
+}

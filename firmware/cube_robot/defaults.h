@@ -1,0 +1,48 @@
+// Compile-time defaults, firmware limits and buffer sizes.
+//
+// The defaults equal config.yaml's `motion` section; the host sends the real
+// values (MOTION and SERVO commands) at every handshake.  With them a quarter
+// turn (100 steps) takes 80 ms, a half turn 120 ms and a regrip 2 x 95 ms.
+#ifndef DEFAULTS_H
+#define DEFAULTS_H
+
+#define FW_VERSION "0.1.0"
+#define BOARD_NAME "uno"
+
+#define DEFAULT_STEPS_PER_REV 400     // full revolution of an arm, in (micro)steps
+#define DEFAULT_MAX_SPEED 2500        // steps/s
+#define DEFAULT_ACCEL 62500           // steps/s^2 (also the `!` deceleration)
+#define DEFAULT_SERVO_OPEN_US 1000    // gripper pulse width when open
+#define DEFAULT_SERVO_CLOSED_US 2000  // gripper pulse width when closed
+#define DEFAULT_GRIP_MS 95            // settle time of each GRIP phase
+
+// Bounds the MOTION / SERVO / DWELL / TURN commands are checked against.
+// STEPS_PER_REV must also be a multiple of 4 (a quarter turn is whole steps).
+// The step ISR needs up to ~1500 cycles (94 us) to plan the next step, so
+// 8000 steps/s (125 us between steps) keeps it inside its budget; a
+// step interval must fit Timer1's 16 bits at 2 MHz (32 ms), hence the minimum
+// speed and acceleration.
+#define STEPS_PER_REV_MIN 4
+#define STEPS_PER_REV_MAX 6400
+#define MAX_SPEED_MIN 100
+#define MAX_SPEED_MAX 8000
+#define ACCEL_MIN 2000
+#define ACCEL_MAX 200000
+#define SERVO_US_MIN 500
+#define SERVO_US_MAX 2500
+#define GRIP_MS_MIN 1
+#define GRIP_MS_MAX 2000
+#define DWELL_MS_MIN 1
+#define DWELL_MS_MAX 60000
+#define TURN_ANGLE_MAX 180
+
+#define QUEUE_DEPTH 16       // queued + running actions (`q` in the id line)
+#define RX_BUFFER_SIZE 64    // `rx` in the id line; power of two
+#define TX_BUFFER_SIZE 256   // must hold two MAX_REPLY lines; indexes wrap at 256
+
+#define SERIAL_BAUD 115200
+#define BUTTON_DEBOUNCE_MS 20
+#define SERVO_FRAME_US 20000  // 50 Hz
+#define STEP_PULSE_US 2       // DRV8825 needs 1.9 us high, A4988 1 us
+
+#endif

@@ -1,0 +1,72 @@
+#include "grippers.h"
+
+#include <avr/interrupt.h>
+
+#include "defaults.h"
+#include "io.h"
+#include "pins.h"
+#include "steppers.h"
+#include "system.h"
+
+static const uint16_t TICKS_PER_US = 2;  // Timer1 at 2 MHz
+static const uint16_t FRAME_TICKS = SERVO_FRAME_US * TICKS_PER_US;
+
+static volatile uint16_t width_ticks[ARM_COUNT];
+static volatile uint8_t enabled_mask;  // arms that get pulses
+static servo_position positions[ARM_COUNT];
+static uint8_t slot;                  // the slot that starts at the next compare;
+                                      // ARM_COUNT is the gap at the end of a frame
+static uint16_t frame_used;
+
+static inline void servo_pin(uint8_t arm, bool high) {
+  switch (arm) {
+    case ARM_R: PIN_WRITE(PIN_SERVO_R, high); break;
+    case ARM_L: PIN_WRITE(PIN_SERVO_L, high); break;
+    case ARM_F: PIN_WRITE(PIN_SERVO_F, high); break;
+    default: PIN_WRITE(PIN_SERVO_B, high); break;
+  }
+}
+
+void servo_init(void) {
+  PIN_MAKE_OUTPUT(PIN_SERVO_R);
+  PIN_MAKE_OUTPUT(PIN_SERVO_L);
+  PIN_MAKE_OUTPUT(PIN_SERVO_F);
+  PIN_MAKE_OUTPUT(PIN_SERVO_B);
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+    width_ticks[arm] = DEFAULT_SERVO_OPEN_US * TICKS_PER_US;
+    positions[arm] = SERVO_LIMP;
+  }
+  OCR1B = TCNT1 + 100;
+  TIFR1 = (1 << OCF1B);
+  TIMSK1 |= (1 << OCIE1B);
+}
+
+// Each compare starts one pulse and ends the one before, pins first so both
+// edges sit at the same place in the ISR (width error < 1 us): ~70 cycles.
+ISR(TIMER1_COMPB_vect) {
+  uint8_t k = slot;
+  if (k < ARM_COUNT && (enabled_mask & (1 << k))) servo_pin(k, true);
+  if (k > 0) servo_pin(k - 1, false);
+  if (k < ARM_COUNT) {
+    uint16_t w = width_ticks[k];
+    OCR1B += w;
+    frame_used += w;
+    slot = k + 1;
+  } else {
+    OCR1B += FRAME_TICKS - frame_used;
+    frame_used = 0;
+    slot = 0;
+  }
+}
+
+void servo_set(uint8_t arm, servo_position position) {
+  uint16_t us = position == SERVO_CLOSED ? settings.servo_closed_us : settings.servo_open_us;
+  positions[arm] = position;
+  uint8_t sreg = SREG;
+  cli();
+  width_ticks[arm] = us * TICKS_PER_US;
+  enabled_mask |= (uint8_t)(1 << arm);
+  SREG = sreg;
+}
+
+servo_position servo_get(uint8_t arm) { return positions[arm]; }

@@ -1,0 +1,19 @@
+// Gripper servos: 50 Hz pulses made in software from Timer1 compare B (no
+// Servo library: Debian ships none, and simavr 1.6 shows no edges for
+// Timer1 hardware PWM).  The four pulses go one after another, then the
+// frame waits out its 20 ms.  A servo gets no pulses (stays limp) until it is
+// first commanded, so power-up never moves a gripper.
+#ifndef GRIPPERS_H
+#define GRIPPERS_H
+
+#include <stdint.h>
+
+enum servo_position { SERVO_LIMP, SERVO_OPEN, SERVO_CLOSED };
+
+void servo_init(void);  // after stepper_init(): Timer1 is running
+// Command a gripper (ARM_* index); the width comes from the settings.
+// The new width starts with the next frame (within 20 ms).
+void servo_set(uint8_t arm, servo_position position);
+servo_position servo_get(uint8_t arm);
+
+#endif

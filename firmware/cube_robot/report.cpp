@@ -1,0 +1,146 @@
+#include "report.h"
+
+#include <avr/pgmspace.h>
+
+#include "defaults.h"
+#include "framing.h"
+#include "motion.h"
+#include "protocol.h"
+#include "serial.h"
+#include "system.h"
+
+// Code names, indexed by ERR_* / ALARM_* (protocol.h numbers them once).
+static const char ERROR_NAMES[] PROGMEM =
+    "NONE\0BAD_CHECKSUM\0LINE_TOO_LONG\0BAD_FORMAT\0UNKNOWN_COMMAND\0BAD_ARGUMENT\0"
+    "OUT_OF_RANGE\0NOT_HOLDING\0ALARM_ACTIVE\0BUSY\0QUEUE_FULL\0";
+static const char ALARM_NAMES[] PROGMEM = "NONE\0ESTOP_INPUT\0ESTOP_BYTE\0RESET_DURING_MOTION\0";
+static const char STATE_NAMES[] PROGMEM = "IDLE\0RUN\0ALARM\0";
+
+static char line[MAX_REPLY];
+static uint8_t length;
+
+static void add_char(char c) {
+  if (length < MAX_REPLY - 4) line[length++] = c;  // room for "*CC\n"
+}
+
+static void add_str_P(const char *s) {
+  char c;
+  while ((c = (char)pgm_read_byte(s++)) != 0) add_char(c);
+}
+
+// The index-th name in a PROGMEM list of NUL-separated names.
+static void add_name_P(const char *names, uint8_t index, uint8_t count) {
+  if (index >= count) index = 0;
+  while (index--) {
+    while (pgm_read_byte(names++) != 0) {
+    }
+  }
+  add_str_P(names);
+}
+
+static void add_u32(uint32_t v) {
+  char digits[10];
+  uint8_t n = 0;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) add_char(digits[--n]);
+}
+
+static void add_seq(uint32_t seq) {
+  if (seq == 0) add_char('-');
+  else add_u32(seq);
+}
+
+static void begin(const char *word) {
+  length = 0;
+  add_str_P(word);
+}
+
+static void finish(void) {
+  uint8_t sum = 0;
+  for (uint8_t i = 0; i < length; i++) sum ^= (uint8_t)line[i];
+  static const char HEX_DIGITS[] = "0123456789ABCDEF";
+  line[length++] = '*';
+  line[length++] = HEX_DIGITS[sum >> 4];
+  line[length++] = HEX_DIGITS[sum & 15];
+  line[length++] = '\n';
+  for (uint8_t i = 0; i < length; i++) serial_write((uint8_t)line[i]);
+}
+
+bool report_has_room(void) { return serial_tx_free() >= MAX_REPLY; }
+
+void report_ok(uint32_t seq, bool dup) {
+  begin(PSTR("ok "));
+  add_u32(seq);
+  if (dup) add_str_P(PSTR(" dup"));
+  finish();
+}
+
+void report_error(uint32_t seq, uint8_t code) {
+  begin(PSTR("err "));
+  add_seq(seq);
+  add_char(' ');
+  add_name_P(ERROR_NAMES, code, ERR_COUNT);
+  finish();
+}
+
+void report_resend(uint32_t seq) {
+  begin(PSTR("rs "));
+  add_u32(seq);
+  finish();
+}
+
+void report_done(uint32_t seq, uint32_t ms) {
+  begin(PSTR("done "));
+  add_u32(seq);
+  add_char(' ');
+  add_u32(ms);
+  finish();
+}
+
+void report_identity(void) {
+  begin(PSTR("id cube-robot-fw " FW_VERSION " proto "));
+  add_u32(PROTOCOL_VERSION);
+  add_str_P(PSTR(" board " BOARD_NAME " q "));
+  add_u32(QUEUE_DEPTH);
+  add_str_P(PSTR(" rx "));
+  add_u32(RX_BUFFER_SIZE);
+  add_str_P(PSTR(" last "));
+  add_u32(persist.last);
+  add_str_P(PSTR(" cut "));
+  add_u32(persist.cut);
+  finish();
+}
+
+
+
+void report_status(void) {
+  begin(PSTR("status "));
+  add_name_P(STATE_NAMES, system_state(), 3);
+  add_str_P(PSTR(" q "));
+  add_u32(motion_depth());
+  add_str_P(PSTR(" run "));
+  add_u32(motion_running_seq());
+  add_str_P(PSTR(" done "));
+  add_u32(persist.last);
+  add_str_P(PSTR(" acc "));
+  add_u32(framing_accepted_seq());
+  add_str_P(PSTR(" alarm "));
+  add_name_P(ALARM_NAMES, system_alarm(), ALARM_COUNT);
+  finish();
+}
+
+void report_alarm(uint8_t code, uint32_t stop_us) {
+  begin(PSTR("alarm "));
+  add_name_P(ALARM_NAMES, code, ALARM_COUNT);
+  add_char(' ');
+  add_u32(stop_us);
+  finish();
+}
+
+void report_button_start(void) {
+  begin(PSTR("btn start"));
+  finish();
+}

@@ -1,0 +1,42 @@
+// Machine state (IDLE / RUN / ALARM), alarms, settings, the inputs (e-stop,
+// start button), the status LED, and the counters kept across a reset.
+#ifndef SYSTEM_H
+#define SYSTEM_H
+
+#include <stdint.h>
+
+enum machine_state { STATE_IDLE, STATE_RUN, STATE_ALARM };
+
+struct settings_t {
+  uint16_t steps_per_rev;
+  uint16_t max_speed;  // steps/s
+  uint32_t accel;      // steps/s^2
+  uint16_t servo_open_us;
+  uint16_t servo_closed_us;
+  uint16_t grip_ms;
+};
+extern settings_t settings;
+
+// Kept in .noinit RAM: survives a reset (not a power cycle) while `check` matches.
+struct persist_t {
+  uint32_t last;     // last completed action
+  uint32_t cut;      // action a reset interrupted (0: none); cleared by RESET
+  uint32_t running;  // GRIP/TURN in progress (becomes `cut` if a reset hits it)
+  uint32_t check;
+};
+extern persist_t persist;
+void persist_save(void);  // after changing a field: recompute the check word
+
+void system_init(void);  // pins, INT0, settings, persist; latches a cut alarm
+void system_poll(void);  // main loop: alarm handling, reports, buttons, LED
+
+machine_state system_state(void);
+uint8_t system_alarm(void);          // ALARM_* code, ALARM_NONE when clear
+uint8_t system_clear_alarm(void);    // the RESET command: ERR_* code
+bool system_estop_input_active(void);
+
+// Called from ISRs.
+void system_estop_byte(void);        // RX ISR: `!`
+void system_request_status(void);    // RX ISR: `?`
+
+#endif

@@ -1,0 +1,36 @@
+"""Serial-port checks for `cube-robot doctor`: every port, and what answers on it."""
+
+from __future__ import annotations
+
+from ..doctor import FAIL, INFO, OK, WARN, Result
+from . import ports
+from .driver import LinkSettings
+
+
+def check_serial(config, args) -> list[Result]:
+    settings = LinkSettings.from_config(config)
+    targets = [(device, description) for device, description in ports.list_ports()]
+    wanted = getattr(args, "port", None) or settings.port
+    if wanted and wanted not in [d for d, _ in targets]:
+        targets.append((wanted, "from --port" if getattr(args, "port", None) else "from link.port"))
+    if not targets:
+        return [Result("(none)", FAIL, "no serial ports: plug in the robot's USB cable "
+                                       "(emulated boards: pass --port PATH)")]
+    results = []
+    found = []
+    for device, description in targets:
+        probe = ports.probe(device, settings, description)
+        label = f"{device}" + (f" ({description})" if description and description != "n/a" else "")
+        if probe.ok:
+            found.append(device)
+            results.append(Result(label, OK, probe.answer))
+        elif probe.kind == "no answer" and device != wanted:
+            results.append(Result(label, INFO, probe.answer))  # some other serial device; not a problem
+        else:
+            results.append(Result(label, FAIL if device == wanted else WARN, probe.answer))
+    if not found:
+        results.append(Result("robot", FAIL, "the cube-robot firmware answers on no port: flash firmware/ "
+                                              "(make -C firmware upload) or check the cable"))
+    elif settings.port is None and len(found) > 1:
+        results.append(Result("robot", WARN, f"firmware on several ports ({', '.join(found)}): set link.port"))
+    return results

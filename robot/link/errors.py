@@ -1,0 +1,85 @@
+"""Typed errors of the serial link.  Every message says what went wrong and what to check.
+
+LinkError
+  PortError               the port cannot be opened / no robot found on any port
+  HandshakeError          something is wrong with what answers on the port
+    NoAnswerError           nothing answered at all
+    WrongFirmwareError      readable text that is not our firmware (or another protocol version)
+    WrongBaudError          unreadable bytes: most likely a baud-rate mismatch
+  DisconnectedError       the port went away (USB unplugged, proxy closed)
+  SilentBoardError        the board stopped answering, even to `?`
+  TooManyResendsError     a command was resent link.max_resends times without an answer
+  CommandRejectedError    `err <seq> <CODE>` for one of our commands
+  AlarmError              the firmware latched an alarm
+  CubeStateUncertainError the board reset while an arm was moving
+
+Errors raised while a plan streams carry `progress` (a StreamProgress): which
+actions completed, so the caller knows the cube's state.
+"""
+
+from __future__ import annotations
+
+from .protocol import ALARM_TEXT, ERROR_TEXT, AlarmCode, ErrorCode
+
+
+class LinkError(Exception):
+    """Base of every serial-link error."""
+
+    progress = None  # StreamProgress when raised during a stream
+
+    def with_progress(self, progress) -> "LinkError":
+        self.progress = progress
+        if progress is not None:
+            self.args = (f"{self.args[0]}\n{progress.describe()}",) + self.args[1:]
+        return self
+
+
+class PortError(LinkError):
+    pass
+
+
+class HandshakeError(LinkError):
+    pass
+
+
+class NoAnswerError(HandshakeError):
+    pass
+
+
+class WrongFirmwareError(HandshakeError):
+    pass
+
+
+class WrongBaudError(HandshakeError):
+    pass
+
+
+class DisconnectedError(LinkError):
+    pass
+
+
+class SilentBoardError(LinkError):
+    pass
+
+
+class TooManyResendsError(LinkError):
+    pass
+
+
+class CommandRejectedError(LinkError):
+    def __init__(self, command: str, code: ErrorCode):
+        self.command, self.code = command, code
+        super().__init__(f"the firmware rejected {command!r}: {code.name} ({ERROR_TEXT.get(code, '?')})")
+
+
+class AlarmError(LinkError):
+    def __init__(self, code: AlarmCode, stop_us: int | None = None, detail: str = ""):
+        self.code, self.stop_us = code, stop_us
+        stopped = f"; steppers stopped {stop_us} us after the trigger" if stop_us is not None else ""
+        super().__init__(
+            f"alarm {code.name}: {ALARM_TEXT.get(code, 'unknown alarm')}{stopped}. {detail}".rstrip()
+        )
+
+
+class CubeStateUncertainError(LinkError):
+    pass

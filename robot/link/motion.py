@@ -1,0 +1,35 @@
+"""How long an action takes with given motion settings (config `motion` section).
+
+The firmware's stepper ramp is trapezoidal: accelerate at `accel` up to
+`max_speed`, cruise, decelerate; a short move that cannot reach full speed is a
+triangle.  A GRIP is two settle phases of `grip_ms`.  The mock firmware times its
+`done` events with these, and the bench compares them with the real firmware.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def steps_for(angle: int, steps_per_rev: int) -> int:
+    return abs(angle) * steps_per_rev // 360
+
+
+def move_seconds(steps: int, max_speed: float, accel: float) -> float:
+    """Duration of a trapezoidal move of `steps` steps starting and ending at rest."""
+    if steps <= 0:
+        return 0.0
+    ramp_steps = max_speed * max_speed / accel  # accelerate + decelerate at full speed
+    if steps >= ramp_steps:
+        return 2 * max_speed / accel + (steps - ramp_steps) / max_speed
+    return 2 * math.sqrt(steps / accel)
+
+
+def turn_ms(angles, motion: dict) -> float:
+    """Arms turn together: the slowest (largest angle) decides."""
+    steps = max(steps_for(a, motion["steps_per_rev"]) for a in angles)
+    return 1000 * move_seconds(steps, motion["max_speed_steps_per_s"], motion["accel_steps_per_s2"])
+
+
+def grip_ms(motion: dict) -> float:
+    return 2 * motion["grip_ms"]

@@ -1,0 +1,82 @@
+"""Serial ports: open one (any pyserial URL), list them, ask each what answers.
+
+A real Uno resets when its port is opened, so probing a port takes up to
+link.handshake_timeout_ms; `find_robot` probes every port and keeps the one
+where the cube-robot firmware answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import serial
+import serial.tools.list_ports
+
+from .errors import HandshakeError, LinkError, NoAnswerError, PortError, WrongBaudError, WrongFirmwareError
+
+
+def open_port(url: str, baud: int):
+    """serial_for_url with errors that name the port (paths, COM names, socket://, loop://)."""
+    try:
+        return serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
+    except (serial.SerialException, OSError, ValueError) as exc:
+        present = ", ".join(p.device for p in serial.tools.list_ports.comports()) or "none"
+        raise PortError(f"cannot open serial port {url!r}: {exc} (serial ports present: {present})") from exc
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    port: str
+    description: str  # what the OS says the device is
+    ok: bool  # our firmware answered
+    answer: str  # what answered, in words
+    identity: object = None  # protocol.Identity when ok
+    kind: str = ""  # "ok", "no answer", "wrong firmware", "wrong baud", "cannot open", "error"
+
+
+def list_ports() -> list[tuple[str, str]]:
+    """(device, description) of every serial port the OS lists (ptys are not listed: pass their path)."""
+    return [(p.device, p.description or "") for p in sorted(serial.tools.list_ports.comports(), key=lambda p: p.device)]
+
+
+def probe(url: str, settings, description: str = "") -> ProbeResult:
+    """Open `url`, handshake (without configuring), and say what answered."""
+    from .driver import Link
+
+    try:
+        port = open_port(url, settings.baud)
+    except PortError as exc:
+        return ProbeResult(url, description, False, str(exc), kind="cannot open")
+    link = Link(port, settings, url=url)
+    try:
+        identity = link.handshake()
+        answer = (f"{identity.firmware} {identity.version}, protocol {identity.proto}, board {identity.board}, "
+                  f"queue {identity.queue_depth}, rx {identity.rx_bytes} bytes")
+        return ProbeResult(url, description, True, answer, identity, kind="ok")
+    except NoAnswerError as exc:
+        return ProbeResult(url, description, False, str(exc), kind="no answer")
+    except WrongFirmwareError as exc:
+        return ProbeResult(url, description, False, str(exc), kind="wrong firmware")
+    except WrongBaudError as exc:
+        return ProbeResult(url, description, False, str(exc), kind="wrong baud")
+    except (HandshakeError, LinkError) as exc:
+        return ProbeResult(url, description, False, str(exc), kind="error")
+    finally:
+        link.close()
+
+
+def find_robot(settings) -> ProbeResult:
+    """The one port where the cube-robot firmware answers (link.port: null)."""
+    ports = list_ports()
+    if not ports:
+        raise PortError("no serial ports found: is the robot's USB cable plugged in? "
+                        "(or set link.port in config.yaml)")
+    results = [probe(device, settings, description) for device, description in ports]
+    found = [r for r in results if r.ok]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise PortError("the cube-robot firmware answers on several ports ("
+                        + ", ".join(r.port for r in found) + "): set link.port in config.yaml")
+    lines = "\n".join(f"  {r.port}: {r.kind}: {r.answer}" for r in results)
+    raise PortError(f"no port answered as the cube-robot firmware:\n{lines}")

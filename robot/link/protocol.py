@@ -1,0 +1,330 @@
+"""The wire protocol (docs/protocol.md, version 1): the one Python source of its facts.
+
+Constants, error and alarm codes, framing (`PAYLOAD*CC\\n`, CC = XOR of the
+payload bytes in upper-case hex), command builders and parsers for every line
+either side sends.  firmware/cube_robot/protocol.h holds the same numbers for
+the firmware; tests/test_link_protocol.py checks that the two agree.
+
+Nothing here does I/O: the driver (driver.py) and the mock firmware
+(robot/sim/mock_firmware.py) both build on these functions.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+PROTOCOL_VERSION = 1
+FIRMWARE_NAME = "cube-robot-fw"
+BAUD = 115200
+MAX_LINE = 48  # longest command line, including the newline (both sides reject longer)
+MAX_REPLY = 96  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
+MAX_SEQ = 2147483647
+
+RT_ESTOP = b"!"  # real-time byte: bounded deceleration, flush queue, latch ESTOP_BYTE
+RT_STATUS = b"?"  # real-time byte: a status line at once
+REALTIME_BYTES = RT_ESTOP + RT_STATUS
+
+# Bytes a host command line may contain (before the newline).
+COMMAND_CHARSET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -*")
+
+
+class ErrorCode(enum.IntEnum):
+    """`err <seq> <CODE>`: why a command was rejected (sent by name)."""
+
+    NONE = 0
+    BAD_CHECKSUM = 1
+    LINE_TOO_LONG = 2
+    BAD_FORMAT = 3
+    UNKNOWN_COMMAND = 4
+    BAD_ARGUMENT = 5
+    OUT_OF_RANGE = 6
+    NOT_HOLDING = 7
+    ALARM_ACTIVE = 8
+    BUSY = 9
+    QUEUE_FULL = 10
+
+
+class AlarmCode(enum.IntEnum):
+    """`alarm <CODE> <stop_us>`: why the firmware latched an alarm (sent by name)."""
+
+    NONE = 0
+    ESTOP_INPUT = 1  # hardware e-stop input: steppers stop at once
+    ESTOP_BYTE = 2  # `!` from the host: bounded deceleration
+    RESET_DURING_MOTION = 3  # reported through the banner's `cut`
+
+
+ERROR_TEXT = {
+    ErrorCode.BAD_CHECKSUM: "the line's checksum did not match",
+    ErrorCode.LINE_TOO_LONG: f"the line was longer than {MAX_LINE} bytes",
+    ErrorCode.BAD_FORMAT: "the line is not `N<seq> COMMAND ...`",
+    ErrorCode.UNKNOWN_COMMAND: "no such command",
+    ErrorCode.BAD_ARGUMENT: "an argument is malformed",
+    ErrorCode.OUT_OF_RANGE: "an argument is outside the firmware's limits",
+    ErrorCode.NOT_HOLDING: "that arm's pair does not hold the cube",
+    ErrorCode.ALARM_ACTIVE: "an alarm is latched (clear it with RESET)",
+    ErrorCode.BUSY: "the action queue is not empty",
+    ErrorCode.QUEUE_FULL: "the action queue is full",
+}
+
+ALARM_TEXT = {
+    AlarmCode.ESTOP_INPUT: "the emergency-stop input was triggered",
+    AlarmCode.ESTOP_BYTE: "the host sent an emergency stop ('!')",
+    AlarmCode.RESET_DURING_MOTION: "the board reset while an arm was moving",
+}
+
+
+class State(str, enum.Enum):
+    IDLE = "IDLE"
+    RUN = "RUN"
+    ALARM = "ALARM"
+
+
+QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL")
+IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "RESET")
+GRIP_PAIRS = ("RL", "FB")
+ARMS = "RLFB"
+TURN_ANGLE_MAX = 180
+DWELL_MS_MIN, DWELL_MS_MAX = 1, 60000
+
+
+# ---------------------------------------------------------------------------
+# Framing
+
+
+class FrameError(ValueError):
+    """A received line that is not `PAYLOAD*CC`, or whose checksum does not match."""
+
+
+def checksum(payload: bytes) -> int:
+    value = 0
+    for byte in payload:
+        value ^= byte
+    return value
+
+
+def frame(payload: str) -> bytes:
+    """`payload` -> b'payload*CC\\n'."""
+    data = payload.encode("ascii")
+    return data + b"*%02X\n" % checksum(data)
+
+
+_FRAMED = re.compile(rb"([^*]*)\*([0-9A-F]{2})")
+
+
+def unframe(line: bytes) -> str:
+    """A received line (without the newline; `\\r` already removed) -> its payload.
+
+    Raises FrameError naming the problem when the line is malformed or the checksum is wrong.
+    """
+    match = _FRAMED.fullmatch(line)
+    if not match:
+        raise FrameError(f"not a framed line (PAYLOAD*CC): {line[:60]!r}")
+    payload, given = match.group(1), int(match.group(2), 16)
+    expected = checksum(payload)
+    if given != expected:
+        raise FrameError(f"checksum {given:02X} != {expected:02X} in {line[:60]!r}")
+    try:
+        return payload.decode("ascii")
+    except UnicodeDecodeError:
+        raise FrameError(f"non-ASCII bytes in {line[:60]!r}") from None
+
+
+# ---------------------------------------------------------------------------
+# Host commands
+
+
+def command_line(seq: int, command: str) -> bytes:
+    """The framed line for `N<seq> <command>`; checks length and character set."""
+    if not 1 <= seq <= MAX_SEQ:
+        raise ValueError(f"sequence number {seq} outside 1..{MAX_SEQ}")
+    line = frame(f"N{seq} {command}")
+    if len(line) > MAX_LINE:
+        raise ValueError(f"command line {line!r} is {len(line)} bytes; the limit is {MAX_LINE}")
+    bad = set(line[:-1]) - COMMAND_CHARSET
+    if bad:
+        raise ValueError(f"command {command!r} contains bytes the firmware rejects: {bytes(sorted(bad))!r}")
+    return line
+
+
+def grip_command(pair: str) -> str:
+    if pair not in GRIP_PAIRS:
+        raise ValueError(f"GRIP takes a pair {'/'.join(GRIP_PAIRS)}, not {pair!r}")
+    return f"GRIP {pair}"
+
+
+def turn_command(arms: dict) -> str:
+    """{'R': 90, 'L': -90} -> 'TURN R90 L-90' (angles normalised to -90, 90, 180)."""
+    parts = []
+    for arm, angle in arms.items():
+        if arm not in ARMS:
+            raise ValueError(f"no arm {arm!r} (arms: {', '.join(ARMS)})")
+        a = angle % 360
+        if a % 90 or a == 0:
+            raise ValueError(f"arm {arm}: angle {angle} is not a non-zero multiple of 90")
+        parts.append(f"{arm}{ {90: 90, 180: 180, 270: -90}[a]}")
+    if not parts:
+        raise ValueError("TURN needs at least one arm")
+    return "TURN " + " ".join(parts)
+
+
+def dwell_command(ms: int) -> str:
+    if not DWELL_MS_MIN <= ms <= DWELL_MS_MAX:
+        raise ValueError(f"DWELL takes {DWELL_MS_MIN}..{DWELL_MS_MAX} ms, not {ms}")
+    return f"DWELL {ms}"
+
+
+def motion_command(motion: dict) -> str:
+    """From config's `motion` section."""
+    return f"MOTION S{motion['steps_per_rev']} V{motion['max_speed_steps_per_s']} A{motion['accel_steps_per_s2']}"
+
+
+def servo_command(motion: dict) -> str:
+    return f"SERVO O{motion['servo_open_us']} C{motion['servo_closed_us']} G{motion['grip_ms']}"
+
+
+def action_command(action) -> str:
+    """A plan action (robot.plan.Grip / Turn) -> its command text."""
+    from ..plan import Grip, Turn
+
+    if isinstance(action, Grip):
+        return grip_command(action.pair)
+    if isinstance(action, Turn):
+        return turn_command(action.arms)
+    raise TypeError(f"not a plan action: {action!r}")
+
+
+_COMMAND = re.compile(r"N(\d{1,10}) ([A-Z]+)((?: [A-Za-z0-9-]+)*)")
+
+
+def parse_command(payload: str) -> tuple[int, str, list[str]]:
+    """'N5 TURN R90 L-90' -> (5, 'TURN', ['R90', 'L-90']); raises ValueError if malformed."""
+    match = _COMMAND.fullmatch(payload)
+    if not match or not 1 <= int(match.group(1)) <= MAX_SEQ:
+        raise ValueError(f"not `N<seq> COMMAND [args]`: {payload!r}")
+    return int(match.group(1)), match.group(2), match.group(3).split()
+
+
+# ---------------------------------------------------------------------------
+# Firmware replies and events
+
+
+@dataclass(frozen=True)
+class Ok:
+    seq: int
+    dup: bool = False
+
+
+@dataclass(frozen=True)
+class Err:
+    seq: int | None  # None for `err - CODE` (input with no usable sequence number)
+    code: ErrorCode
+
+
+@dataclass(frozen=True)
+class Resend:
+    seq: int  # the next sequence number the firmware expects
+
+
+@dataclass(frozen=True)
+class Done:
+    seq: int
+    ms: int
+
+
+@dataclass(frozen=True)
+class Identity:
+    firmware: str
+    version: str
+    proto: int
+    board: str
+    queue_depth: int
+    rx_bytes: int
+    last: int
+    cut: int
+
+
+@dataclass(frozen=True)
+class Status:
+    state: State
+    queued: int
+    running: int
+    done: int
+    accepted: int
+    alarm: AlarmCode
+
+
+@dataclass(frozen=True)
+class Alarm:
+    code: AlarmCode
+    stop_us: int
+
+
+@dataclass(frozen=True)
+class Button:
+    name: str
+
+
+Reply = Ok | Err | Resend | Done | Identity | Status | Alarm | Button
+
+# What is an answer to a command line (one per line received) versus an event.
+LINE_ANSWERS = (Ok, Err, Resend)
+
+
+class UnknownReply(ValueError):
+    """A well-framed line this host does not understand."""
+
+
+def _code(enum_type, text: str):
+    if text.isdigit():
+        return enum_type(int(text))
+    return enum_type[text]
+
+
+_REPLIES = [
+    (re.compile(r"ok (\d+)( dup)?"), lambda m: Ok(int(m[1]), bool(m[2]))),
+    (re.compile(r"err (\d+|-) ([A-Z_]+|\d+)"),
+     lambda m: Err(None if m[1] == "-" else int(m[1]), _code(ErrorCode, m[2]))),
+    (re.compile(r"rs (\d+)"), lambda m: Resend(int(m[1]))),
+    (re.compile(r"done (\d+) (\d+)"), lambda m: Done(int(m[1]), int(m[2]))),
+    (re.compile(r"id (\S+) (\S+) proto (\d+) board (\S+) q (\d+) rx (\d+) last (\d+) cut (\d+)"),
+     lambda m: Identity(m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6]), int(m[7]), int(m[8]))),
+    (re.compile(r"status (IDLE|RUN|ALARM) q (\d+) run (\d+) done (\d+) acc (\d+) alarm ([A-Z_]+|\d+)"),
+     lambda m: Status(State(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), _code(AlarmCode, m[6]))),
+    (re.compile(r"alarm ([A-Z_]+|\d+) (\d+)"), lambda m: Alarm(_code(AlarmCode, m[1]), int(m[2]))),
+    (re.compile(r"btn ([a-z]+)"), lambda m: Button(m[1])),
+]
+
+
+def parse_reply(payload: str) -> Reply:
+    for pattern, build in _REPLIES:
+        match = pattern.fullmatch(payload)
+        if match:
+            try:
+                return build(match)
+            except (KeyError, ValueError):
+                break  # a code name or state we do not know
+    raise UnknownReply(f"unknown reply {payload!r}")
+
+
+def format_reply(reply: Reply) -> str:
+    """The payload text for a reply (used by the mock firmware; inverse of parse_reply)."""
+    match reply:
+        case Ok(seq, dup):
+            return f"ok {seq}" + (" dup" if dup else "")
+        case Err(seq, code):
+            return f"err {'-' if seq is None else seq} {code.name}"
+        case Resend(seq):
+            return f"rs {seq}"
+        case Done(seq, ms):
+            return f"done {seq} {ms}"
+        case Identity(fw, version, proto, board, q, rx, last, cut):
+            return f"id {fw} {version} proto {proto} board {board} q {q} rx {rx} last {last} cut {cut}"
+        case Status(state, q, run, done, acc, alarm):
+            return f"status {state.value} q {q} run {run} done {done} acc {acc} alarm {alarm.name}"
+        case Alarm(code, stop_us):
+            return f"alarm {code.name} {stop_us}"
+        case Button(name):
+            return f"btn {name}"
+    raise TypeError(f"not a reply: {reply!r}")

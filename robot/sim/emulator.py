@@ -1,0 +1,217 @@
+"""The real firmware running in simavr, reachable through a pty like a real Uno.
+
+    ok, reason = available()          # toolchain + simavr installed?
+    with Emulator() as emu:           # builds if outdated, starts the harness
+        port = serial.Serial(emu.port, 115200, timeout=1)   # the Uno resets on open
+        ...
+        emu.press("estop"); emu.release("estop")
+        emu.reset()                   # the board's reset button (RAM kept)
+        events = emu.pin_events()     # decode with robot.sim.pinlog
+
+The harness (firmware/harness/harness.c) holds the CPU until the pty is
+opened, resets it when the pty is closed and opened again (the Uno's DTR
+reset), and logs every pin change with its cycle.  Several emulators can run
+at once: each has its own pty and a private temporary directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import pinlog
+
+FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "firmware"
+BUILD_DIR = FIRMWARE_DIR / "build"
+ELF = BUILD_DIR / "cube_robot.elf"
+HARNESS = BUILD_DIR / "harness"
+ARDUINO_CORE = Path("/usr/share/arduino/hardware/arduino/avr/cores/arduino")
+INPUTS = ("estop", "start")
+START_TIMEOUT_S = 10.0
+CONTROL_TIMEOUT_S = 10.0
+
+_TOOLS = ("make", "avr-gcc", "avr-g++", "avr-gcc-ar", "avr-objcopy", "avr-size", "gcc", "pkg-config")
+_INSTALL_HINT = "install with: apt-get install gcc-avr avr-libc binutils-avr arduino-core-avr make " \
+                "libsimavr-dev libelf-dev pkg-config gcc libc6-dev (or run scripts/setup.sh as root)"
+
+
+class EmulatorError(RuntimeError):
+    """The emulator could not be built, started or controlled."""
+
+
+class BuildError(EmulatorError):
+    """The firmware or the harness did not compile; the message holds the compiler output."""
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when the AVR toolchain, the Arduino core and simavr are installed,
+    else (False, what is missing)."""
+    missing = [tool for tool in _TOOLS if shutil.which(tool) is None]
+    if missing:
+        return False, f"missing {', '.join(missing)}; {_INSTALL_HINT}"
+    if not ARDUINO_CORE.is_dir():
+        return False, f"no Arduino core at {ARDUINO_CORE}; {_INSTALL_HINT}"
+    if subprocess.run(["pkg-config", "--exists", "simavr"], capture_output=True).returncode != 0:
+        return False, f"pkg-config does not find simavr; {_INSTALL_HINT}"
+    if not Path("/usr/include/libelf.h").exists() and not Path("/usr/include/libelf/libelf.h").exists():
+        return False, f"libelf headers missing; {_INSTALL_HINT}"
+    return True, ""
+
+
+def build(targets=("all", "harness")) -> None:
+    """Build the firmware and the harness with make, only if something is outdated.
+
+    Raises BuildError with the compiler output when the build fails."""
+    ok, reason = available()
+    if not ok:
+        raise BuildError(f"cannot build the firmware: {reason}")
+    BUILD_DIR.mkdir(exist_ok=True)
+    # One build at a time (parallel test processes share firmware/build).
+    with open(BUILD_DIR / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        make = ["make", "-C", str(FIRMWARE_DIR), *targets]
+        if subprocess.run([*make, "-q"], capture_output=True).returncode == 0:
+            return
+        result = subprocess.run(make, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(
+                f"firmware build failed (make -C {FIRMWARE_DIR} {' '.join(targets)}, exit {result.returncode}):\n"
+                f"{result.stdout[-4000:]}{result.stderr[-4000:]}"
+            )
+
+
+def size() -> dict[str, int]:
+    """Flash and RAM use of the built firmware: {"flash": bytes, "ram": bytes}."""
+    out = subprocess.run(["avr-size", "--mcu=atmega328p", "-C", "--format=avr", str(ELF)],
+                         capture_output=True, text=True, check=True).stdout
+    result = {}
+    for line in out.splitlines():
+        if line.startswith("Program:"):
+            result["flash"] = int(line.split()[1])
+        elif line.startswith("Data:"):
+            result["ram"] = int(line.split()[1])
+    return result
+
+
+class Emulator:
+    """One simavr instance running the firmware; use as a context manager."""
+
+    def __init__(self, realtime: bool = False, pin_log: bool = True, boot_delay_ms: int = 100):
+        self.realtime = realtime
+        self.pin_log = pin_log
+        self.boot_delay_ms = boot_delay_ms
+        self.port: str | None = None
+        self._proc: subprocess.Popen | None = None
+        self._dir: str | None = None
+        self._log_path: Path | None = None
+        self._stdout_buf = b""
+
+    def __enter__(self) -> "Emulator":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> "Emulator":
+        build()
+        self._dir = tempfile.mkdtemp(prefix="cube-robot-emu-")
+        cmd = [str(HARNESS), str(ELF), "--boot-delay-ms", str(self.boot_delay_ms)]
+        if self.pin_log:
+            self._log_path = Path(self._dir) / "pins.log"
+            cmd += ["--log", str(self._log_path)]
+        if self.realtime:
+            cmd.append("--realtime")
+        self._stderr = open(Path(self._dir) / "harness.stderr", "w+")
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        self.port = self._read_line(START_TIMEOUT_S, "the pty path")
+        if not self.port.startswith("/dev/"):
+            raise EmulatorError(f"harness printed {self.port!r} instead of a pty path")
+        return self
+
+    def _read_line(self, timeout: float, what: str) -> str:
+        deadline = time.monotonic() + timeout
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._stdout_buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self._proc.poll() is not None:
+                raise EmulatorError(f"harness gave no {what} ({self._harness_failure()})")
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    raise EmulatorError(f"harness closed its output before {what} ({self._harness_failure()})")
+                self._stdout_buf += chunk
+        line, self._stdout_buf = self._stdout_buf.split(b"\n", 1)
+        return line.decode()
+
+    def _harness_failure(self) -> str:
+        code = self._proc.poll()
+        self._stderr.seek(0)
+        err = self._stderr.read()[-2000:].strip()
+        state = "still running" if code is None else f"exit code {code}"
+        return f"{state}; stderr: {err or '(empty)'}"
+
+    def _control(self, command: str) -> int:
+        """Send a control command; returns the CPU cycle at which it took effect."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise EmulatorError(f"emulator not running; cannot {command!r}")
+        self._proc.stdin.write(command.encode() + b"\n")
+        self._proc.stdin.flush()
+        reply = self._read_line(CONTROL_TIMEOUT_S, f"answer to {command!r}")
+        if not reply.startswith(f"ok {command} "):
+            raise EmulatorError(f"harness refused {command!r}: {reply}")
+        return int(reply.rsplit(" ", 1)[1])
+
+    def press(self, name: str) -> int:
+        """Press (hold low) the 'estop' or 'start' input; returns the cycle."""
+        if name not in INPUTS:
+            raise ValueError(f"unknown input {name!r}; use one of {INPUTS}")
+        return self._control(f"press {name}")
+
+    def release(self, name: str) -> int:
+        if name not in INPUTS:
+            raise ValueError(f"unknown input {name!r}; use one of {INPUTS}")
+        return self._control(f"release {name}")
+
+    def reset(self) -> int:
+        """The board's reset button: the CPU restarts, RAM (.noinit) is kept."""
+        return self._control("reset")
+
+    def cycle(self) -> int:
+        """The CPU's current cycle (16 per microsecond)."""
+        return self._control("cycle")
+
+    @property
+    def log_path(self) -> Path:
+        if self._log_path is None:
+            raise EmulatorError("this emulator was started with pin_log=False")
+        return self._log_path
+
+    def pin_events(self) -> list[pinlog.PinEvent]:
+        """Every pin change so far (complete up to the last byte the firmware sent)."""
+        return pinlog.read_log(self.log_path)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc.stdout.close()
+            self._stderr.close()
+            self._proc = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

@@ -1,0 +1,232 @@
+"""A fault-injecting proxy between the host and a serial port, for link tests.
+
+    with FaultProxy(device_url, rate=0.01, seed=3) as proxy:
+        link = Link(serial_for_url(proxy.url), ...)     # proxy.url is socket://127.0.0.1:PORT
+
+Every byte, in both directions, is independently hit with probability `rate`
+by one of: corrupt (replaced by a random different byte), drop, duplicate, or
+delay (the stream pauses up to `max_delay_s`; a serial line never reorders).
+It is honest: a corrupted byte can become anything, including the real-time
+bytes `!` and `?` or a newline, so any protocol property that survives it
+survives by design, not because the proxy spared it.  `faults` records every
+injected fault so a test can tell what happened (e.g. a `!` it created).
+
+`disconnect_after(n, direction)` closes the host's connection once n bytes
+have passed in that direction (a pulled USB cable); the host may connect again.
+
+The device side is any pyserial URL or path: the mock firmware's pty or
+socket, or the simavr emulator's pty.  With `reopen_device=True` the device
+port is opened per host connection (an Uno resets whenever its port opens);
+by default it is opened once and kept, and its output is dropped while no
+host is connected (as a real port flushes input on open).
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+import serial
+
+TO_DEVICE, TO_HOST = "to_device", "to_host"
+KINDS = ("corrupt", "drop", "duplicate", "delay")
+
+
+@dataclass(frozen=True)
+class Fault:
+    direction: str
+    position: int  # index of the byte in that direction's stream
+    kind: str
+    original: int
+    replacement: int | None = None  # for corrupt
+
+
+class FaultProxy:
+    def __init__(self, device_url: str, rate: float = 0.01, seed: int = 0, kinds=KINDS,
+                 max_delay_s: float = 0.02, baud: int = 115200, reopen_device: bool = False,
+                 directions=(TO_DEVICE, TO_HOST)):
+        self.device_url, self.rate, self.kinds = device_url, rate, tuple(kinds)
+        self.max_delay_s, self.baud, self.reopen_device = max_delay_s, baud, reopen_device
+        self._rng = {TO_DEVICE: random.Random(f"{seed}-{TO_DEVICE}"), TO_HOST: random.Random(f"{seed}-{TO_HOST}")}
+        self.directions = tuple(directions)  # which directions get faults
+        self.faults: list[Fault] = []
+        self.passed = {TO_DEVICE: 0, TO_HOST: 0}  # bytes taken from each side
+        self.connections = 0
+        self._disconnect_at: dict[str, int] = {}
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(1)
+        self.url = f"socket://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._stop = threading.Event()
+        self._host: socket.socket | None = None
+        self._device = None
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    # -- control -----------------------------------------------------------
+
+    def start(self) -> "FaultProxy":
+        if not self.reopen_device:
+            self._device = self._open_device()
+        thread = threading.Thread(target=self._accept_loop, name="fault-proxy-accept", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        reader = threading.Thread(target=self._device_loop, name="fault-proxy-to-host", daemon=True)
+        reader.start()
+        self._threads.append(reader)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._close_host()
+        try:
+            self._listener.close()
+        except OSError:
+            pass
+        for thread in self._threads:
+            thread.join(timeout=2)
+        if self._device is not None:
+            self._device.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def disconnect_after(self, count: int, direction: str = TO_DEVICE) -> None:
+        """Close the host connection once `count` more bytes have passed in `direction`."""
+        self._disconnect_at[direction] = self.passed[direction] + count
+
+    def disconnect_now(self) -> None:
+        self._close_host()
+
+    def faults_of(self, kind: str, direction: str | None = None) -> list[Fault]:
+        return [f for f in self.faults if f.kind == kind and (direction is None or f.direction == direction)]
+
+    def created(self, byte: bytes, direction: str = TO_DEVICE) -> bool:
+        """Did a corruption turn some byte into `byte` (e.g. b'!')?"""
+        return any(f.replacement == byte[0] for f in self.faults_of("corrupt", direction))
+
+    # -- plumbing ----------------------------------------------------------
+
+    def _open_device(self):
+        return serial.serial_for_url(self.device_url, baudrate=self.baud, timeout=0.01)
+
+    def _close_host(self) -> None:
+        with self._lock:
+            host, self._host = self._host, None
+        if host is not None:
+            try:
+                host.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            host.close()
+        if self.reopen_device and self._device is not None:
+            device, self._device = self._device, None
+            device.close()
+
+    def _accept_loop(self) -> None:
+        self._listener.settimeout(0.05)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except (socket.timeout, OSError):
+                continue
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.settimeout(0.01)
+            if self.reopen_device:
+                self._device = self._open_device()
+            with self._lock:
+                self._host = conn
+            self.connections += 1
+            self._host_loop(conn)
+
+    def _host_loop(self, conn) -> None:
+        """Host -> device, until the host goes away."""
+        while not self._stop.is_set() and self._host is conn:
+            try:
+                data = conn.recv(256)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not data:
+                break
+            out = self._inject(TO_DEVICE, data)
+            try:
+                if out and self._device is not None:
+                    self._device.write(out)
+            except (serial.SerialException, OSError):
+                break
+        if self._host is conn:
+            self._close_host()
+
+    def _device_loop(self) -> None:
+        """Device -> host; device output is dropped while no host is connected."""
+        while not self._stop.is_set():
+            device = self._device
+            if device is None:
+                time.sleep(0.01)
+                continue
+            try:
+                data = device.read(device.in_waiting or 1)
+            except (serial.SerialException, OSError, TypeError, AttributeError):
+                time.sleep(0.01)
+                continue
+            host = self._host
+            if not data or host is None:
+                continue
+            out = self._inject(TO_HOST, data)
+            try:
+                if out:
+                    host.sendall(out)
+            except OSError:
+                pass
+
+    def _inject(self, direction: str, data: bytes) -> bytes:
+        rng = self._rng[direction]
+        out = bytearray()
+        for byte in data:
+            position = self.passed[direction]
+            self.passed[direction] += 1
+            limit = self._disconnect_at.get(direction)
+            if limit is not None and position >= limit:
+                del self._disconnect_at[direction]
+                self._close_host()
+                return bytes(out)
+            if rng.random() >= self.rate or direction not in self.directions:
+                out.append(byte)
+                continue
+            kind = rng.choice(self.kinds)
+            if kind == "corrupt":
+                new = byte ^ rng.randrange(1, 256)
+                self.faults.append(Fault(direction, position, kind, byte, new))
+                out.append(new)
+            elif kind == "drop":
+                self.faults.append(Fault(direction, position, kind, byte))
+            elif kind == "duplicate":
+                self.faults.append(Fault(direction, position, kind, byte))
+                out += bytes((byte, byte))
+            else:  # delay: the bytes so far go now, the rest after a pause
+                self.faults.append(Fault(direction, position, kind, byte))
+                self._forward_now(direction, bytes(out))
+                out.clear()
+                time.sleep(rng.uniform(0, self.max_delay_s))
+                out.append(byte)
+        return bytes(out)
+
+    def _forward_now(self, direction: str, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            if direction == TO_DEVICE and self._device is not None:
+                self._device.write(data)
+            elif direction == TO_HOST and self._host is not None:
+                self._host.sendall(data)
+        except (OSError, serial.SerialException):
+            pass

@@ -1,0 +1,295 @@
+"""Decode the emulator's pin log into arm moves, gripper pulses and stop timing.
+
+The simavr harness (firmware/harness/harness.c) writes one line per pin change:
+
+    <cycle> <port><bit> <level>      e.g.  "1234567 D4 1"
+    <cycle> reset                    the CPU was reset (RAM kept)
+
+Cycles count at 16 MHz from the start of the harness and never go back.
+Which pin is what comes from firmware/cube_robot/pins.h, parsed here (the one
+source of truth for the pin map; the firmware and the harness include it).
+
+The API a virtual robot needs:
+
+    events = read_log(path)                      # or Emulator.pin_events()
+    arm_motions(events)   -> {"R": [Move(start_cycle, end_cycle, steps), ...], ...}
+    net_steps(events)     -> {"R": +100, ...}    # signed; positive = DIR high
+    (step_events/arm_motions/net_steps take start_cycle/end_cycle to look at a
+    window of the log; the DIR levels before the window still count.)
+    servo_pulses(events)  -> {"R": [Pulse(start_cycle, width_us), ...], ...}
+    servo_changes(events) -> {"R": [Pulse(...)], ...}  # only where the width changes
+    step_events(events)   -> {"R": [(cycle, +1 or -1), ...], ...}
+    stop_timing(events, trigger_cycle) -> StopTiming
+    action_spans(events)  -> [Span("turn"/"grip", start_cycle, end_cycle, detail), ...]
+
+A positive step count is the DIR pin high, which the firmware uses for a
+positive (clockwise seen from outside the face) angle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+PINS_H = Path(__file__).resolve().parents[2] / "firmware" / "cube_robot" / "pins.h"
+CYCLES_PER_SECOND = 16_000_000
+ARMS = ("R", "L", "F", "B")
+RESET = "reset"
+
+# Steps further apart than this start a new move.  The firmware's slowest
+# step interval is ~32 ms (Timer1's 16 bits at 2 MHz), so 40 ms separates moves.
+MOVE_GAP_CYCLES = 40 * CYCLES_PER_SECOND // 1000
+
+_DEFINE = re.compile(r"^\s*#define\s+PIN_(\w+)\s+([A-Z])\s*,\s*(\d+)")
+
+
+class PinLogError(ValueError):
+    """A pin log or pins.h line that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str  # e.g. "STEP_R"
+    port: str  # "D"
+    bit: int  # 4
+
+    @property
+    def label(self) -> str:  # as written in the log: "D4"
+        return f"{self.port}{self.bit}"
+
+
+class PinEvent(NamedTuple):
+    cycle: int
+    pin: str  # "D4", or RESET
+    level: int  # 0/1 (-1 for RESET)
+
+
+class Move(NamedTuple):
+    start_cycle: int  # first step's rising edge
+    end_cycle: int  # last step's rising edge
+    steps: int  # signed
+
+
+class Pulse(NamedTuple):
+    start_cycle: int
+    width_us: float
+
+
+class StopTiming(NamedTuple):
+    steps_after: int  # step pulses after the trigger (of the arm with the most)
+    last_step_cycle: int | None  # None: no step after the trigger
+    stop_us: float  # trigger -> last step (0 when none)
+
+
+class Span(NamedTuple):
+    kind: str  # "turn" or "grip"
+    start_cycle: int
+    end_cycle: int
+    detail: dict  # turn: {arm: steps}; grip: {arm: width_us}
+
+    @property
+    def ms(self) -> float:
+        return cycles_to_ms(self.end_cycle - self.start_cycle)
+
+
+def cycles_to_ms(cycles: int) -> float:
+    return cycles * 1000.0 / CYCLES_PER_SECOND
+
+
+def load_pin_map(path: Path = PINS_H) -> dict[str, Pin]:
+    """{name: Pin} from the `#define PIN_<NAME> <letter>, <bit>` lines of pins.h."""
+    pins = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        m = _DEFINE.match(line)
+        if not m:
+            continue
+        name, port, bit = m.group(1), m.group(2), int(m.group(3))
+        if not 0 <= bit <= 7:
+            raise PinLogError(f"{path}:{number}: PIN_{name} has bit {bit}, not 0..7")
+        pins[name] = Pin(name, port, bit)
+    if not pins:
+        raise PinLogError(f"{path}: no `#define PIN_<NAME> <letter>, <bit>` lines")
+    return pins
+
+
+def read_log(path) -> list[PinEvent]:
+    """Parse a pin log file; comment lines (#) are skipped."""
+    events = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        try:
+            if len(parts) == 2 and parts[1] == RESET:
+                events.append(PinEvent(int(parts[0]), RESET, -1))
+            elif len(parts) == 3:
+                events.append(PinEvent(int(parts[0]), parts[1], int(parts[2])))
+            else:
+                raise ValueError
+        except ValueError:
+            raise PinLogError(f"{path}:{number}: cannot read pin log line {line!r}") from None
+    return events
+
+
+def _labels(pin_map, prefix: str) -> dict[str, str]:
+    """{pin label: arm} for PIN_<prefix>_<arm>."""
+    return {pin_map[f"{prefix}_{arm}"].label: arm for arm in ARMS}
+
+
+def step_events(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None
+                ) -> dict[str, list[tuple[int, int]]]:
+    """Every step (rising edge of a STEP pin) per arm, with its direction (+1/-1).
+
+    Only steps in [start_cycle, end_cycle) are returned, but the whole log is
+    read, so a DIR level set before the window still counts."""
+    pin_map = pin_map or load_pin_map()
+    step_pins = _labels(pin_map, "STEP")
+    dir_pins = _labels(pin_map, "DIR")
+    direction = {arm: 0 for arm in ARMS}
+    steps = {arm: [] for arm in ARMS}
+    for ev in events:
+        if end_cycle is not None and ev.cycle >= end_cycle:
+            break
+        if ev.pin in dir_pins:
+            direction[dir_pins[ev.pin]] = ev.level
+        elif ev.pin in step_pins and ev.level == 1:
+            if ev.cycle >= start_cycle:
+                arm = step_pins[ev.pin]
+                steps[arm].append((ev.cycle, 1 if direction[arm] else -1))
+        elif ev.pin == RESET:
+            direction = {arm: 0 for arm in ARMS}
+    return steps
+
+
+def arm_motions(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None,
+                gap_cycles: int = MOVE_GAP_CYCLES) -> dict[str, list[Move]]:
+    """Steps grouped into moves per arm (window as in step_events).
+
+    A new move starts at a reset, a change of direction, a pause longer than
+    `gap_cycles`, or a pause more than twice the interval before it: within
+    one of the firmware's moves an interval grows by at most 1.45x (the end
+    of the ramp), while between two moves the arm waits half a step at the
+    end of one and half a step at the start of the next (about 2.7x)."""
+    resets = [ev.cycle for ev in events if ev.pin == RESET]
+    moves = {arm: [] for arm in ARMS}
+    for arm, steps in step_events(events, pin_map, start_cycle, end_cycle).items():
+        current = None
+        last_interval = None
+        for cycle, sign in steps:
+            gap = None if current is None else cycle - current[1]
+            new = (
+                current is None
+                or gap > gap_cycles
+                or (last_interval is not None and gap > 2 * last_interval)
+                or (sign > 0) != (current[2] > 0)
+                or any(current[1] < r <= cycle for r in resets)
+            )
+            if new:
+                if current:
+                    moves[arm].append(Move(*current))
+                current = [cycle, cycle, sign]
+                last_interval = None
+            else:
+                current[1] = cycle
+                current[2] += sign
+                last_interval = gap
+        if current:
+            moves[arm].append(Move(*current))
+    return moves
+
+
+def net_steps(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None) -> dict[str, int]:
+    """Signed steps per arm (window as in step_events)."""
+    return {arm: sum(s for _, s in steps)
+            for arm, steps in step_events(events, pin_map, start_cycle, end_cycle).items()}
+
+
+def servo_pulses(events, pin_map=None) -> dict[str, list[Pulse]]:
+    """Every complete high pulse on each gripper's servo pin."""
+    pin_map = pin_map or load_pin_map()
+    servo_pins = _labels(pin_map, "SERVO")
+    rise = {}
+    pulses = {arm: [] for arm in ARMS}
+    for ev in events:
+        if ev.pin == RESET:
+            rise.clear()
+        elif ev.pin in servo_pins:
+            arm = servo_pins[ev.pin]
+            if ev.level == 1:
+                rise[arm] = ev.cycle
+            elif arm in rise:
+                start = rise.pop(arm)
+                pulses[arm].append(Pulse(start, (ev.cycle - start) * 1e6 / CYCLES_PER_SECOND))
+    return pulses
+
+
+def servo_changes(events, pin_map=None, tolerance_us: float = 10.0) -> dict[str, list[Pulse]]:
+    """The first pulse of each new width per gripper (the commanded positions over time)."""
+    changes = {}
+    for arm, pulses in servo_pulses(events, pin_map).items():
+        out = []
+        for p in pulses:
+            if not out or abs(p.width_us - out[-1].width_us) > tolerance_us:
+                out.append(p)
+        changes[arm] = out
+    return changes
+
+
+def stop_timing(events, trigger_cycle: int, pin_map=None) -> StopTiming:
+    """Steps and time from an e-stop trigger (a harness `press` cycle, or when
+    `!` was sent) to the last step pulse after it.  `steps_after` counts the
+    steps of the arm that made the most."""
+    per_arm = [[c for c, _ in steps] for steps in step_events(events, pin_map, start_cycle=trigger_cycle).values()]
+    after = [c for cycles in per_arm for c in cycles]
+    if not after:
+        return StopTiming(0, None, 0.0)
+    last = max(after)
+    return StopTiming(max(len(c) for c in per_arm), last, (last - trigger_cycle) * 1e6 / CYCLES_PER_SECOND)
+
+
+def action_spans(events, pin_map=None, gap_cycles: int = MOVE_GAP_CYCLES) -> list[Span]:
+    """What the pins show of each action, in time order (for the bench):
+    a turn spans its first to last step (moves of several arms that overlap
+    are one turn); a grip spans from the first pulse of a new width to the
+    first pulse of the next new width on the other pair (its second phase), or
+    to its own first pulse when only one pair changed.  The settle time after
+    the last change and the half step before the first and after the last
+    step are not visible on the pins."""
+    moves = sorted(
+        (m.start_cycle, m.end_cycle, arm, m.steps)
+        for arm, ms in arm_motions(events, pin_map, gap_cycles=gap_cycles).items() for m in ms
+    )
+    spans = []
+    for start, end, arm, steps in moves:
+        if spans and spans[-1].kind == "turn" and start <= spans[-1].end_cycle:
+            last = spans[-1]
+            spans[-1] = Span("turn", last.start_cycle, max(last.end_cycle, end), {**last.detail, arm: steps})
+        else:
+            spans.append(Span("turn", start, end, {arm: steps}))
+    changes = sorted(
+        (p.start_cycle, arm, p.width_us) for arm, ps in servo_changes(events, pin_map).items() for p in ps
+    )
+    # Changes within one servo frame (20 ms) belong together; a grip is two
+    # such groups (close one pair, then open the other) when they follow each other.
+    frame = 20 * CYCLES_PER_SECOND // 1000
+    groups = []
+    for cycle, arm, width in changes:
+        if groups and cycle - groups[-1][0] < frame:
+            groups[-1][1][arm] = width
+        else:
+            groups.append([cycle, {arm: width}])
+    pairs = ({"R", "L"}, {"F", "B"})
+    i = 0
+    while i < len(groups):
+        cycle, widths = groups[i]
+        nxt = groups[i + 1] if i + 1 < len(groups) else None
+        if nxt and any(set(widths) <= p for p in pairs) and any(set(nxt[1]) <= p for p in pairs) \
+                and set(widths).isdisjoint(nxt[1]):
+            spans.append(Span("grip", cycle, nxt[0], {**widths, **nxt[1]}))
+            i += 2
+        else:
+            spans.append(Span("grip", cycle, cycle, dict(widths)))
+            i += 1
+    return sorted(spans, key=lambda s: s.start_cycle)

@@ -1,0 +1,417 @@
+"""Guided colour calibration: `cube-robot calibrate colors`.
+
+Steps (each prompt can be answered from an answers file or flags, so the
+whole run also works without a person, e.g. in tests):
+
+1. Camera: open it with exposure and white balance locked (config `camera`).
+2. Solved cube: the user puts a solved cube in; every scan view is captured.
+3. Regions: per view, the regions guessed from the camera pose
+   (config `camera.pose`) are snapped to detected stickers; the user accepts
+   them, keeps the saved ones, or clicks the sticker centres.  A live preview
+   with the regions drawn is shown in a window when there is a display,
+   otherwise written as PNGs to a folder whose path is printed.
+4. Learning: each colour's Lab centre and spread from its 4 stickers, and a
+   brightness gain per region (evens out uneven light).
+5. Separability: every pair of colours is checked; colours too close get a
+   warning with advice (red/orange: more light, lower exposure, matte stickers).
+6. Verification: a scrambled cube is scanned with the new calibration and its
+   decoded net shown for the user to confirm.
+7. Saved: calibration/colors.yaml (versioned, timestamped, with the camera
+   settings used) and calibration/regions.yaml.
+
+Answers (YAML mapping; every key optional, missing ones are asked, or take
+their default with --yes):
+    solved_ready: yes            # a solved cube is in the robot
+    regions: detect              # detect | keep (the saved regions file) | click
+    accept_regions: yes          # accept the detected regions of every view
+    clicks: {top-front: [[x, y], ...]}   # sticker centres per view, in facelet order (regions: click)
+    names: {U: white, R: red, ...}       # colour names, by the face each colour is on at the start
+    scrambled_ready: yes         # a scrambled cube is in the robot (verification)
+    verify: yes                  # the shown net matches the cube (no = do not save)
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .. import cube
+
+# Colours closer than this (Delta-E between centres) are hard to tell apart
+# once light varies; pairs within SEPARATION_RATIO spreads are flagged too.
+MIN_DELTA_E = 15.0
+SEPARATION_RATIO = 4.0
+GAIN_LIMITS = (0.6, 1.6)
+
+
+class CalibrationAborted(RuntimeError):
+    """The calibration stopped (the user said no, or an answer is missing); nothing was saved."""
+
+
+# ---------------------------------------------------------------------------
+# Talking to the user.
+
+
+class Answers:
+    """Prompts answered from a mapping first, then interactively, else by default (with assume_yes)."""
+
+    def __init__(self, given: dict | None = None, interactive: bool = True, assume_yes: bool = False,
+                 ask=input, say=print):
+        self.given = dict(given or {})
+        self.interactive, self.assume_yes = interactive, assume_yes
+        self.ask, self.say = ask, say
+
+    @classmethod
+    def from_file(cls, path, **kwargs) -> "Answers":
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CalibrationAborted(f"cannot read answers file {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise CalibrationAborted(f"answers file {path}: expected a mapping of answers")
+        return cls(data, **kwargs)
+
+    def get(self, key: str, prompt: str, default=None):
+        if key in self.given:
+            self.say(f"{prompt} -> {self.given[key]} (from answers)")
+            return self.given[key]
+        if self.interactive:
+            reply = self.ask(f"{prompt} " + (f"[{default}] " if default is not None else "")).strip()
+            return reply if reply else default
+        if self.assume_yes and default is not None:
+            self.say(f"{prompt} -> {default} (default)")
+            return default
+        raise CalibrationAborted(f"no answer for {key!r} ({prompt}); add it to the answers file or run interactively")
+
+    def yes(self, key: str, prompt: str, default: bool = True) -> bool:
+        reply = self.get(key, prompt + " (y/n)", "y" if default else "n")
+        if isinstance(reply, bool):
+            return reply
+        return str(reply).strip().lower() in ("y", "yes", "true", "1", "ok")
+
+
+class Preview:
+    """Shows annotated frames: an OpenCV window with a display, else PNG files in a folder."""
+
+    def __init__(self, folder, use_window: bool, say=print):
+        self.folder = Path(folder)
+        self.use_window = use_window
+        self.say = say
+        self.told = False
+
+    def show(self, name: str, image: np.ndarray) -> Path | None:
+        import cv2
+
+        if self.use_window:
+            try:
+                cv2.imshow("cube-robot calibrate", image)
+                cv2.waitKey(300)
+                return None
+            except cv2.error:  # OpenCV built without GUI support (opencv-python-headless)
+                self.use_window = False
+                self.say("no OpenCV window support here; writing previews as pictures instead")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{name}.png"
+        cv2.imwrite(str(path), image)
+        if not self.told:
+            self.say(f"previews are written to {self.folder} (open them to check the regions)")
+            self.told = True
+        else:
+            self.say(f"  preview: {path}")
+        return path
+
+    def click(self, image: np.ndarray, count: int, title: str):
+        """Sticker centres clicked in the window (None when there is no window)."""
+        if not self.use_window:
+            return None
+        import cv2
+
+        points = []
+
+        def on_mouse(event, x, y, flags, param):
+            if event == cv2.EVENT_LBUTTONDOWN and len(points) < count:
+                points.append((float(x), float(y)))
+
+        window = "cube-robot calibrate"
+        cv2.imshow(window, image)
+        cv2.setMouseCallback(window, on_mouse)
+        while len(points) < count:
+            shown = image.copy()
+            for k, (x, y) in enumerate(points):
+                cv2.circle(shown, (int(x), int(y)), 5, (0, 0, 255), -1)
+            cv2.putText(shown, f"{title}: click sticker {len(points) + 1} of {count}", (10, 25),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2)
+            cv2.imshow(window, shown)
+            if cv2.waitKey(30) == 27:
+                raise CalibrationAborted("clicking cancelled (Esc)")
+        return points
+
+    def close(self):
+        if self.use_window:
+            import cv2
+
+            try:
+                cv2.destroyAllWindows()
+            except cv2.error:
+                pass
+
+
+# ---------------------------------------------------------------------------
+# Learning and checking.
+
+
+@dataclass
+class Separation:
+    first: str
+    second: str
+    delta_e: float
+    ratio: float  # delta_e / combined spread
+
+    @property
+    def too_close(self) -> bool:
+        return self.delta_e < MIN_DELTA_E or self.ratio < SEPARATION_RATIO
+
+
+def learn_colours(readings, sequence, names: dict | None = None):
+    """Calibration from a solved-cube scan: (Calibration without camera info, problems list).
+
+    The colour of each reading is the face it was on in the solved cube at the
+    start of the scan; names maps those face letters to colour names.
+    """
+    from .colour import Calibration, ColourStats, RegionStats
+    from .decode import rough_colour_name
+
+    solved_final = sequence.final_state(cube.SOLVED_FACELETS)
+    rgb = readings.rgb
+    lab = readings.lab
+    groups = {face: [i for i in range(cube.FACELET_COUNT) if solved_final[i] == face] for face in cube.FACES}
+    problems = []
+    for face, members in groups.items():
+        centre = np.median(lab[members], axis=0)
+        for i in members:
+            if np.linalg.norm(lab[i] - centre) > 25:
+                problems.append(
+                    f"{cube.facelet_name(i)} (seen as {readings.source[i][0]} region {readings.source[i][1]}) "
+                    f"does not match the other stickers of its face: is the cube solved and are the regions right?"
+                )
+    stats = {face: ColourStats.from_rgb(rgb[members]) for face, members in groups.items()}
+    # Names: given, else a rough hue name; made unique.
+    named = {}
+    for face in cube.FACES:
+        name = str((names or {}).get(face) or rough_colour_name(stats[face].lab))
+        while name in named.values():
+            name += f"-{face}"
+        named[face] = name
+    colours = {named[face]: stats[face] for face in cube.FACES}
+    # Brightness gain per region (final-frame facelet): evens out uneven light.
+    regions = {}
+    for face, members in groups.items():
+        mean = rgb[members].mean(axis=0)
+        for i in members:
+            gain = float(np.clip(mean.sum() / max(rgb[i].sum(), 1.0), *GAIN_LIMITS))
+            regions[cube.facelet_name(i)] = RegionStats(gain=[gain, gain, gain])
+    return Calibration(colours, regions=regions), problems
+
+
+def separations(calibration, spreads: dict | None = None) -> list[Separation]:
+    """Every pair of colours, closest first."""
+    out = []
+    for (a, sa), (b, sb) in itertools.combinations(calibration.colours.items(), 2):
+        delta = float(np.linalg.norm(sa.lab - sb.lab))
+        spread = float(np.sqrt(np.sum(sa.sigma**2) + np.sum(sb.sigma**2)))
+        if spreads:
+            spread = max(spread, spreads.get(a, 0.0) + spreads.get(b, 0.0))
+        out.append(Separation(a, b, delta, delta / max(spread, 1.0)))
+    return sorted(out, key=lambda s: s.ratio)
+
+
+def advice(pair: Separation) -> str:
+    names = {pair.first.split("-")[0], pair.second.split("-")[0]}
+    if names == {"red", "orange"}:
+        return ("red and orange: add more (diffuse) light, lower the exposure so reds do not clip towards orange, "
+                "and prefer matte stickers (gloss reflects the lamp)")
+    if names == {"white", "yellow"}:
+        return "white and yellow: use whiter light (4000-6500 K) and lock the white balance"
+    if names == {"blue", "green"}:
+        return "blue and green: more light, and check the white balance is locked and not too cool"
+    return "add diffuse light, lock exposure and white balance, and avoid glossy reflections"
+
+
+# ---------------------------------------------------------------------------
+# The guided run.
+
+
+@dataclass
+class CalibrationOutcome:
+    calibration: object
+    regions: object
+    colors_path: Path | None
+    regions_path: Path | None
+    warnings: list = field(default_factory=list)
+    verified: str = "skipped"  # confirmed / rejected / skipped / refused
+
+
+def _annotated(frame, quads, labels, inner_fraction):
+    from .regions import draw_regions
+
+    return draw_regions(frame, quads, labels, inner_fraction=inner_fraction)
+
+
+def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print):
+    """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click."""
+    from ..sim.render import scan_regions
+    from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
+    from .scan import project_path
+
+    inner = config["scan"]["sampling"]["inner_fraction"]
+    regions_path = project_path(config["scan"]["regions_file"])
+    mode = str(answers.get("regions", "Regions: detect, keep (the saved file) or click?",
+                           "keep" if regions_path.exists() else "detect")).strip().lower()
+    first = frames[sequence.views[0].name]
+    size = (first.shape[1], first.shape[0])
+    if mode == "keep":
+        regions = Regions.load(regions_path)
+        regions.check(sequence)
+        for view in sequence.views:
+            regions.check_frame(view.name, frames[view.name])
+        return regions
+    if mode not in ("detect", "click"):
+        raise CalibrationAborted(f"regions: answer detect, keep or click (got {mode!r})")
+    guess = scan_regions(_pose_for(config, size), sequence)
+    views = {}
+    clicks = answers.given.get("clicks") or {}
+    for view in sequence.views:
+        frame = frames[view.name]
+        quads = None
+        if mode == "detect":
+            quads, found = refine_with_detections(guess.quads(view.name), detect_sticker_quads(frame))
+            say(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
+                f"({len(view.facelets) - found} placed from the camera pose)")
+            preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
+            if not answers.yes(f"accept_regions.{view.name}" if f"accept_regions.{view.name}" in answers.given
+                               else "accept_regions", f"Regions of view {view.name!r} right?"):
+                quads = None
+        if quads is None:
+            points = clicks.get(view.name)
+            if points is None:
+                points = preview.click(frame, len(view.facelets), view.name)
+            if points is None:
+                preview.show(f"frame-{view.name}", frame)
+                text = answers.get(f"clicks.{view.name}",
+                                   f"Sticker centres of view {view.name!r} in order {' '.join(view.facelets)} "
+                                   "as 'x,y x,y ...'")
+                points = [[float(v) for v in p.split(",")] for p in str(text).split()]
+            if len(points) != len(view.facelets):
+                raise CalibrationAborted(f"view {view.name!r}: {len(points)} centres given, "
+                                         f"need {len(view.facelets)} ({' '.join(view.facelets)})")
+            try:
+                quads = quads_from_centres(points)
+            except RegionsError as exc:
+                raise CalibrationAborted(f"view {view.name!r}: {exc}") from None
+            preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
+        views[view.name] = np.asarray(quads, dtype=np.float64)
+    return Regions(views, size, source=mode)
+
+
+def _pose_for(config, size):
+    from dataclasses import replace
+
+    from ..sim.render import Pose
+
+    return replace(Pose.from_config(config), width=size[0], height=size[1])
+
+
+def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, presenter=None,
+        use_window: bool = False, colors_path=None, regions_path=None, say=print) -> CalibrationOutcome:
+    """The guided calibration (see the module doc).  Returns what was learned and where it was saved."""
+    from .camera import open_camera
+    from .colour import CalibrationError
+    from .decode import VisionError, decode
+    from .regions import SamplingSettings
+    from .scan import ManualPresenter, NoMotion, ScanSequence, capture_views, project_path, read_stickers
+
+    sequence = ScanSequence.from_config(config)
+    sampling = SamplingSettings.from_config(config)
+    colors_path = Path(colors_path) if colors_path else project_path(config["scan"]["colors_file"])
+    regions_path = Path(regions_path) if regions_path else project_path(config["scan"]["regions_file"])
+    preview = Preview(project_path(config["scan"]["preview_dir"]), use_window, say)
+    solved_camera = solved_camera or open_camera(config, log=say)
+    scrambled_camera = scrambled_camera or solved_camera
+    if presenter is None:
+        presenter = NoMotion() if not answers.interactive else ManualPresenter(answers.ask, say)
+    warnings: list[str] = []
+
+    try:
+        # 1-2. Solved cube, all views.
+        if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
+            raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
+        with solved_camera:
+            camera_settings = solved_camera.settings()
+            say(f"camera: {camera_settings}")
+            frames = capture_views(solved_camera, sequence, presenter)
+        # 3. Regions.
+        regions = setup_regions(frames, sequence, config, answers, preview, say)
+        regions.check(sequence)
+        # 4. Learn.
+        readings = read_stickers(frames, sequence, regions, sampling)
+        names = answers.given.get("names") or {}
+        calibration, problems = learn_colours(readings, sequence, names)
+        if problems:
+            raise CalibrationAborted("the solved-cube scan does not look solved:\n  " + "\n  ".join(problems))
+        calibration.camera = camera_settings
+        for letter, (name, stats) in zip(cube.FACES, calibration.colours.items()):
+            say(f"  {letter}: {name:>8}  Lab {np.round(stats.lab, 1).tolist()}  sigma {np.round(stats.sigma, 1).tolist()}")
+        # 5. Separability.
+        for pair in separations(calibration):
+            if pair.too_close:
+                text = (f"{pair.first} and {pair.second} are close ({pair.delta_e:.1f} Delta-E, "
+                        f"{pair.ratio:.1f} x their spread): {advice(pair)}")
+                warnings.append(text)
+                say("WARNING: " + text)
+        # 6. Verify on a scrambled cube.
+        verified = "skipped"
+        if answers.yes("scrambled_ready", "Now put a SCRAMBLED cube in the robot to check. Ready?"):
+            with scrambled_camera:
+                check_frames = capture_views(scrambled_camera, sequence, presenter)
+            check = read_stickers(check_frames, sequence, regions, sampling)
+            try:
+                result = decode(check.rgb, calibration, config)
+            except VisionError as exc:
+                verified = "refused"
+                say(f"the check scan could not be read: {exc}")
+                if not answers.yes("save_anyway", "Save the calibration anyway?", default=False):
+                    raise CalibrationAborted("check scan refused; nothing saved. " + str(exc)) from None
+            else:
+                preview.show("check-net", _net_picture(result))
+                say(f"decoded: {result.facelets} (confidence {result.confidence:.2f})")
+                for face in cube.FACES:
+                    row = " ".join(result.colours[result.facelets[i]] for i in range(cube.FACES.index(face) * 4,
+                                                                                   cube.FACES.index(face) * 4 + 4))
+                    say(f"  {face}: {row}")
+                if answers.yes("verify", "Does the shown net match the cube?"):
+                    verified = "confirmed"
+                else:
+                    raise CalibrationAborted(
+                        "the check scan was wrong; nothing saved. Check the regions previews, the light, then rerun."
+                    )
+        # 7. Save.
+        try:
+            saved_colors = calibration.save(colors_path)
+        except (OSError, CalibrationError) as exc:
+            raise CalibrationAborted(f"cannot save {colors_path}: {exc}") from None
+        saved_regions = regions.save(regions_path)
+        say(f"saved {saved_colors} and {saved_regions}")
+        return CalibrationOutcome(calibration, regions, saved_colors, saved_regions, warnings, verified)
+    finally:
+        preview.close()
+
+
+def _net_picture(result):
+    """The decoded net as a BGR image (robot.vision.net)."""
+    from .net import net_for
+
+    return net_for(result)

@@ -1,0 +1,242 @@
+"""Cameras: a real one through OpenCV VideoCapture, and file-based ones.
+
+Every camera has the same interface:
+    with camera:                      # open() / close()
+        frame = camera.capture(view)  # BGR uint8 frame of that scan view
+    camera.settings()                 # what it ran with (saved in calibrations)
+
+`OpenCVCamera` locks exposure and white balance (manual values from config, or
+'auto-then-freeze': let the automatics settle, then lock what they chose;
+when the driver refuses a manual value it falls back to that), drops stale
+buffered frames before each view and averages a few frames.  It also reads
+video files and image sequences (anything VideoCapture opens), which is how
+tests run it without hardware.
+
+`FileCamera` reads <folder>/<view>.png (or a <folder>/<view>/ folder of frames,
+averaged), so the whole pipeline runs on recorded or rendered pictures.
+`MemoryCamera` serves frames held in memory (rendered in the same process).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+AUTO, FREEZE = "auto", "auto-then-freeze"
+
+
+class CameraError(RuntimeError):
+    """The camera cannot be opened or gives no frame (message names the device / view)."""
+
+
+class Camera:
+    """Base: context manager plumbing."""
+
+    def open(self) -> "Camera":
+        return self
+
+    def close(self) -> None:
+        return None
+
+    def capture(self, view: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def settings(self) -> dict:
+        return {}
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class MemoryCamera(Camera):
+    """Frames held in memory: {view name: BGR frame}."""
+
+    def __init__(self, frames: dict):
+        self.frames = dict(frames)
+
+    def capture(self, view: str) -> np.ndarray:
+        if view not in self.frames:
+            raise CameraError(f"no frame for view {view!r} (have: {', '.join(self.frames)})")
+        return self.frames[view]
+
+    def settings(self) -> dict:
+        return {"device": "memory"}
+
+
+class FileCamera(Camera):
+    """A folder of pictures, one per scan view: <folder>/<view>.png, or <folder>/<view>/*.png averaged."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+
+    def open(self) -> "FileCamera":
+        if not self.folder.is_dir():
+            raise CameraError(f"file camera: {self.folder} is not a folder of <view>.png pictures")
+        return self
+
+    def capture(self, view: str) -> np.ndarray:
+        import cv2
+
+        frames_dir = self.folder / view
+        if frames_dir.is_dir():
+            paths = sorted(p for p in frames_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        else:
+            paths = [self.folder / f"{view}{suffix}" for suffix in IMAGE_SUFFIXES]
+            paths = [p for p in paths if p.is_file()][:1]
+        if not paths:
+            raise CameraError(f"file camera: no picture for view {view!r} in {self.folder} "
+                              f"(expected {view}.png or a {view}/ folder of frames)")
+        frames = []
+        for path in paths:
+            frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            if frame is None:
+                raise CameraError(f"file camera: cannot read {path} as an image")
+            if frames and frame.shape != frames[0].shape:
+                raise CameraError(f"file camera: {path} is {frame.shape[1]}x{frame.shape[0]}, "
+                                  f"unlike the other frames of view {view!r}")
+            frames.append(frame)
+        return average_frames(frames)
+
+    def settings(self) -> dict:
+        return {"device": str(self.folder), "kind": "file"}
+
+
+def average_frames(frames) -> np.ndarray:
+    if len(frames) == 1:
+        return frames[0]
+    total = np.zeros(frames[0].shape, np.float32)
+    for frame in frames:
+        total += frame
+    return np.clip(np.round(total / len(frames)), 0, 255).astype(np.uint8)
+
+
+class OpenCVCamera(Camera):
+    """A camera, video file or image sequence opened with cv2.VideoCapture."""
+
+    def __init__(self, device, width: int = 640, height: int = 480, exposure: str = FREEZE,
+                 white_balance: str = FREEZE, settle_frames: int = 30, flush_frames: int = 4,
+                 average_frames: int = 3, log=None):
+        self.device = _parse_device(device)
+        self.width, self.height = width, height
+        self.exposure, self.white_balance = str(exposure), str(white_balance)
+        self.settle_frames, self.flush_frames, self.average_count = settle_frames, flush_frames, average_frames
+        self.capture_device = None
+        self.log = log or (lambda message: None)
+        self.locked: dict = {}
+
+    @classmethod
+    def from_config(cls, config, log=None) -> "OpenCVCamera":
+        c = config["camera"]
+        return cls(c["device"], c["width"], c["height"], c["exposure"], c["white_balance"],
+                   c["settle_frames"], c["flush_frames"], c["average_frames"], log=log)
+
+    def open(self) -> "OpenCVCamera":
+        import cv2
+
+        cap = cv2.VideoCapture(self.device)
+        if not cap.isOpened():
+            cap.release()
+            hint = " (is it plugged in, and not used by another program?)" if isinstance(self.device, int) \
+                or str(self.device).startswith("/dev/") else " (does the file exist, and can OpenCV read it?)"
+            raise CameraError(f"cannot open camera {self.device!r}{hint}; set camera.device in config.yaml")
+        self.capture_device = cap
+        self.is_live = isinstance(self.device, int) or str(self.device).startswith("/dev/")
+        if self.is_live:
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
+            cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)  # fewer stale frames where the backend allows it
+            self._lock_exposure_and_white_balance()
+        return self
+
+    def close(self) -> None:
+        if self.capture_device is not None:
+            self.capture_device.release()
+            self.capture_device = None
+
+    def _read(self, what: str) -> np.ndarray:
+        ok, frame = self.capture_device.read()
+        if not ok or frame is None:
+            raise CameraError(f"camera {self.device!r} gave no frame ({what})")
+        return frame
+
+    def _lock_exposure_and_white_balance(self) -> None:
+        """Manual values where the driver takes them; otherwise let auto settle, then freeze it."""
+        import cv2
+
+        cap = self.capture_device
+        controls = {
+            # name: (auto property, auto-on, auto-off, value property, configured); V4L2 values: auto
+            # exposure 3 = auto, 1 = manual.
+            "exposure": (cv2.CAP_PROP_AUTO_EXPOSURE, 3, 1, cv2.CAP_PROP_EXPOSURE, self.exposure),
+            "white_balance": (cv2.CAP_PROP_AUTO_WB, 1, 0, cv2.CAP_PROP_WB_TEMPERATURE, self.white_balance),
+        }
+        to_freeze = []
+        for name, (auto_prop, auto_on, auto_off, value_prop, wanted) in controls.items():
+            if wanted == AUTO:
+                cap.set(auto_prop, auto_on)
+                self.locked[name] = AUTO
+                continue
+            if wanted != FREEZE:
+                value = float(wanted)
+                cap.set(auto_prop, auto_off)
+                accepted = cap.set(value_prop, value) and abs(cap.get(value_prop) - value) <= max(1.0, abs(value) * 0.05)
+                if accepted:
+                    self.locked[name] = value
+                    continue
+                self.log(f"camera refused manual {name} {wanted}; letting auto settle, then freezing it")
+            cap.set(auto_prop, auto_on)
+            to_freeze.append((name, auto_prop, auto_off, value_prop))
+        if to_freeze:
+            for _ in range(self.settle_frames):
+                self._read("while auto exposure / white balance settle")
+            for name, auto_prop, auto_off, value_prop in to_freeze:
+                chosen = cap.get(value_prop)
+                frozen = cap.set(auto_prop, auto_off) and cap.set(value_prop, chosen)
+                self.locked[name] = float(chosen) if frozen else "auto (driver cannot lock it)"
+                if not frozen:
+                    self.log(f"camera cannot lock {name}: colours may drift; prefer a camera with manual controls")
+
+    def capture(self, view: str) -> np.ndarray:
+        if self.capture_device is None:
+            self.open()
+        # Drivers queue a few frames; those were taken before the cube moved.
+        for _ in range(self.flush_frames):
+            if not self.capture_device.grab():
+                raise CameraError(f"camera {self.device!r} gave no frame (flushing before view {view!r})")
+        frames = [self._read(f"view {view!r}") for _ in range(self.average_count)]
+        return average_frames(frames)
+
+    def settings(self) -> dict:
+        out = {"device": str(self.device), "width": self.width, "height": self.height,
+               "flush_frames": self.flush_frames, "average_frames": self.average_count}
+        if self.capture_device is not None:
+            import cv2
+
+            out["width"] = int(self.capture_device.get(cv2.CAP_PROP_FRAME_WIDTH)) or self.width
+            out["height"] = int(self.capture_device.get(cv2.CAP_PROP_FRAME_HEIGHT)) or self.height
+            out["backend"] = self.capture_device.getBackendName()
+        out["exposure"] = self.locked.get("exposure", self.exposure)
+        out["white_balance"] = self.locked.get("white_balance", self.white_balance)
+        return out
+
+
+def _parse_device(device):
+    text = str(device).strip()
+    return int(text) if text.isdigit() else text
+
+
+def open_camera(config, device=None, log=None) -> Camera:
+    """The configured camera (or `device` instead of camera.device): a folder -> FileCamera, else OpenCV."""
+    device = config["camera"]["device"] if device is None else device
+    if os.path.isdir(str(device)):
+        return FileCamera(device)
+    camera = OpenCVCamera.from_config(config, log=log)
+    camera.device = _parse_device(device)
+    return camera

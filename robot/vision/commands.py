@@ -1,0 +1,161 @@
+"""`cube-robot vision decode` and `cube-robot vision show`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..cli import add_config_argument
+
+DECODE_EXAMPLES = """examples:
+  cube-robot vision decode readings.json
+  cube-robot vision decode --json readings.json
+  cube-robot vision decode --calibration calibration/colors.yaml --net net.png readings.json
+  cube-robot vision decode - < readings.json
+
+FILE holds a JSON list of 24 [R, G, B] readings (sRGB 0-255) in facelet order
+U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net).
+Exit status: 0 decoded, 1 refused (not confident: rescan the named stickers),
+2 unreadable input."""
+
+SHOW_EXAMPLES = """examples:
+  cube-robot vision show UUUURRRRFFFFDDDDLLLLBBBB -o net.png
+  cube-robot vision show wwwwrrrrggggyyyyoooobbbb -o net.png --doubtful F3,U1
+  cube-robot vision show UUUURRRRFFFFDDDDLLLLBBBB -o net.png --no-labels
+
+Letters U R F D L B get the usual colours (white red green yellow orange blue);
+other symbols are drawn grey with their letter written on them."""
+
+
+def register(subparsers) -> None:
+    vision = subparsers.add_parser(
+        "vision", help="decode sticker readings, draw cube nets",
+        description="Sticker colours -> cube: decode readings offline, draw nets.",
+        epilog="Run 'cube-robot vision ACTION --help' for examples.",
+    )
+    actions = vision.add_subparsers(dest="vision_command", metavar="ACTION", required=True)
+
+    decode = actions.add_parser(
+        "decode", help="decode 24 RGB readings into a facelet string with a confidence",
+        description="Find the legal cube that best explains 24 sticker readings, or say which stickers "
+                    "are doubtful.",
+        epilog=DECODE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    decode.add_argument("file", metavar="FILE.json", help="JSON list of 24 [R, G, B]; '-' reads stdin")
+    decode.add_argument("--calibration", metavar="PATH",
+                        help="colour calibration (YAML) used as a prior and for colour names "
+                             "(default: calibration/colors.yaml if it exists)")
+    decode.add_argument("--no-calibration", action="store_true", help="ignore any calibration file")
+    decode.add_argument("--json", action="store_true", help="print one JSON object")
+    decode.add_argument("--net", metavar="PNG", help="also draw the decoded net (or the readings) to this PNG")
+    add_config_argument(decode)
+    decode.set_defaults(handler=run_decode)
+
+    show = actions.add_parser(
+        "show", help="draw a cube net as a PNG",
+        description="Draw the 24 stickers of a facelet string on the standard cross net.",
+        epilog=SHOW_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument("facelets", metavar="FACELETS", help="24 colour symbols, faces U R F D L B")
+    show.add_argument("-o", "--output", metavar="PNG", required=True, help="where to write the picture")
+    show.add_argument("--doubtful", metavar="NAMES", default="",
+                      help="comma-separated facelets to highlight, e.g. F3,U1")
+    show.add_argument("--no-labels", action="store_true", help="do not write facelet names on the stickers")
+    show.add_argument("--size", type=int, default=48, metavar="PX", help="sticker size in pixels (default 48)")
+    add_config_argument(show)
+    show.set_defaults(handler=run_show)
+
+
+def _load_readings(name: str):
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text()
+    except OSError as exc:
+        raise ValueError(f"cannot read {name}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+    return data
+
+
+def _calibration(args):
+    from .colour import DEFAULT_CALIBRATION_PATH, Calibration
+
+    if args.no_calibration:
+        return None
+    if args.calibration:
+        return Calibration.load(args.calibration)
+    if DEFAULT_CALIBRATION_PATH.exists():
+        return Calibration.load(DEFAULT_CALIBRATION_PATH)
+    return None
+
+
+def run_decode(args) -> int:
+    from .. import config as config_module
+    from .colour import CalibrationError
+    from .decode import VisionError, decode
+    from .net import save_net
+
+    config = config_module.load(args.config)
+    try:
+        readings = _load_readings(args.file)
+        calibration = _calibration(args)
+    except (ValueError, CalibrationError) as exc:
+        print(f"cube-robot vision decode: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = decode(readings, calibration, config)
+    except VisionError as exc:
+        if exc.result is None:  # not a scan we could even try: bad shape or values
+            print(f"cube-robot vision decode: {args.file}: {exc}", file=sys.stderr)
+            return 2
+        if args.net and exc.result is not None:  # the readings as read, doubtful stickers framed
+            save_net(None, args.net, rgb=readings, doubtful=exc.stickers)
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(exc), "stickers": list(exc.stickers),
+                              "guess": exc.result.facelets if exc.result else None}))
+        else:
+            print(f"refused: {exc}")
+        return 1
+    if args.net:
+        save_net(result, args.net)
+    if args.json:
+        print(json.dumps({
+            "ok": True, "facelets": result.facelets, "confidence": result.confidence, "margin": result.margin,
+            "worst_sticker": result.worst_sticker.name, "colours": result.colours,
+            "centres_rgb": {k: list(v) for k, v in result.centres_rgb.items()},
+            "alternative": result.alternative, "calibration": str(calibration.created) if calibration else None,
+        }))
+        return 0
+    worst = result.worst_sticker
+    print(result.facelets)
+    print(f"confidence {result.confidence:.2f} (margin {result.margin:.1f} noise units to the next-best cube)")
+    print("colours: " + ", ".join(f"{letter}={result.colours[letter]}" for letter in "URFDLB"))
+    print(f"worst sticker: {worst.name} ({worst.distance:.1f} noise units from {worst.colour})")
+    if result.doubtful:
+        print("next-best cube differs at: " + " ".join(result.doubtful))
+    return 0
+
+
+def run_show(args) -> int:
+    from ..cube import facelet_index
+    from .net import save_net
+
+    facelets = args.facelets.strip()
+    doubtful = [name.strip().upper() for name in args.doubtful.split(",") if name.strip()]
+    try:
+        if len(facelets) != 24:
+            raise ValueError(f"expected 24 colour symbols, got {len(facelets)}: {facelets!r}")
+        for name in doubtful:
+            if len(name) != 2 or name[0] not in "URFDLB" or name[1] not in "1234":
+                raise ValueError(f"--doubtful: {name!r} is not a facelet name (U1..B4)")
+            facelet_index(name)
+        path = save_net(facelets, args.output, doubtful=doubtful, labels=not args.no_labels,
+                        sticker_px=max(16, args.size))
+    except (ValueError, OSError) as exc:
+        print(f"cube-robot vision show: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,110 @@
+"""Pictures of a cube net (PNG, drawn with OpenCV).
+
+The 24 stickers on the standard cross net, each face row-major as in the
+facelet order (robot.cube):
+
+            U
+        L   F   R   B
+            D
+
+Doubtful stickers get a thick magenta frame and a '?', so a person sees at
+once which stickers to check.  Usage:
+
+    image = draw_net("UUUURRRRFFFFDDDDLLLLBBBB")            # BGR uint8 array
+    save_net(decode_result, "net.png")                       # decoded colours
+    save_net(vision_error_readings, "net.png", doubtful=["F3"])
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..cube import FACELET_COUNT, FACES, facelet_name
+
+# Where each face sits on the net, in face units (column, row).
+NET_POSITIONS = {"U": (1, 0), "L": (0, 1), "F": (1, 1), "R": (2, 1), "B": (3, 1), "D": (1, 2)}
+# Colours of the usual scheme (sRGB), used when only letters are known.
+DEFAULT_PALETTE = {
+    "U": (245, 245, 245), "R": (200, 20, 30), "F": (20, 160, 60),
+    "D": (250, 215, 0), "L": (255, 120, 0), "B": (20, 60, 200),
+}
+BACKGROUND = (40, 40, 40)  # BGR
+DOUBT = (255, 0, 255)  # BGR magenta: unlike any sticker colour
+
+
+def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None, doubtful=(),
+             labels: bool = True, sticker_px: int = 48) -> np.ndarray:
+    """The net as a BGR image.
+
+    facelets: 24 letters (any 6 symbols); colours: symbol -> (R, G, B) for
+    them (default: the usual scheme for URFDLB, grey otherwise).  rgb: (24, 3)
+    readings to paint instead (e.g. when decoding failed).  doubtful: facelet
+    names to highlight.  labels: write each facelet's name (and letter).
+    """
+    import cv2
+
+    if facelets is None and rgb is None:
+        raise ValueError("draw_net needs facelets or rgb readings")
+    if facelets is not None and len(facelets) != FACELET_COUNT:
+        raise ValueError(f"expected 24 facelets, got {len(facelets)}: {facelets!r}")
+    if rgb is not None:
+        fills = np.asarray(rgb, dtype=float).reshape(FACELET_COUNT, 3)
+    else:
+        palette = colours or DEFAULT_PALETTE
+        fills = np.array([palette.get(c, (128, 128, 128)) for c in facelets], dtype=float)
+    doubtful = set(doubtful)
+    gap = max(2, sticker_px // 16)
+    margin = sticker_px // 2
+    face_px = 2 * sticker_px + 3 * gap
+    image = np.full((3 * face_px + 2 * margin, 4 * face_px + 2 * margin, 3), BACKGROUND, dtype=np.uint8)
+    for index in range(FACELET_COUNT):
+        face, within = FACES[index // 4], index % 4
+        column, row = NET_POSITIONS[face]
+        x = margin + column * face_px + gap + (within % 2) * (sticker_px + gap)
+        y = margin + row * face_px + gap + (within // 2) * (sticker_px + gap)
+        r, g, b = (int(round(v)) for v in np.clip(fills[index], 0, 255))
+        cv2.rectangle(image, (x, y), (x + sticker_px - 1, y + sticker_px - 1), (b, g, r), thickness=-1)
+        name = facelet_name(index)
+        if name in doubtful:
+            cv2.rectangle(image, (x, y), (x + sticker_px - 1, y + sticker_px - 1), DOUBT,
+                          thickness=max(3, sticker_px // 10))
+        if labels or name in doubtful:
+            ink = (0, 0, 0) if 0.299 * r + 0.587 * g + 0.114 * b > 110 else (255, 255, 255)
+            text = name + (f" {facelets[index]}" if labels and facelets is not None else "")
+            if name in doubtful:
+                text += " ?"
+            scale = sticker_px / 110
+            cv2.putText(image, text, (x + 4, y + sticker_px // 2 + 4), cv2.FONT_HERSHEY_SIMPLEX, scale, ink,
+                        1, cv2.LINE_AA)
+    return image
+
+
+def net_for(source, **options) -> np.ndarray:
+    """draw_net for a DecodeResult, a scan result (.decoded / .readings / .error), a facelet string, or None
+    (then `options` are draw_net's arguments)."""
+    if source is None:
+        return draw_net(**options)
+    decoded = getattr(source, "decoded", source)
+    if isinstance(source, str):
+        return draw_net(source, **options)
+    if decoded is not None and hasattr(decoded, "facelets"):
+        doubtful = options.pop("doubtful", ())
+        return draw_net(decoded.facelets, colours=decoded.centres_rgb, doubtful=doubtful, **options)
+    readings = getattr(source, "readings", None)
+    rgb = getattr(readings, "rgb", readings)
+    error = getattr(source, "error", None)
+    doubtful = options.pop("doubtful", ()) or getattr(error, "stickers", ())
+    return draw_net(rgb=rgb, doubtful=doubtful, **options)
+
+
+def save_net(source, path, **options) -> Path:
+    """Write net_for(source) as a PNG (creating the folder).  Raises OSError if it cannot be written."""
+    import cv2
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(str(path), net_for(source, **options)):
+        raise OSError(f"could not write the net picture {path} (is the name a .png?)")
+    return path

@@ -1,0 +1,423 @@
+"""The scan: present each view, grab frames, read the 24 stickers, decode.
+
+The scan sequence is data (config.yaml `scan.views`): each view lists the
+robot actions that present it (same op format as plans: {"op": "grip",
+"pair": "RL"} / {"op": "turn", "arms": {"R": 90, "L": -90}}) and the facelets
+the camera sees in that view's regions, named in the robot frame *at that
+moment*.  The result is in the robot frame at the END of the sequence (after
+`scan.finish` actions too): that is the state the solver starts from.  Each
+view's facelets are carried forward through the later actions with the cube
+model's facelet permutations (robot.cube), never with a table of our own.
+
+Pipeline (each step usable alone, so tests and the bench can enter anywhere):
+    capture_views(camera, sequence, presenter)  -> {view: frame}      (camera waits)
+    read_stickers(frames, sequence, regions)    -> StickerReadings    (24 samples, final frame)
+    scan(...)                                   -> ScanResult         (+ decode, drift, pictures)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import cube
+from ..plan import Grip, Turn, action_from_json
+
+
+class ScanConfigError(ValueError):
+    """A scan sequence that cannot work (names the view and the facelets)."""
+
+
+# ---------------------------------------------------------------------------
+# The sequence.
+
+
+@dataclass(frozen=True)
+class ScanView:
+    name: str
+    actions: tuple  # Grip / Turn done before this view's frame is taken
+    facelets: tuple  # facelet names (robot frame at this moment), one per region
+
+    @property
+    def moves(self) -> list[str]:
+        return [m for a in self.actions if isinstance(a, Turn) for m in a.moves()]
+
+
+@dataclass(frozen=True)
+class ScanSequence:
+    views: tuple
+    finish: tuple = ()  # actions after the last view (e.g. to hand the cube to a pair)
+
+    @classmethod
+    def from_config(cls, config) -> "ScanSequence":
+        scan_cfg = config["scan"]
+        sequence = cls.from_data(scan_cfg["views"], scan_cfg.get("finish", []))
+        sequence.check_robot(config)
+        return sequence
+
+    @classmethod
+    def from_data(cls, views, finish=()) -> "ScanSequence":
+        """Build and validate from plain data (a list of {name, actions, facelets})."""
+        built = []
+        for number, view in enumerate(views, start=1):
+            name = str(view.get("name") or f"view{number}")
+            try:
+                actions = tuple(action_from_json(a) for a in view.get("actions", []))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ScanConfigError(f"scan view {name!r}: bad action ({exc}); use {{op: grip, pair: RL}} "
+                                      "or {op: turn, arms: {R: 90, L: -90}}") from None
+            facelets = tuple(str(f) for f in view.get("facelets", []))
+            bad = [f for f in facelets if not _is_facelet_name(f)]
+            if bad:
+                raise ScanConfigError(f"scan view {name!r}: {', '.join(bad)} not facelet names (use U1..B4)")
+            built.append(ScanView(name, actions, facelets))
+        try:
+            finish_actions = tuple(action_from_json(a) for a in finish)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ScanConfigError(f"scan.finish: bad action ({exc})") from None
+        names = [v.name for v in built]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ScanConfigError(f"scan views must have distinct names; repeated: {', '.join(dupes)}")
+        sequence = cls(tuple(built), finish_actions)
+        missing = sequence.unseen_facelets()
+        if missing:
+            raise ScanConfigError(
+                f"the scan sequence never sees {len(missing)} facelet(s) (named in the robot frame at the end "
+                f"of the scan): {' '.join(missing)}; add a view that shows them"
+            )
+        return sequence
+
+    def check_robot(self, config) -> None:
+        """Every action is legal for the configured robot (arm pairs, angles)."""
+        from ..plan import RobotProfile, replay
+
+        profile = RobotProfile.from_config(config)
+        actions = list(self.all_actions())
+        try:
+            replay(cube.SOLVED, actions, profile)
+        except ValueError as exc:
+            # replay names the action index; say which view it belongs to.
+            index = int(str(exc).split(":")[0].split()[-1]) if str(exc).startswith("action ") else None
+            where = self.view_of_action(index) if index is not None else "?"
+            raise ScanConfigError(f"scan sequence, {where}: {exc}") from None
+
+    def all_actions(self):
+        for view in self.views:
+            yield from view.actions
+        yield from self.finish
+
+    def view_of_action(self, index: int) -> str:
+        for view in self.views:
+            if index < len(view.actions):
+                return f"view {view.name!r}"
+            index -= len(view.actions)
+        return "scan.finish"
+
+    @property
+    def final_grip(self) -> str | None:
+        """The pair holding the cube when the scan ends (None if no grip is given)."""
+        grips = [a.pair for a in self.all_actions() if isinstance(a, Grip)]
+        return grips[-1] if grips else None
+
+    def moves_after(self, view_index: int) -> list[str]:
+        """Face moves done after view `view_index`'s frame, up to the end of the scan."""
+        moves = []
+        for view in self.views[view_index + 1:]:
+            moves += view.moves
+        moves += [m for a in self.finish if isinstance(a, Turn) for m in a.moves()]
+        return moves
+
+    def moves_before(self, view_index: int) -> list[str]:
+        """Face moves done from the start up to view `view_index`'s frame."""
+        return [m for view in self.views[:view_index + 1] for m in view.moves]
+
+    @property
+    def moves(self) -> list[str]:
+        return self.moves_before(len(self.views) - 1) + self.moves_after(len(self.views) - 1)
+
+    def final_positions(self, view_index: int) -> list[int]:
+        """Where each facelet seen in a view ends up (facelet index in the final frame)."""
+        tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))  # 24 distinct symbols
+        moved = cube.apply_moves(tags, self.moves_after(view_index))
+        where = {symbol: position for position, symbol in enumerate(moved)}
+        return [where[tags[cube.facelet_index(name)]] for name in self.views[view_index].facelets]
+
+    def mapping(self) -> list[tuple[int, int, int]]:
+        """(view index, region index, final facelet index) for every region of every view."""
+        return [
+            (v, r, final)
+            for v in range(len(self.views))
+            for r, final in enumerate(self.final_positions(v))
+        ]
+
+    def unseen_facelets(self) -> list[str]:
+        seen = {final for _, _, final in self.mapping()}
+        return [cube.facelet_name(i) for i in range(cube.FACELET_COUNT) if i not in seen]
+
+    def states_at_views(self, start_facelets: str) -> list[str]:
+        """The facelet string in the robot frame at each view (for the renderer)."""
+        return [cube.apply_moves(start_facelets, self.moves_before(v)) for v in range(len(self.views))]
+
+    def final_state(self, start_facelets: str) -> str:
+        return cube.apply_moves(start_facelets, self.moves)
+
+
+def _is_facelet_name(name: str) -> bool:
+    return len(name) == 2 and name[0] in cube.FACES and name[1] in "1234"
+
+
+def sequence_problem(views, finish=()) -> str | None:
+    """The config check: None if the sequence is usable, else the problem text."""
+    try:
+        ScanSequence.from_data(views, finish)
+    except ScanConfigError as exc:
+        return str(exc)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Presenting views.
+
+
+class NoMotion:
+    """For recorded or rendered frames: the views are already in the images."""
+
+    def present(self, view: ScanView) -> None:
+        return None
+
+
+class ManualPresenter:
+    """No robot link: ask the person to do the view's actions by hand."""
+
+    def __init__(self, ask=input, say=print):
+        self.ask, self.say = ask, say
+
+    def present(self, view: ScanView) -> None:
+        turns = [a.notation() for a in view.actions if isinstance(a, Turn)]
+        grips = [a.pair for a in view.actions if isinstance(a, Grip)]
+        steps = []
+        if grips:
+            steps.append(f"grip with pair {grips[-1]}")
+        if turns:
+            steps.append("turn " + " then ".join(turns))
+        todo = "; ".join(steps) if steps else "nothing to move"
+        self.ask(f"View {view.name!r}: {todo}. Press Enter when the cube is in place. ")
+
+
+# ---------------------------------------------------------------------------
+# Reading.
+
+
+@dataclass
+class StickerReadings:
+    """The 24 sticker samples in facelet order of the final robot frame."""
+
+    samples: list  # StickerSample per facelet index
+    source: list  # (view name, region index) per facelet index
+
+    @property
+    def rgb(self) -> np.ndarray:
+        return np.array([s.rgb for s in self.samples])
+
+    @property
+    def lab(self) -> np.ndarray:
+        return np.array([s.lab for s in self.samples])
+
+    @property
+    def spread(self) -> np.ndarray:
+        return np.array([s.spread for s in self.samples])
+
+
+def capture_views(camera, sequence: ScanSequence, presenter=None) -> dict:
+    """Present each view (robot actions) and take its frame."""
+    presenter = presenter or NoMotion()
+    frames = {}
+    for view in sequence.views:
+        presenter.present(view)
+        frames[view.name] = camera.capture(view.name)
+    return frames
+
+
+def read_stickers(frames: dict, sequence: ScanSequence, regions, sampling=None) -> StickerReadings:
+    """Sample every region of every view and put the samples in final-frame facelet order.
+
+    A facelet seen in more than one view keeps the most uniform reading.
+    """
+    from .regions import SamplingSettings, sample_sticker
+
+    sampling = sampling or SamplingSettings()
+    regions.check(sequence)
+    best: dict[int, tuple] = {}
+    for v, view in enumerate(sequence.views):
+        if view.name not in frames:
+            raise ScanConfigError(f"no frame for scan view {view.name!r}")
+        frame = frames[view.name]
+        regions.check_frame(view.name, frame)
+        quads = regions.quads(view.name)
+        for r, final in enumerate(sequence.final_positions(v)):
+            sample = sample_sticker(frame, quads[r], sampling)
+            if final not in best or sample.spread < best[final][0].spread:
+                best[final] = (sample, (view.name, r))
+    return StickerReadings(
+        [best[i][0] for i in range(cube.FACELET_COUNT)], [best[i][1] for i in range(cube.FACELET_COUNT)]
+    )
+
+
+# ---------------------------------------------------------------------------
+# The whole scan.
+
+
+@dataclass
+class ScanResult:
+    readings: StickerReadings
+    frames: dict
+    decoded: object | None  # DecodeResult, or None when decoding failed
+    error: Exception | None = None  # the VisionError when decoding failed
+    warnings: list = field(default_factory=list)
+    read_ms: float = 0.0  # frames -> facelets, excluding camera waits
+    images: list = field(default_factory=list)  # saved picture paths
+
+    @property
+    def facelets(self) -> str:
+        if self.decoded is None:
+            raise self.error
+        return self.decoded.facelets
+
+
+def drift_warnings(readings: StickerReadings, decoded, calibration, threshold: float) -> list[str]:
+    """Warn when this scan's colours sit far from the calibration (robot.vision.decode.colour_drift).
+
+    The decoder re-estimates centres from each scan, so drift does not break a
+    scan by itself; but a large drift means the light or camera changed, and
+    the margin between colours shrinks.
+    """
+    if calibration is None:
+        return []
+    from .decode import VisionError, colour_drift
+
+    try:
+        drift = colour_drift(decoded if decoded is not None else readings.rgb, calibration)
+    except VisionError:
+        return []
+    if drift.max_delta_e <= threshold:
+        return []
+    return [
+        f"sticker colours have drifted from the calibration of {calibration.created or 'unknown date'}: "
+        f"{drift.worst} moved {drift.max_delta_e:.1f} Delta-E (warning above {threshold:g}). The light or "
+        "camera settings changed: re-run 'cube-robot calibrate colors'."
+    ]
+
+
+def project_path(value) -> Path:
+    """A path from config: absolute, or relative to the project root."""
+    from ..config import PROJECT_ROOT
+
+    path = Path(value)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+class Scanner:
+    """Everything a scan needs, from the loaded config.
+
+        scanner = Scanner(config, camera=open_camera(config), presenter=robot_presenter)
+        result = scanner.scan()          # ScanResult; result.facelets raises the VisionError if refused
+
+    presenter: an object with present(view) that makes the robot do the view's
+    actions (default: NoMotion, for file cameras).  calibration: a
+    Calibration, None, or "auto" (load scan.colors_file if it exists).
+    """
+
+    def __init__(self, config, camera=None, presenter=None, calibration="auto", regions=None):
+        from .colour import Calibration
+        from .regions import Regions, SamplingSettings
+
+        self.config = config
+        self.camera = camera
+        self.presenter = presenter
+        self.sequence = ScanSequence.from_config(config)
+        self.regions = regions if regions is not None else Regions.load(project_path(config["scan"]["regions_file"]))
+        self.regions.check(self.sequence)
+        if calibration == "auto":
+            path = project_path(config["scan"]["colors_file"])
+            calibration = Calibration.load(path) if path.exists() else None
+        self.calibration = calibration
+        self.sampling = SamplingSettings.from_config(config)
+
+    def scan(self) -> "ScanResult":
+        if self.camera is None:
+            from .camera import open_camera
+
+            self.camera = open_camera(self.config)
+        with self.camera:
+            frames = capture_views(self.camera, self.sequence, self.presenter)
+        return self.read(frames)
+
+    def read(self, frames, save: bool | None = None) -> "ScanResult":
+        scan_cfg = self.config["scan"]
+        save = scan_cfg["save_images"] if save is None else save
+        return read_frames(
+            frames, self.sequence, self.regions, self.calibration, self.sampling, config=self.config,
+            drift_threshold=scan_cfg["drift_warn_delta_e"],
+            save_dir=project_path(scan_cfg["images_dir"]) if save else None,
+        )
+
+
+def scan(camera, sequence: ScanSequence, regions, calibration=None, presenter=None, sampling=None,
+         config=None, drift_threshold: float = 15.0, save_dir=None) -> ScanResult:
+    """Capture, read and decode one cube.  Never raises on a bad read: see ScanResult.error."""
+    frames = capture_views(camera, sequence, presenter)
+    return read_frames(frames, sequence, regions, calibration, sampling, config, drift_threshold, save_dir)
+
+
+def read_frames(frames, sequence, regions, calibration=None, sampling=None, config=None,
+                drift_threshold: float = 15.0, save_dir=None) -> ScanResult:
+    """Frames -> ScanResult (what `scan` does after the camera).  read_ms excludes saving pictures."""
+    from .decode import VisionError, decode
+
+    start = time.perf_counter()
+    readings = read_stickers(frames, sequence, regions, sampling)
+    decoded, error = None, None
+    try:
+        decoded = decode(readings.rgb, calibration, config)
+    except VisionError as exc:
+        error = exc
+    read_ms = (time.perf_counter() - start) * 1000.0
+    result = ScanResult(readings, frames, decoded, error, read_ms=read_ms)
+    result.warnings += drift_warnings(readings, decoded, calibration, drift_threshold)
+    if save_dir is not None:
+        result.images = save_pictures(result, sequence, regions, save_dir)
+    return result
+
+
+def save_pictures(result: ScanResult, sequence: ScanSequence, regions, folder) -> list[Path]:
+    """Annotated frames (regions, facelet names, read colour) and the decoded net, in a timestamped folder."""
+    import cv2
+
+    from .regions import draw_regions
+
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    folder = Path(folder) / stamp
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for v, view in enumerate(sequence.views):
+        finals = sequence.final_positions(v)
+        labels, swatches = [], []
+        for r, final in enumerate(finals):
+            letter = result.decoded.facelets[final] if result.decoded is not None else "?"
+            labels.append(f"{view.facelets[r]}>{cube.facelet_name(final)}:{letter}")
+            sample = result.readings.samples[final]
+            swatches.append(tuple(int(c) for c in sample.rgb[::-1]))
+        image = draw_regions(result.frames[view.name], regions.quads(view.name), labels, swatches)
+        path = folder / f"{v + 1:02d}-{view.name}.png"
+        cv2.imwrite(str(path), image)
+        paths.append(path)
+    # The net (robot.vision.net): decoded colours, or the raw readings with the doubtful stickers marked.
+    from .net import save_net
+
+    paths.append(save_net(result, folder / "net.png"))
+    return paths

@@ -1,0 +1,106 @@
+"""`cube-robot run`: whole simulated solves, with the real firmware in simavr.
+
+The virtual cube is moved only by step and servo pulses decoded from the
+emulator's pin log, so a run that ends solved proves scan -> decode -> solve
+-> stream -> firmware -> motors all worked.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from robot import config as config_module
+from robot import cube
+from robot.app import run_simulated
+from robot.cli import build_parser
+from robot.sim import emulator
+from robot.vision.scan import ScanSequence
+
+pytestmark = pytest.mark.skipif(not emulator.available()[0], reason=f"emulator: {emulator.available()[1]}")
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    # Keep pictures and the solve log out of the project folder.
+    tmp = tmp_path_factory.mktemp("app")
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp / 'data'}")
+    path = tmp / "config.yaml"
+    path.write_text(text)
+    return config_module.load(path)
+
+
+def _run(config, *flags):
+    args = build_parser().parse_args(["run", "--sim", "--firmware", "emulator", *flags])
+    messages = []
+    report = run_simulated(config, args, messages.append)
+    return report, messages
+
+
+def _expected_quarters(config, report):
+    """Quarter turns the arms must make: scan twice (read + verify) and the plan, each exactly once."""
+    scan_moves = ScanSequence.from_config(config).moves
+    plan_moves = report["plan"]["moves"].replace("+", " ").split()
+    quarters = {"": 1, "2": 2, "'": 1}
+    return sum(quarters[m[1:]] for m in scan_moves) * 2 + sum(quarters[m[1:]] for m in plan_moves)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(20))
+def test_random_scramble_ends_solved(config, seed):
+    report, _ = _run(config, "--seed", str(seed))
+    assert report["errors"] == []
+    assert report["firmware"].startswith("real firmware")
+    assert report["solved"] is True and report["verified_solved"] is True
+    assert cube.parse_facelets(report["final_state"]).cubie.is_solved()
+    # The measured machine time (firmware `done` durations) is close to the prediction.
+    assert abs(report["measured_machine_ms"] - report["predicted_machine_ms"]) <= 0.05 * report["predicted_machine_ms"] + 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 120))
+def test_faults_and_a_disconnect_still_solve_exactly_once(config, seed):
+    report, messages = _run(config, "--seed", str(seed), "--fault-rate", "0.01", "--disconnect-at", "4")
+    assert report["solved"] is True, report["errors"]
+    assert any("recovered: DisconnectedError" in e for e in report["errors"])
+    assert report["turned_quarters"] == _expected_quarters(config, report)
+
+
+def test_estop_stops_safely_and_names_the_state(config):
+    report, _ = _run(config, "--seed", "7", "--estop-at", "3")
+    assert report["solved"] is False
+    assert any("ESTOP_INPUT" in e for e in report["errors"])
+    state = report["cube_state_after_stop"]
+    assert "after plan action 2 of" in state
+    cube.parse_facelets(state.split()[0])  # a legal cube, the one the robot holds
+
+
+def test_doubtful_scan_is_retried(config):
+    report, messages = _run(config, "--seed", "8", "--bad-scan", "dark", "--no-verify")
+    assert report["solved"] is True
+    assert report["scan_attempts"] >= 2
+    assert any("scan attempt 1" in e for e in report["errors"])
+
+
+def test_scramble_flag_and_readme_command_shape(config, tmp_path):
+    report, _ = _run(config, "--scramble", "R U2 F' L", "--no-verify")
+    assert report["solved"] is True and report["scramble"] == "R U2 F' L"
+    scrambled = cube.SOLVED.apply("R U2 F' L")
+    assert report["true_state"] == scrambled.to_facelets()
+
+
+def test_cli_run_json_and_history(config):
+    result = subprocess.run([sys.executable, "-m", "robot", "run", "--sim", "--seed", "9", "--json",
+                             "--config", str(config.path)], capture_output=True, text=True, timeout=300,
+                            cwd=config_module.PROJECT_ROOT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["solved"] is True and report["facelets"] and report["plan"]["plan"][0]["op"] == "grip"
+    for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms"):
+        assert isinstance(report[key], (int, float))
+    history = subprocess.run([sys.executable, "-m", "robot", "history", "--config", str(config.path)],
+                             capture_output=True, text=True, timeout=60, cwd=config_module.PROJECT_ROOT)
+    assert history.returncode == 0 and "solved" in history.stdout

@@ -1,0 +1,48 @@
+"""`cube-robot doctor` and `cube-robot link` against the mock firmware."""
+
+import json
+
+from robot import cli, doctor
+from robot.sim.mock_firmware import MockFirmware
+
+
+def _fast_config(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("link:\n  handshake_timeout_ms: 300\n  ack_timeout_ms: 50\n  silence_timeout_ms: 300\n")
+    return str(path)
+
+
+def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
+    with MockFirmware("tcp") as mock:
+        code = cli.main(["doctor", "--port", mock.url, "--config", _fast_config(tmp_path)])
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if mock.url in l)
+    assert " ok " in line and "cube-robot-fw mock, protocol 1" in line
+    assert code == 0
+
+
+def test_doctor_fails_clearly_when_port_has_no_firmware(tmp_path, capsys):
+    code = cli.main(["doctor", "--port", "/dev/does-not-exist", "--config", _fast_config(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "cannot open serial port '/dev/does-not-exist'" in out
+    assert "answers on no port" in out
+
+
+def test_doctor_table_lists_every_check_row():
+    rows = [("serial", doctor.Result("/dev/x", doctor.OK, "fine")), ("camera", doctor.Result("0", doctor.FAIL, "gone"))]
+    table = doctor.format_table(rows).splitlines()
+    assert table[0].split() == ["check", "item", "status", "detail"]
+    assert "camera" in table[3] and "gone" in table[3]
+
+
+def test_link_run_streams_a_solver_plan(tmp_path, capsys):
+    plan = {"plan": [{"op": "grip", "pair": "RL"}, {"op": "turn", "arms": {"R": 90}},
+                     {"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 180, "B": -90}}]}
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan))
+    with MockFirmware("tcp", time_scale=0.02) as mock:
+        code = cli.main(["link", "run", str(plan_file), "--port", mock.url, "--config", _fast_config(tmp_path)])
+    assert code == 0
+    assert [c.strip() for _, c in mock.executed] == ["GRIP RL", "TURN R90", "GRIP FB", "TURN F180 B-90"]
+    assert "R " in capsys.readouterr().out

@@ -1,0 +1,287 @@
+"""The link driver against the mock firmware (fast; real pyserial over ptys and sockets)."""
+
+import threading
+import time
+
+import pytest
+
+from robot.link import ports
+from robot.link import protocol as P
+from robot.link.driver import Link, LinkSettings
+from robot.link.errors import (
+    AlarmError,
+    CommandRejectedError,
+    CubeStateUncertainError,
+    DisconnectedError,
+    NoAnswerError,
+    SilentBoardError,
+    WrongBaudError,
+    WrongFirmwareError,
+)
+from robot.plan import Grip, Turn
+from robot.sim.fault_proxy import TO_DEVICE, TO_HOST, FaultProxy
+from robot.sim.mock_firmware import DEFAULT_MOTION, ForeignDevice, MockFirmware
+
+FAST = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=3.0, max_resends=20)
+SCALE = 0.02  # mock robot runs 50x faster than real time
+
+# 20 actions covering regrips, single and double turns, all angles.
+PLAN = [Grip("RL"), Turn({"R": 90}), Turn({"L": 180, "R": -90}), Grip("FB"), Turn({"F": -90}),
+        Turn({"B": 90, "F": 90}), Grip("RL"), Turn({"L": -90}), Turn({"R": 180}), Grip("FB"),
+        Turn({"B": 180}), Turn({"F": 90}), Grip("RL"), Turn({"R": 90, "L": 90}), Turn({"L": 90}),
+        Grip("FB"), Turn({"F": 180, "B": -90}), Turn({"B": -90}), Grip("RL"), Turn({"R": -90})]
+COMMANDS = [P.action_command(a) for a in PLAN]
+
+
+def connect(url, settings=FAST):
+    link = Link(ports.open_port(url, settings.baud), settings, motion=DEFAULT_MOTION, url=url)
+    link.handshake()
+    link.configure()
+    return link
+
+
+def executed_commands(mock):
+    return [command.strip() for _, command in mock.executed]
+
+
+@pytest.fixture(params=["pty", "tcp"])
+def mock(request):
+    with MockFirmware(request.param, time_scale=SCALE) as device:
+        yield device
+
+
+def test_handshake_reports_identity(mock):
+    with connect(mock.url) as link:
+        assert link.identity.firmware == P.FIRMWARE_NAME
+        assert (link.identity.queue_depth, link.identity.rx_bytes) == (16, 64)
+    assert mock.motion == DEFAULT_MOTION  # MOTION and SERVO were accepted
+
+
+def test_plan_streams_in_order_with_durations(mock):
+    seen = []
+    with connect(mock.url) as link:
+        result = link.run(PLAN, progress=lambda p: seen.append(p.completed))
+    assert executed_commands(mock) == COMMANDS
+    assert result.durations_ms[:4] == [190, 80, 120, 190]
+    assert seen[-1] == len(PLAN) and seen == sorted(seen)
+
+
+def test_lost_acknowledgements_are_resent_and_executed_once():
+    lost = {5, 6, 9}
+
+    def drop(reply):  # lose the first `ok` of these seqs
+        if isinstance(reply, P.Ok) and reply.seq in lost and not reply.dup:
+            lost.discard(reply.seq)
+            return True
+        return False
+
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        mock.drop_reply = drop
+        link.run(PLAN)  # a later `ok` or `done` covers a lost one
+    assert not lost
+    assert executed_commands(mock) == COMMANDS
+
+
+def test_lost_acknowledgement_times_out_and_resend_is_not_executed_twice():
+    lost = []
+
+    def drop_first_ok(reply):
+        if isinstance(reply, P.Ok) and not lost:
+            lost.append(reply.seq)
+            return True
+        return False
+
+    with MockFirmware("pty", time_scale=1.0) as mock, connect(mock.url) as link:
+        mock.drop_reply = drop_first_ok
+        link.run(["DWELL 400"])  # nothing else answers for 0.4 s: only a timeout recovers
+        assert link.stats["timeouts"] >= 1 and link.stats["dup_acks"] >= 1
+    assert lost and executed_commands(mock) == ["DWELL 400"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_plan_through_one_percent_faults_executes_each_action_once(seed):
+    with MockFirmware("tcp", time_scale=SCALE) as mock, FaultProxy(mock.url, rate=0.01, seed=seed) as proxy:
+        link = connect(proxy.url)
+        try:
+            link.run(PLAN)
+        except AlarmError as exc:
+            # The proxy is honest: a corrupted byte may become the real-time `!`.  Then the
+            # firmware stops, and the error must say exactly what was done.
+            assert proxy.created(P.RT_ESTOP, TO_DEVICE), f"alarm without a '!' from the proxy: {exc}"
+            assert exc.progress.completed == len(mock.executed)
+            assert executed_commands(mock) == COMMANDS[: exc.progress.completed]
+        else:
+            assert executed_commands(mock) == COMMANDS
+        finally:
+            link.close()
+        assert proxy.faults, "the proxy injected no fault: the test proves nothing"
+        assert len({f.direction for f in proxy.faults}) == 2
+
+
+def test_flow_control_never_exceeds_rx_window_or_queue():
+    dwell = [P.dwell_command(1)] * 40
+    with MockFirmware("pty", time_scale=SCALE, line_delay_s=0.004, queue_depth=6) as mock:
+        with connect(mock.url) as link:
+            link.run(dwell)
+        assert mock.rx_overflow_bytes == 0
+        assert 40 < mock.max_rx_fill <= 64  # the window is used, never exceeded
+        assert mock.max_queued <= 6
+        assert "Err" not in mock.replies_sent
+    assert len(mock.executed) == 40
+
+
+def test_reset_between_actions_resumes_after_last():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        mock.reset_after_seq = link._next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
+        result = link.run(PLAN)
+        assert link.stats["resets"] == 1
+    # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.
+    assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+    assert all(ms is not None for ms in result.durations_ms[5:])
+
+
+def test_reset_during_motion_stops_with_uncertain_state():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        def on_progress(progress):
+            if progress.completed == 3:
+                mock.reset()  # while action 4 (GRIP FB) is moving
+
+        with pytest.raises(CubeStateUncertainError, match="between positions") as info:
+            link.run(PLAN, progress=on_progress)
+    cut_seq, cut_command = mock.interrupted[0]
+    assert info.value.progress.completed == len(mock.executed) == 3
+    assert info.value.progress.interrupted == 3 and cut_command.strip() == COMMANDS[3]
+    assert mock.alarm == P.AlarmCode.RESET_DURING_MOTION
+
+
+def test_alarm_mid_stream_reports_completed_actions():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        def on_progress(progress):
+            if progress.completed == 6:
+                mock.estop_input()
+
+        with pytest.raises(AlarmError, match="ESTOP_INPUT") as info:
+            link.run(PLAN, progress=on_progress)
+        event = link.events.get(timeout=1).message
+    progress = info.value.progress
+    assert progress.completed == len(mock.executed) == 6
+    assert executed_commands(mock) == COMMANDS[:6]
+    assert progress.interrupted == 6 and mock.interrupted[0][1].strip() == COMMANDS[6]
+    assert "Actions 1-6 of 20 completed" in str(info.value)
+    assert isinstance(event, P.Alarm) and event.code == P.AlarmCode.ESTOP_INPUT
+
+
+def test_host_estop_byte_latches_alarm_and_reset_clears_it(mock):
+    with connect(mock.url) as link:
+        link.estop()
+        assert isinstance(link.events.get(timeout=1).message, P.Alarm)
+        assert link.status().alarm == P.AlarmCode.ESTOP_BYTE
+        with pytest.raises(AlarmError):
+            link.request("DWELL 5")
+        link.clear_alarm()
+        assert link.status().state == P.State.IDLE
+
+
+def test_disconnect_then_resume_continues_exactly_once():
+    with MockFirmware("tcp", time_scale=SCALE) as mock, FaultProxy(mock.url, rate=0.0) as proxy:
+        link = connect(proxy.url)
+        proxy.disconnect_after(120, TO_HOST)
+        with pytest.raises(DisconnectedError, match="resume") as info:
+            link.run(PLAN)
+        assert info.value.progress.completed < len(PLAN)
+        result = link.resume()
+        link.close()
+        assert proxy.connections == 2
+    done = executed_commands(mock)
+    resumed_at = info.value.progress.completed
+    # On resume the host takes the cube again with the pair that held (the board may have reset);
+    # apart from that re-grip every action ran once, in order.
+    if done != COMMANDS:
+        k = next(i for i, (a, b) in enumerate(zip(done, COMMANDS)) if a != b)
+        assert k >= resumed_at and done[k].startswith("GRIP")
+        assert done[:k] + done[k + 1:] == COMMANDS
+    assert len(result.durations_ms) == len(PLAN)
+
+
+def test_silent_board_is_detected_within_the_bound():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        went_silent = []
+
+        def on_progress(progress):
+            if progress.completed == 2 and not went_silent:
+                mock.silent = True
+                went_silent.append(time.monotonic())
+
+        with pytest.raises(SilentBoardError, match="not even to '\\?'") as info:
+            link.run(PLAN, progress=on_progress)
+        detected = time.monotonic() - went_silent[0]
+    # Bound: silence_timeout (then `?`) + silence_timeout (no answer); generous slack for a loaded CI.
+    assert detected < 2 * FAST.silence_timeout_s + 1.0
+    assert info.value.progress.completed >= 2
+
+
+def test_rejected_action_stops_the_stream():
+    bad = [Grip("RL"), Turn({"R": 90}), Turn({"F": 90}), Turn({"L": 90})]  # F is not held by RL
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        with pytest.raises(CommandRejectedError, match="NOT_HOLDING") as info:
+            link.run(bad)
+    assert info.value.progress.completed == 2
+    # TURN L90 was already queued when the firmware refused TURN F90: it runs, and the error says so.
+    assert executed_commands(mock) == ["GRIP RL", "TURN R90", "TURN L90"]
+    assert "[4] after it were already queued and ran" in str(info.value)
+
+
+def test_start_button_event_is_kept_apart_from_replies(mock):
+    with connect(mock.url) as link:
+        mock.press_start()
+        assert link.wait_button(timeout_s=2)
+        assert link.request("STATUS")[0].state == P.State.IDLE
+
+
+# -- handshake failures -------------------------------------------------------
+
+
+def _handshake(url):
+    settings = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=0.6)
+    link = Link(ports.open_port(url, 115200), settings, url=url)
+    try:
+        return link.handshake()
+    finally:
+        link.close()
+
+
+def test_no_answer():
+    with ForeignDevice("silent") as device:
+        started = time.monotonic()
+        with pytest.raises(NoAnswerError, match="no answer .*wrong port, board unpowered, or wrong baud"):
+            _handshake(device.url)
+        assert time.monotonic() - started < 2.0
+        assert device.bytes_received > 0  # we did ask
+
+
+def test_wrong_firmware_text():
+    with ForeignDevice("grbl") as device, pytest.raises(WrongFirmwareError, match="wrong firmware.*Grbl"):
+        _handshake(device.url)
+
+
+def test_wrong_protocol_version():
+    with MockFirmware("tcp", proto=2) as mock, pytest.raises(WrongFirmwareError, match="protocol 2"):
+        _handshake(mock.url)
+
+
+def test_wrong_baud_garbage():
+    with ForeignDevice("garbage") as device, pytest.raises(WrongBaudError, match="wrong baud"):
+        _handshake(device.url)
+
+
+def test_probe_names_each_outcome():
+    with MockFirmware("tcp") as mock, ForeignDevice("grbl") as grbl:
+        settings = LinkSettings(handshake_timeout_s=0.6)
+        good, bad = ports.probe(mock.url, settings), ports.probe(grbl.url, settings)
+    assert good.ok and good.kind == "ok" and "cube-robot-fw" in good.answer
+    assert not bad.ok and bad.kind == "wrong firmware"
+
+
+def test_missing_port_is_a_clear_error():
+    with pytest.raises(ports.PortError, match="/dev/does-not-exist"):
+        ports.open_port("/dev/does-not-exist", 115200)
