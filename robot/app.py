@@ -43,6 +43,7 @@ def register(subparsers) -> None:
         epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--sim", action="store_true", help="use the simulated robot even if one is attached")
+    run.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
     run.add_argument("--scramble", metavar="MOVES", help="simulation: scramble the virtual cube with these moves")
     run.add_argument("--seed", type=int, default=None, help="simulation: seed for the random scramble and images")
     run.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
@@ -84,12 +85,15 @@ def run_command(args) -> int:
 
     config = config_module.load(args.config)
     say = (lambda text: print(text, file=sys.stderr)) if args.json else print
-    if not args.sim and not _robot_attached(config):
-        say("No robot found on any serial port: running the simulated robot (use --sim to skip this check).")
+    sim_only = [flag for flag, value in (("--scramble", args.scramble), ("--fault-rate", args.fault_rate),
+                ("--disconnect-at", args.disconnect_at), ("--estop-at", args.estop_at),
+                ("--bad-scan", args.bad_scan), ("--realtime", args.realtime)) if value]
+    if sim_only and not args.sim:
+        args.sim = True  # these only make sense for the virtual robot
+    if not args.sim and not _robot_attached(config, args.port):
+        say("No robot answers on any serial port: running the simulated robot (--sim skips this check).")
         args.sim = True
-    if not args.sim:
-        say("Running on hardware is done through the same pipeline; see docs/running.md.")
-    report = run_simulated(config, args, say)
+    report = run_simulated(config, args, say) if args.sim else run_hardware(config, args, say)
     _append_log(config, report)
     if args.json:
         print(json.dumps(report))
@@ -98,13 +102,16 @@ def run_command(args) -> int:
     return 0 if report["solved"] else 1
 
 
-def _robot_attached(config) -> bool:
-    """True when a configured or detectable port answers as our firmware."""
+def _robot_attached(config, port=None) -> bool:
+    """True when the given, configured or a detectable port answers as our firmware."""
     from .link import ports
     from .link.driver import LinkSettings
 
+    settings = LinkSettings.from_config(config)
     try:
-        ports.find_robot(LinkSettings.from_config(config))
+        if port or settings.port:
+            return ports.probe(port or settings.port, settings).ok
+        ports.find_robot(settings)
         return True
     except Exception:  # no port, or nothing of ours answers: that is the question asked
         return False
@@ -131,14 +138,36 @@ def run_simulated(config, args, say) -> dict:
                            fault_rate=fault_rate, seed=int(rng.integers(1 << 30)))
     report["firmware"] = robot.backend
     say(f"Simulated robot: {robot.backend}.")
+
+    def finish():
+        robot.sync()
+        report["solved"] = report.get("execute_ok", False) and robot.virtual.is_solved()
+        report["final_state"] = robot.virtual.facelets()
+        report["turned_quarters"] = robot.virtual.turned_quarters
+
+    return _run_robot(config, robot, args, say, report, finish)
+
+
+def run_hardware(config, args, say) -> dict:
+    """The real robot: serial link to the board, the configured camera and calibrated regions."""
+    report = {"time": dt.datetime.now().isoformat(timespec="seconds"), "mode": "hardware",
+              "errors": [], "solved": False}
+    robot = HardwareRobot(config, args.port)
+
+    def finish():
+        verified = report.get("verified_solved")
+        report["solved"] = report.get("execute_ok", False) and verified is not False
+
+    return _run_robot(config, robot, args, say, report, finish)
+
+
+def _run_robot(config, robot, args, say, report, finish) -> dict:
+    """Run the pipeline; any failure stops the robot (the link closes) and is reported with advice."""
     try:
         with robot:
-            pipeline = Pipeline(config, robot, say, args)
-            pipeline.run(report)
-            robot.sync()
-            report["solved"] = report.get("execute_ok", False) and robot.virtual.is_solved()
-            report["final_state"] = robot.virtual.facelets()
-            report["turned_quarters"] = robot.virtual.turned_quarters
+            report["firmware"] = robot.backend
+            Pipeline(config, robot, say, args).run(report)
+            finish()
     except RunFailed as exc:
         report["errors"].append(str(exc))
         report["advice"] = exc.advice
@@ -148,6 +177,53 @@ def run_simulated(config, args, say) -> dict:
         report["errors"].append(f"{type(exc).__name__}: {exc}")
         report["advice"] = _advice_for(exc)
     return report
+
+
+class HardwareRobot:
+    """A robot on a serial port; a person presses its start button (or Enter here)."""
+
+    calibration = "auto"  # the scan uses calibration/colors.yaml when it exists
+
+    def __init__(self, config, port=None):
+        self.config, self.port = config, port
+        self.link = self.camera = self.presenter = None
+        self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
+        self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
+
+    def start(self) -> "HardwareRobot":
+        from .link.driver import Link
+        from .sim.robot_sim import LinkPresenter
+        from .vision.camera import open_camera
+
+        self.link = Link.open(self.config, port=self.port)
+        identity = self.link.identity
+        self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
+        self.camera = open_camera(self.config)
+        self.presenter = LinkPresenter(self.link)
+        return self
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def wait_start(self, timeout_s: float) -> bool:
+        """The robot's start button, or Enter in the terminal."""
+        import threading
+
+        entered = threading.Event()
+        if sys.stdin is not None and sys.stdin.isatty():
+            threading.Thread(target=lambda: (sys.stdin.readline(), entered.set()), daemon=True).start()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if entered.is_set() or self.link.wait_button(timeout_s=0.2):
+                return True
+        return False
 
 
 def _advice_for(exc) -> str:
@@ -175,10 +251,9 @@ class Pipeline:
         from .vision.scan import ScanSequence
 
         robot, say = self.robot, self.say
-        say("Waiting for the start button...")
-        robot.press_start()
-        if not robot.link.wait_button(timeout_s=self.config["run"]["start_timeout_s"]):
-            raise RunFailed("the start button was not pressed", "press start on the robot (or Enter)")
+        say("Waiting for the start button (on the robot, or Enter here)...")
+        if not robot.wait_start(self.config["run"]["start_timeout_s"]):
+            raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         sequence = ScanSequence.from_config(self.config)
 
         scanned, scan = self._scan(report)
@@ -243,7 +318,7 @@ class Pipeline:
 
         attempts = self.config["run"]["scan_attempts"]
         scanner = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
-                          calibration=None, regions=self.robot.regions)
+                          calibration=self.robot.calibration, regions=self.robot.regions)
         t = time.perf_counter()
         bad = self.args.bad_scan
         for attempt in range(1, attempts + 1):
@@ -266,9 +341,12 @@ class Pipeline:
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colors'")
 
     def _set_lighting(self, bad):
+        """Simulation: the picture quality of the next scan (a real camera is left alone)."""
         from .sim import render
 
         camera = self.robot.camera
+        if not hasattr(camera, "lighting"):
+            return
         if bad == "dark":
             camera.lighting = render.Lighting(brightness=0.015, noise_sigma=6.0)
         elif bad == "glare":
@@ -296,7 +374,7 @@ class Pipeline:
 
         self._set_lighting(None)
         result = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
-                         calibration=None, regions=self.robot.regions).scan()
+                         calibration=self.robot.calibration, regions=self.robot.regions).scan()
         if result.decoded is None:
             report["verify"] = f"rescan refused: {result.error}"
             return

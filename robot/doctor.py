@@ -20,6 +20,10 @@ OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 
 CHECKS = [
     ("serial", "robot.link.doctor_checks:check_serial"),
+    ("solver tables", "robot.doctor_checks_app:check_tables"),
+    ("colour calibration", "robot.doctor_checks_app:check_colour_calibration"),
+    ("camera", "robot.doctor_checks_app:check_camera"),
+    ("firmware emulator", "robot.doctor_checks_app:check_emulator"),
 ]
 
 

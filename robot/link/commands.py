@@ -27,7 +27,8 @@ def register(subparsers) -> None:
         ("reset-alarm", "clear a latched alarm (RESET)", run_reset_alarm),
         ("run", "stream a plan (JSON from `cube-robot solve --json`) and print each action's duration", run_plan),
     ):
-        parser = sub.add_parser(name, help=help_text)
+        parser = sub.add_parser(name, help=help_text, description=help_text, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("--port", metavar="PATH", help="serial port or pyserial URL (default: link.port)")
         if name == "run":
             parser.add_argument("plan", help="plan JSON file, or - for stdin (first line)")

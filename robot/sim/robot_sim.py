@@ -65,6 +65,8 @@ class LinkPresenter:
 
 
 class SimulatedRobot:
+    calibration = None  # the decoder learns the rendered colours from each scan
+
     def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None):
         if firmware not in FIRMWARE_CHOICES:
@@ -139,6 +141,11 @@ class SimulatedRobot:
             self.emulator.release("start")
         else:
             self.mock.press_start()
+
+    def wait_start(self, timeout_s: float) -> bool:
+        """Press the virtual start button and wait for the firmware to report it."""
+        self.press_start()
+        return self.link.wait_button(timeout_s=timeout_s)
 
     def press_estop(self) -> None:
         if self.emulator:

@@ -42,11 +42,14 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tables_sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
-    build = tables_sub.add_parser("build", help="build (or rebuild) every table, with a progress bar")
+    table_examples = "examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status"
+    build = tables_sub.add_parser("build", help="build (or rebuild) every table, with a progress bar",
+                                  epilog=table_examples, formatter_class=argparse.RawDescriptionHelpFormatter)
     build.add_argument("--force", action="store_true", help="rebuild even if the tables are up to date")
     add_config_argument(build)
     build.set_defaults(handler=run_tables_build)
-    status = tables_sub.add_parser("status", help="say which tables are present and valid")
+    status = tables_sub.add_parser("status", help="say which tables are present and valid",
+                                   epilog=table_examples, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_argument(status)
     status.set_defaults(handler=run_tables_status)
 

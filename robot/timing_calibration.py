@@ -1,0 +1,226 @@
+"""`cube-robot calibrate timing`: measure the robot's action durations.
+
+Runs a short sequence of grips, quarter and half turns several times, takes the
+durations the firmware reports in its `done` events, and shows the median
+quarter turn, half turn and regrip next to config.yaml's robot.timing.  With
+--save it rewrites just those three numbers in the config file (comments and
+every other line kept), so the solver optimises for the real robot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from .cli import add_config_argument
+from .plan import HALF, Grip, Turn, normalise_angle
+
+TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")
+# `  key: value   # comment` (the comment is optional)
+_VALUE_LINE = re.compile(r"^(?P<head>\s+(?P<key>\w+):\s*)(?P<value>[^\s#]+)(?P<spaces>\s*)(?P<rest>#[^\r\n]*)?(?P<end>\r?\n?)$")
+
+# One repetition: both pairs, every angle, single and double-arm turns.  Each
+# pair's turns cancel out, so the cube ends as it started; it ends holding FB so
+# the next repetition's GRIP RL is a real regrip.
+SEQUENCE = (
+    Grip("RL"),
+    Turn({"R": 90}), Turn({"R": -90}), Turn({"R": 180}), Turn({"R": 180}),
+    Turn({"R": 90, "L": -90}), Turn({"R": -90, "L": 90}),
+    Grip("FB"),
+    Turn({"F": 180}), Turn({"F": 180}), Turn({"F": 90, "B": -90}), Turn({"F": -90, "B": 90}),
+)
+
+
+class TimingCalibrationError(RuntimeError):
+    """The measurement or the config rewrite could not be done."""
+
+
+def kind_of(action) -> str:
+    """Which robot.timing key an action's duration measures."""
+    if isinstance(action, Grip):
+        return "regrip_ms"
+    if any(abs(normalise_angle(a)) == HALF for a in action.arms.values()):
+        return "half_turn_ms"
+    return "quarter_turn_ms"
+
+
+def measure(link, repeats: int = 3) -> dict:
+    """Run SEQUENCE `repeats` times through `link`; {key: [measured ms, ...]} per timing key."""
+    samples = {key: [] for key in TIMING_KEYS}
+    for _ in range(repeats):
+        result = link.run(list(SEQUENCE))
+        for action, ms in zip(SEQUENCE, result.durations_ms):
+            if ms is not None:  # None: that `done` line was lost on the wire
+                samples[kind_of(action)].append(ms)
+    return samples
+
+
+def medians(samples: dict) -> dict:
+    missing = [key for key, values in samples.items() if not values]
+    if missing:
+        raise TimingCalibrationError(f"no `done` durations arrived for {', '.join(missing)}")
+    return {key: round(statistics.median(values)) for key, values in samples.items()}
+
+
+def format_table(measured: dict, samples: dict, current: dict) -> str:
+    rows = [("setting", "measured", "min..max", "samples", "config", "change")]
+    for key in TIMING_KEYS:
+        values = samples[key]
+        rows.append((f"robot.timing.{key}", f"{measured[key]} ms", f"{min(values)}..{max(values)}",
+                     str(len(values)), f"{current[key]} ms", f"{measured[key] - current[key]:+d}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def rewrite_timing(text: str, values: dict, path="config") -> str:
+    """`text` with the three robot.timing values replaced; every other character kept.
+
+    Edits the `key: value` lines of the `timing:` block under the top-level
+    `robot:` section.  A key that is not written there is an error (adding lines
+    would mean guessing the indentation and comments).
+    """
+    lines = text.splitlines(keepends=True)
+    section = timing_indent = None
+    found = {}
+    for i, line in enumerate(lines):
+        content = line.split("#", 1)[0].rstrip()
+        if not content.strip():
+            continue
+        indent = len(content) - len(content.lstrip(" "))
+        if indent == 0:
+            section, timing_indent = content.split(":", 1)[0], None
+            continue
+        if section != "robot":
+            continue
+        if timing_indent is None or indent <= timing_indent:
+            timing_indent = indent if content.strip() == "timing:" else None
+            continue
+        match = _VALUE_LINE.match(line)
+        if match and match["key"] in values:
+            found[match["key"]] = i
+            new = str(int(values[match["key"]]))
+            # Keep the comment in its column when the new number fits.
+            spaces = " " * max(1, len(match["value"]) + len(match["spaces"]) - len(new)) if match["rest"] else ""
+            lines[i] = f"{match['head']}{new}{spaces}{match['rest']}{match['end']}"
+    missing = [key for key in values if key not in found]
+    if missing:
+        raise TimingCalibrationError(
+            f"{path}: no {', '.join('robot.timing.' + k for k in missing)} line to update; "
+            "add the line(s) under robot: timing: and run again"
+        )
+    return "".join(lines)
+
+
+def save_timing(path, values: dict) -> None:
+    """Rewrite the three timing numbers in the config file at `path`, validated, atomically."""
+    from . import config as config_module
+
+    path = Path(path)
+    new_text = rewrite_timing(path.read_text(), values, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(new_text)
+        loaded = config_module.load(tmp)  # raises ConfigError: the original is left untouched
+        got = {key: loaded["robot"]["timing"][key] for key in values}
+        if got != {k: int(v) for k, v in values.items()}:
+            raise TimingCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@contextmanager
+def _robot_link(config, args):
+    """A Link to the robot, the firmware in simavr, or (no AVR toolchain) the mock firmware."""
+    from .link.driver import Link
+
+    if not args.sim:
+        with Link.open(config, port=args.port) as link:
+            yield link, args.port or config["link"]["port"] or "auto-detected port"
+        return
+    from .sim import emulator
+
+    ok, reason = emulator.available()
+    if ok:
+        with emulator.Emulator() as emu, Link.open(config, port=emu.port) as link:
+            yield link, "the real firmware in simavr"
+        return
+    from .sim.mock_firmware import MockFirmware
+
+    print(f"simavr not available ({reason}); using the mock firmware", file=sys.stderr)
+    mock = MockFirmware(transport="pty", motion=config["motion"]).start()
+    try:
+        with Link.open(config, port=mock.url) as link:
+            yield link, "the mock firmware"
+    finally:
+        mock.stop()
+
+
+def register_calibrate(group) -> None:
+    parser = group.add_parser(
+        "timing", help="measure quarter turn, half turn and regrip times (robot.timing)",
+        description=(
+            "Runs a short sequence of grips and turns (the cube may stay in; every turn is undone) "
+            "several times, and shows the median durations reported by the firmware next to "
+            "robot.timing in the config.  --save writes them into the config file, changing only "
+            "those three lines; the solver's robot cost table is rebuilt for them on next use."
+        ),
+        epilog=(
+            "examples:\n"
+            "  cube-robot calibrate timing                      # measure, show, change nothing\n"
+            "  cube-robot calibrate timing --save               # measure and update config.yaml\n"
+            "  cube-robot calibrate timing --port /dev/ttyACM0 --repeats 5\n"
+            "  cube-robot calibrate timing --sim                # firmware in the simulator"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_config_argument(parser)
+    parser.add_argument("--port", metavar="URL", help="serial port or pyserial URL (default: link.port, else auto-detect)")
+    parser.add_argument("--sim", action="store_true",
+                        help="measure the firmware in simavr (or the mock firmware if simavr is not installed)")
+    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="repetitions of the sequence (default 3)")
+    parser.add_argument("--save", action="store_true", help="write the measured values into the config file")
+    parser.set_defaults(handler=run_timing)
+
+
+def run_timing(args) -> int:
+    from . import config as config_module
+    from .link.errors import LinkError
+    from .sim.emulator import EmulatorError
+
+    if args.repeats < 1:
+        print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        config = config_module.load(args.config)
+        current = {key: config["robot"]["timing"][key] for key in TIMING_KEYS}
+        with _robot_link(config, args) as (link, where):
+            print(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
+            samples = measure(link, args.repeats)
+        measured = medians(samples)
+        print(format_table(measured, samples, current))
+        if not args.save:
+            print("\nnot saved (add --save to write these into the config file)")
+            return 0
+        if measured == current:
+            print(f"\n{config.path} already has these values; nothing to change")
+            return 0
+        save_timing(config.path, measured)
+    except (config_module.ConfigError, LinkError, EmulatorError, TimingCalibrationError, OSError) as exc:
+        print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
+        return 1
+    print(f"\nsaved robot.timing in {config.path}; the solver's robot cost table will be rebuilt "
+          "for the new timings on next use (this takes a while once)")
+    return 0

@@ -1,0 +1,83 @@
+"""`cube-robot calibrate timing`: measurement against the mock and the real firmware, and --save."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from robot import config as config_module
+from robot.cli import main
+from robot.link import motion as motion_time
+from robot.link.driver import Link
+from robot.sim import emulator
+from robot.sim.mock_firmware import MockFirmware
+from robot.timing_calibration import TIMING_KEYS, measure, medians, rewrite_timing
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_mock_measurement_equals_modelled_durations():
+    config = config_module.load(ROOT / "config.yaml")
+    motion = config["motion"]
+    # time_scale only speeds the wall clock; `done` reports the modelled ms.
+    mock = MockFirmware(transport="pty", motion=motion, time_scale=0.05).start()
+    try:
+        with Link.open(config, port=mock.url) as link:
+            samples = measure(link, repeats=2)
+    finally:
+        mock.stop()
+    measured = medians(samples)
+    expected = {
+        "quarter_turn_ms": motion_time.turn_ms([90], motion),
+        "half_turn_ms": motion_time.turn_ms([180], motion),
+        "regrip_ms": motion_time.grip_ms(motion),
+    }
+    for key in TIMING_KEYS:
+        assert abs(measured[key] - expected[key]) <= 2, (key, measured[key], expected[key])
+    assert len(samples["regrip_ms"]) == 4 and len(samples["half_turn_ms"]) == 8
+
+
+def test_emulator_measurement_matches_firmware_timing():
+    ok, reason = emulator.available()
+    if not ok:
+        pytest.skip(f"simavr/AVR toolchain not available: {reason}")
+    config = config_module.load(ROOT / "config.yaml")
+    with emulator.Emulator() as emu, Link.open(config, port=emu.port) as link:
+        measured = medians(measure(link, repeats=2))
+    assert abs(measured["quarter_turn_ms"] - 80) <= 5, measured
+    assert abs(measured["half_turn_ms"] - 120) <= 5, measured
+    assert abs(measured["regrip_ms"] - 190) <= 5, measured
+
+
+def test_save_changes_exactly_the_three_timing_lines(tmp_path, capsys):
+    original = (ROOT / "config.yaml").read_text()
+    # Start from values no robot measures, so all three lines must change.
+    text = rewrite_timing(original, {"quarter_turn_ms": 411, "half_turn_ms": 422, "regrip_ms": 433})
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+
+    assert main(["calibrate", "timing", "--sim", "--repeats", "1", "--save", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "rebuilt" in out
+
+    after = path.read_text()
+    before_lines, after_lines = text.splitlines(), after.splitlines()
+    assert len(before_lines) == len(after_lines)
+    changed = [i for i, (a, b) in enumerate(zip(before_lines, after_lines)) if a != b]
+    assert [before_lines[i].split(":")[0].strip() for i in changed] == list(TIMING_KEYS), \
+        "".join(difflib.unified_diff(text.splitlines(True), after.splitlines(True)))
+    for i in changed:  # the comment is kept
+        assert before_lines[i].split("#")[1] == after_lines[i].split("#")[1]
+    timing = config_module.load(path)["robot"]["timing"]
+    assert 60 <= timing["quarter_turn_ms"] < 411 and 60 <= timing["regrip_ms"] < 433, timing
+    assert not [p for p in tmp_path.iterdir() if p.name != "config.yaml"], "temporary file left behind"
+
+
+def test_rewrite_refuses_a_config_without_timing_lines():
+    from robot.timing_calibration import TimingCalibrationError
+
+    with pytest.raises(TimingCalibrationError, match="robot.timing.regrip_ms"):
+        rewrite_timing("robot:\n  timing:\n    quarter_turn_ms: 80\n    half_turn_ms: 120\n",
+                       {"quarter_turn_ms": 1, "half_turn_ms": 2, "regrip_ms": 3})
