@@ -3,6 +3,7 @@
 import json
 
 from robot import cli, doctor
+from robot.link import protocol as P
 from robot.sim.mock_firmware import MockFirmware
 
 
@@ -17,7 +18,7 @@ def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
         code = cli.main(["doctor", "--port", mock.url, "--config", _fast_config(tmp_path)])
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if mock.url in l)
-    assert " ok " in line and "cube-robot-fw mock, protocol 1" in line
+    assert " ok " in line and f"cube-robot-fw mock, protocol {P.PROTOCOL_VERSION}" in line
     assert code == 0
 
 

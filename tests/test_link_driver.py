@@ -265,7 +265,8 @@ def test_wrong_firmware_text():
 
 
 def test_wrong_protocol_version():
-    with MockFirmware("tcp", proto=2) as mock, pytest.raises(WrongFirmwareError, match="protocol 2"):
+    other = P.PROTOCOL_VERSION + 1
+    with MockFirmware("tcp", proto=other) as mock, pytest.raises(WrongFirmwareError, match=f"protocol {other}"):
         _handshake(mock.url)
 
 

@@ -1,5 +1,7 @@
 """Protocol facts: framing, reply round trips, command builders, and agreement with the firmware headers."""
 
+import functools
+import operator
 import re
 from pathlib import Path
 
@@ -13,9 +15,26 @@ from robot.plan import Grip, Turn
 FIRMWARE = Path(__file__).resolve().parents[1] / "firmware" / "cube_robot"
 
 
-def test_frame_appends_xor_checksum_in_upper_hex():
-    assert P.frame("ok 1") == b"ok 1*%02X\n" % (ord("o") ^ ord("k") ^ ord(" ") ^ ord("1"))
-    assert P.frame("N1 HELLO") == b"N1 HELLO*" + b"%02X" % P.checksum(b"N1 HELLO") + b"\n"
+def _crc8_bitwise(data: bytes, poly: int, init: int, xorout: int) -> int:
+    """A plain bitwise CRC-8 (MSB first), independent of protocol.py's table."""
+    crc = init
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = ((crc << 1) ^ poly) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
+    return crc ^ xorout
+
+
+def test_checksum_is_crc8_sae_j1850_with_its_catalogue_check_value():
+    assert P.checksum(b"123456789") == P.CRC8_CHECK == 0x4B  # CRC-8/SAE-J1850 in the CRC catalogue
+    assert P.checksum(b"") == 0x00
+    for payload in [b"ok 1", b"N1 HELLO", b"N2147483647 TURN R-90 L180", bytes(range(256))]:
+        assert P.checksum(payload) == _crc8_bitwise(payload, 0x1D, 0xFF, 0xFF)
+
+
+def test_frame_appends_crc8_in_upper_hex():
+    assert P.frame("N1 HELLO") == b"N1 HELLO*%02X\n" % _crc8_bitwise(b"N1 HELLO", 0x1D, 0xFF, 0xFF)
+    assert re.fullmatch(rb"ok 1\*[0-9A-F]{2}\n", P.frame("ok 1"))
 
 
 @pytest.mark.parametrize("payload", ["ok 1", "N2147483647 TURN R-90 L180", "status IDLE q 0 run 0 done 0 acc 0 alarm NONE", ""])
@@ -31,6 +50,49 @@ def test_every_single_byte_corruption_is_detected():
             damaged[i] ^= flip
             with pytest.raises(P.FrameError):
                 P.unframe(bytes(damaged))
+
+
+# Commands the host really sends, at seqs with repeated digits (the pair errors need
+# two identical bytes in one line).
+PAIR_SAMPLE_COMMANDS = ["GRIP RL", "GRIP FB", "TURN R90 L-90", "TURN R-90 L-90", "TURN F180 B180", "TURN L-180",
+                        "DWELL 1000", "DWELL 60000", "MOTION S400 V2500 A62500", "MOTION S6400 V8000 A200000",
+                        "SERVO O1000 C2000 G95", "SERVO O2500 C2500 G2000", "HELLO", "STATUS", "RESET"]
+PAIR_SAMPLE_SEQS = [1, 9, 11, 100, 101, 1000, 1234, 22222, 90909, 123456, 1000000, 2147483647]
+
+
+def _pair_errors(line: bytes) -> set:
+    """Every line made by dropping, or doubling, two identical bytes of `line` (the XOR blind spot)."""
+    out = set()
+    for i in range(len(line)):
+        for j in range(i + 1, len(line)):
+            if line[i] == line[j]:
+                out.add(line[:i] + line[i + 1:j] + line[j + 1:])
+                out.add(line[:i + 1] + line[i:j + 1] + line[j:])
+    out.discard(line)
+    return out
+
+
+def test_pair_drops_and_duplicates_are_caught_where_xor_missed_them():
+    # The two field cases: XOR accepts them, the CRC rejects them.
+    for good, bad in [(b"N7 SERVO O1000 C2000 G95", b"N7 SERVO O10000 C20000 G95"),
+                      (b"N8 TURN R-90 L-90", b"N8 TURN R90 L90")]:
+        framed = P.frame(good.decode())[:-1]
+        assert functools.reduce(operator.xor, bad) == functools.reduce(operator.xor, good)  # XOR passes it
+        with pytest.raises(P.FrameError, match="checksum"):
+            P.unframe(bad + framed[len(good):])
+    # Across the whole sample: every pair error in every line (deduplicated).  XOR misses
+    # all of them by construction; an 8-bit check cannot catch all, but CRC-8/SAE-J1850
+    # misses about 1 in 256 (and the old 0x07-style polynomials with an (x+1) factor
+    # about 1 in 128, because these errors never change parity).
+    total = missed = 0
+    for command in PAIR_SAMPLE_COMMANDS:
+        for seq in PAIR_SAMPLE_SEQS:
+            line = f"N{seq} {command}".encode()
+            for damaged in _pair_errors(line):
+                total += 1
+                missed += P.checksum(damaged) == P.checksum(line)
+    assert total > 3000
+    assert missed / total < 1 / 200, f"{missed} of {total} pair errors undetected"
 
 
 def test_unframe_rejects_unframed_text():
@@ -109,6 +171,8 @@ def _defines(path: Path) -> dict:
         text = match.group(2)
         if re.fullmatch(r"-?\d+L?", text):
             values[match.group(1)] = int(text.rstrip("L"))
+        elif re.fullmatch(r"0x[0-9A-Fa-f]+", text):
+            values[match.group(1)] = int(text, 16)
         elif re.fullmatch(r"'.'", text):
             values[match.group(1)] = text[1]
         elif text.startswith('"'):
@@ -121,6 +185,8 @@ def test_protocol_h_matches_protocol_py():
     assert h["PROTOCOL_VERSION"] == P.PROTOCOL_VERSION
     assert h["MAX_LINE"] == P.MAX_LINE
     assert h["MAX_REPLY"] == P.MAX_REPLY
+    assert (h["CRC8_POLY"], h["CRC8_INIT"], h["CRC8_XOROUT"], h["CRC8_CHECK"]) == (
+        P.CRC8_POLY, P.CRC8_INIT, P.CRC8_XOROUT, P.CRC8_CHECK)
     assert h["RT_ESTOP"].encode() == P.RT_ESTOP
     assert h["RT_STATUS"].encode() == P.RT_STATUS
     errors = {k[4:]: v for k, v in h.items() if k.startswith("ERR_") and k != "ERR_COUNT"}

@@ -52,9 +52,7 @@ static void handle_line(void) {
     return;
   }
   uint8_t payload = length - 3;
-  uint8_t sum = 0;
-  for (uint8_t i = 0; i < payload; i++) sum ^= (uint8_t)line[i];
-  if (sum != (uint8_t)((hi << 4) | lo)) {
+  if (line_crc8(line, payload) != (uint8_t)((hi << 4) | lo)) {
     report_resend(accepted + 1);  // the line cannot be trusted, not even its seq
     return;
   }

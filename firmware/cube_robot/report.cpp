@@ -59,8 +59,7 @@ static void begin(const char *word) {
 }
 
 static void finish(void) {
-  uint8_t sum = 0;
-  for (uint8_t i = 0; i < length; i++) sum ^= (uint8_t)line[i];
+  uint8_t sum = line_crc8(line, length);
   static const char HEX_DIGITS[] = "0123456789ABCDEF";
   line[length++] = '*';
   line[length++] = HEX_DIGITS[sum >> 4];

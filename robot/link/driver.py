@@ -48,6 +48,7 @@ from .errors import (
 
 READ_CHUNK_TIMEOUT_S = 0.02  # how often the reader thread checks its stop flag
 MIN_STATUS_POLL_S = 0.25  # `?` interval while waiting for an identity
+MIN_WAIT_S = 0.001  # shortest wait for the next message
 
 
 @dataclass(frozen=True)
@@ -419,15 +420,17 @@ class Link:
         """
         self._pump()
         now = time.monotonic()
-        waits = [self._last_heard + self.settings.silence_timeout_s - now]
-        if self._status_asked is not None:
-            waits.append(self._status_asked + self.settings.silence_timeout_s - now)
-            waits.append(self._status_sent + self.settings.ack_timeout_s - now)
+        if self._status_asked is None:
+            waits = [self._last_heard + self.settings.silence_timeout_s - now]
+        else:  # already asking: the silence deadline has passed and must not make us spin
+            waits = [self._status_asked + self.settings.silence_timeout_s - now,
+                     self._status_sent + self.settings.ack_timeout_s - now]
         if self._pending:
             waits.append(self._last_answer + self.settings.ack_timeout_s - now)
         if deadline is not None:
             waits.append(deadline - now)
-        message = self._next_message(min(waits))
+        # Never a zero wait: a spinning driver holds the GIL and starves the reader thread.
+        message = self._next_message(max(min(waits), MIN_WAIT_S))
         if message is None:
             self._on_timeout()
             return None

@@ -7,6 +7,7 @@ where the cube-robot firmware answers.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 
 import serial
@@ -18,10 +19,16 @@ from .errors import HandshakeError, LinkError, NoAnswerError, PortError, WrongBa
 def open_port(url: str, baud: int):
     """serial_for_url with errors that name the port (paths, COM names, socket://, loop://)."""
     try:
-        return serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
+        port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
     except (serial.SerialException, OSError, ValueError) as exc:
         present = ", ".join(p.device for p in serial.tools.list_ports.comports()) or "none"
         raise PortError(f"cannot open serial port {url!r}: {exc} (serial ports present: {present})") from exc
+    sock = getattr(port, "_socket", None)
+    if sock is not None:
+        # socket:// (mock firmware, fault proxy): send each byte at once like a UART does.  With
+        # Nagle's algorithm a lone `?` can wait for a delayed ACK and look like a silent board.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return port
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""The wire protocol (docs/protocol.md, version 1): the one Python source of its facts.
+"""The wire protocol (docs/protocol.md, version 2): the one Python source of its facts.
 
-Constants, error and alarm codes, framing (`PAYLOAD*CC\\n`, CC = XOR of the
-payload bytes in upper-case hex), command builders and parsers for every line
+Constants, error and alarm codes, framing (`PAYLOAD*CC\\n`, CC = CRC-8/SAE-J1850
+of the payload bytes in upper-case hex), command builders and parsers for every line
 either side sends.  firmware/cube_robot/protocol.h holds the same numbers for
 the firmware; tests/test_link_protocol.py checks that the two agree.
 
@@ -15,7 +15,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: line check is CRC-8 (was XOR in 1)
 FIRMWARE_NAME = "cube-robot-fw"
 BAUD = 115200
 MAX_LINE = 48  # longest command line, including the newline (both sides reject longer)
@@ -97,11 +97,34 @@ class FrameError(ValueError):
     """A received line that is not `PAYLOAD*CC`, or whose checksum does not match."""
 
 
+# The line check: CRC-8/SAE-J1850 (poly 0x1D, init 0xFF, not reflected, xorout 0xFF).
+# Not XOR: XOR cannot see two identical bytes dropped or doubled (`O1000` -> `O10000`
+# twice in one line); 0x1D has no (x+1) factor, so unlike 0x07/0x2F it does not spend
+# its parity bit on errors that (like these) never change parity. docs/protocol.md, Framing.
+CRC8_POLY = 0x1D
+CRC8_INIT = 0xFF
+CRC8_XOROUT = 0xFF
+CRC8_CHECK = 0x4B  # checksum(b"123456789"), the catalogue check value
+
+
+def _crc8_table() -> tuple[int, ...]:
+    table = []
+    for value in range(256):
+        for _ in range(8):
+            value = ((value << 1) ^ CRC8_POLY) & 0xFF if value & 0x80 else (value << 1) & 0xFF
+        table.append(value)
+    return tuple(table)
+
+
+_CRC8_TABLE = _crc8_table()
+
+
 def checksum(payload: bytes) -> int:
-    value = 0
+    """The `CC` of a line: CRC-8/SAE-J1850 of its payload bytes."""
+    crc = CRC8_INIT
     for byte in payload:
-        value ^= byte
-    return value
+        crc = _CRC8_TABLE[crc ^ byte]
+    return crc ^ CRC8_XOROUT
 
 
 def frame(payload: str) -> bytes:

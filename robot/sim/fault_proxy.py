@@ -115,7 +115,11 @@ class FaultProxy:
     # -- plumbing ----------------------------------------------------------
 
     def _open_device(self):
-        return serial.serial_for_url(self.device_url, baudrate=self.baud, timeout=0.01)
+        from ..link.ports import open_port  # sets TCP_NODELAY on socket:// devices (no Nagle stalls)
+
+        port = open_port(self.device_url, self.baud)
+        port.timeout = 0.01
+        return port
 
     def _close_host(self) -> None:
         with self._lock:
