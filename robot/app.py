@@ -145,7 +145,15 @@ def run_simulated(config, args, say) -> dict:
         report["final_state"] = robot.virtual.facelets()
         report["turned_quarters"] = robot.virtual.turned_quarters
 
-    return _run_robot(config, robot, args, say, report, finish)
+    _run_robot(config, robot, args, say, report, finish)
+    if robot.proxy is not None:
+        from .link.protocol import RT_ESTOP
+        from .sim.fault_proxy import TO_DEVICE
+
+        report["serial_faults"] = len(robot.proxy.faults)
+        # The proxy corrupts honestly: a damaged byte can become the real-time e-stop byte.
+        report["faults_made_estop_byte"] = robot.proxy.created(RT_ESTOP, TO_DEVICE)
+    return report
 
 
 def run_hardware(config, args, say) -> dict:
@@ -256,7 +264,15 @@ class Pipeline:
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         sequence = ScanSequence.from_config(self.config)
 
-        scanned, scan = self._scan(report)
+        from .link.errors import AlarmError
+
+        try:
+            scanned, scan = self._scan(report)
+        except AlarmError as exc:
+            progress_info = exc.progress.describe() if exc.progress else ""
+            raise RunFailed(exc.args[0].splitlines()[0], "release the emergency stop and run again: the cube "
+                            "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
+                            ) from None
         t = time.perf_counter()
         solver = Solver(self.config)
         report["tables_load_ms"] = round((time.perf_counter() - t) * 1000, 1)
@@ -267,7 +283,7 @@ class Pipeline:
         report["predicted_machine_ms"] = plan.cost_ms
         say(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
 
-        from .link.errors import AlarmError, DisconnectedError, LinkError
+        from .link.errors import DisconnectedError, LinkError
         from .progress import ProgressBar
 
         bar = ProgressBar(len(plan.actions), "Solving", enabled=None)

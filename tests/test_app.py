@@ -61,12 +61,29 @@ def test_random_scramble_ends_solved(config, seed):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 120))
-def test_faults_and_a_disconnect_still_solve_exactly_once(config, seed):
-    report, messages = _run(config, "--seed", str(seed), "--fault-rate", "0.01", "--disconnect-at", "4")
-    assert report["solved"] is True, report["errors"]
-    assert any("recovered: DisconnectedError" in e for e in report["errors"])
-    assert report["turned_quarters"] == _expected_quarters(config, report)
+def test_faults_and_a_disconnect_still_solve_exactly_once(config):
+    """20 runs at 1% serial faults with one pulled cable each end solved, each action done once.
+
+    The fault proxy is honest: now and then a corrupted byte becomes the real-time e-stop byte
+    `!`.  The firmware must then stop safely and the report name the cube state; such a run is
+    checked for that and does not count towards the 20 (at most 5 are allowed).
+    """
+    solved, safe_stops = 0, 0
+    for seed in range(100, 125):
+        report, _ = _run(config, "--seed", str(seed), "--fault-rate", "0.01", "--disconnect-at", "4")
+        assert report["serial_faults"] > 0
+        if report["faults_made_estop_byte"] and not report["solved"]:
+            assert any("ESTOP_BYTE" in e for e in report["errors"]), report["errors"]
+            assert "cube_state_after_stop" in report
+            safe_stops += 1
+            continue
+        assert report["solved"] is True, (seed, report["errors"])
+        assert any("recovered: DisconnectedError" in e for e in report["errors"])
+        assert report["turned_quarters"] == _expected_quarters(config, report), seed
+        solved += 1
+        if solved == 20:
+            break
+    assert solved == 20, f"only {solved} solved ({safe_stops} safe stops from a corrupted '!')"
 
 
 def test_estop_stops_safely_and_names_the_state(config):

@@ -143,9 +143,17 @@ class SimulatedRobot:
             self.mock.press_start()
 
     def wait_start(self, timeout_s: float) -> bool:
-        """Press the virtual start button and wait for the firmware to report it."""
-        self.press_start()
-        return self.link.wait_button(timeout_s=timeout_s)
+        """Press the virtual start button until the firmware's report of it arrives.
+
+        The `btn start` line is an unacknowledged event: on a faulty link it can be
+        lost, and then a person presses again; so does the simulation, once a second.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.press_start()
+            if self.link.wait_button(timeout_s=min(1.0, max(deadline - time.monotonic(), 0.0))):
+                return True
+        return False
 
     def press_estop(self) -> None:
         if self.emulator:

@@ -61,12 +61,12 @@ class VirtualRobot:
             raise MechanicalError(
                 f"arm {face} turned while gripper(s) {', '.join(others)} of another pair also held the cube: jammed"
             )
-        quarters = (steps // (self.steps_per_rev // 4)) % 4
-        if quarters:
+        quarters = steps // (self.steps_per_rev // 4)
+        if quarters % 4:
             name = move_name(face, quarters * 90)
             self.state = self.state * cube.MOVES[name]
             self.history.append(name)
-            self.turned_quarters += quarters
+        self.turned_quarters += abs(quarters)  # the physical quarter turns the layer made
 
     def apply_action(self, action) -> None:
         """Carry out a plan action as the firmware would (used with the mock firmware)."""
