@@ -128,9 +128,9 @@ SCHEMA: dict = {
             int, 400, "stepper (micro)steps per arm revolution; a multiple of 4", min=4, max=6400,
             check=lambda v: None if v % 4 == 0 else f"{v} is not a multiple of 4 (a quarter turn must be whole steps)",
         ),
-        "max_speed_steps_per_s": Setting(int, 2500, "top stepper speed", min=100, max=8000),
+        "max_speed_steps_per_s": Setting(int, 2000, "top stepper speed", min=100, max=8000),
         "accel_steps_per_s2": Setting(
-            int, 62500, "stepper acceleration (also the deceleration of an emergency stop)", min=2000, max=200000,
+            int, 66667, "stepper acceleration (also the deceleration of an emergency stop)", min=2000, max=200000,
         ),
         "servo_open_us": Setting(int, 1000, "gripper servo pulse width when open", min=500, max=2500),
         "servo_closed_us": Setting(int, 2000, "gripper servo pulse width when closed", min=500, max=2500),

@@ -14,6 +14,7 @@ import time
 import pytest
 import serial
 
+from robot import config as config_module
 from robot.link import protocol as P
 from robot.sim import emulator, pinlog
 
@@ -23,7 +24,8 @@ pytestmark = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"firmware
 US = pinlog.CYCLES_PER_SECOND // 1_000_000  # cycles per microsecond
 MS = pinlog.CYCLES_PER_SECOND // 1000
 QUARTER = 100  # steps, with the default 400 steps/rev
-DEFAULT_MAX_SPEED, DEFAULT_ACCEL = 2500, 62500
+DEFAULT_MOTION = config_module.defaults()["motion"]
+DEFAULT_MAX_SPEED, DEFAULT_ACCEL = DEFAULT_MOTION["max_speed_steps_per_s"], DEFAULT_MOTION["accel_steps_per_s2"]
 READ_TIMEOUT_S = 10.0
 # `done` durations come from millis(), which counts in 1.024 ms steps and skips
 # a value now and then: a measured duration can be off by 2 ms.  The pin log is exact.
@@ -232,11 +234,11 @@ def test_default_motion_durations(emu, board):
     half = board.done(board.ok("TURN R180"))
     assert abs(grip.ms - 190) <= DONE_MS_TOLERANCE
     assert abs(quarter.ms - 80) <= DONE_MS_TOLERANCE
-    assert abs(half.ms - 120) <= DONE_MS_TOLERANCE
+    assert abs(half.ms - 130) <= DONE_MS_TOLERANCE
     spans = [s for s in pinlog.action_spans([e for e in emu.pin_events() if e.cycle >= t]) if s.kind == "turn"]
     # The pins show first to last step: the whole move less half a step at each end
     # (4 ms each at the start/end speed of the ramp).
-    assert [round(s.ms) for s in spans] == [72, 112]
+    assert [round(s.ms) for s in spans] == [72, 122]
 
 
 def test_servo_pulses_match_commanded_widths(emu, board):
@@ -392,27 +394,28 @@ def test_estop_input_stops_at_once_and_latches(emu, board):
 def test_estop_byte_decelerates_within_bounds(emu, board):
     t = emu.cycle()
     start_long_turns(emu, board)
-    wait_for_steps(emu, t, count=2 * 100)  # both arms at full speed (the ramp is 50 steps)
+    wait_for_steps(emu, t, count=2 * 100)  # both arms at full speed (the ramp is 30 steps)
     sent = emu.cycle()
     board.send_raw(P.RT_ESTOP)
     alarm = board.wait_for(P.Alarm)
     assert alarm.code == P.AlarmCode.ESTOP_BYTE
-    bound_us = 1e6 * DEFAULT_MAX_SPEED / DEFAULT_ACCEL  # 40 ms from full speed
+    bound_us = 1e6 * DEFAULT_MAX_SPEED / DEFAULT_ACCEL  # 30 ms from full speed
     assert 0 < alarm.stop_us <= bound_us + 1000
     events = emu.pin_events()
     r = [c for c, _ in pinlog.step_events(events)["R"] if c > t]
     assert r[-1] > sent and len(r) < LONG_TURN_STEPS, "the turn was cut short after `!`"
     # The firmware times stop_us from the trigger to the end of the move, which
-    # is half a step (4 ms at this accel) after the last pulse: so the trigger
-    # cycle is known, and the steps after it are those of a stop from full
-    # speed at `accel`: v^2 / 2a = 50 steps (+1 already scheduled).
-    end_of_move = r[-1] + 4 * MS
+    # is half a step (sqrt(1/a): 3.9 ms at this accel) after the last pulse: so the
+    # trigger cycle is known, and the steps after it are those of a stop from full
+    # speed at `accel`: v^2 / 2a = 30 steps (+1 already scheduled).
+    end_of_move = r[-1] + round((1 / DEFAULT_ACCEL) ** 0.5 * 1000 * MS)
     trigger = end_of_move - alarm.stop_us * US
     after = [c for c in r if c >= trigger]
-    max_stop_steps = DEFAULT_MAX_SPEED**2 / (2 * DEFAULT_ACCEL)  # 50
+    max_stop_steps = DEFAULT_MAX_SPEED**2 / (2 * DEFAULT_ACCEL)  # 30
     assert max_stop_steps - 2 <= len(after) <= max_stop_steps + 2, f"{len(after)} steps after the trigger"
     intervals_us = [(b - a) / US for a, b in zip(after, after[1:])]
-    assert intervals_us[0] < 420, "the stop starts at full speed (400 us per step)"
+    full_speed_step_us = 1e6 / DEFAULT_MAX_SPEED  # 500 us
+    assert intervals_us[0] < 1.05 * full_speed_step_us, "the stop starts at full speed"
     assert intervals_us[-1] > 2500, "and ends slow (the last step of a ramp is ~2.9 ms)"
     assert pinlog.stop_timing(events, trigger).stop_us <= bound_us, "stopped within max_speed/accel"
     assert_servos_held(events, sent, {"R": 2000, "L": 2000, "F": 1000, "B": 1000})

@@ -62,7 +62,7 @@ def test_plan_streams_in_order_with_durations(mock):
     with connect(mock.url) as link:
         result = link.run(PLAN, progress=lambda p: seen.append(p.completed))
     assert executed_commands(mock) == COMMANDS
-    assert result.durations_ms[:4] == [190, 80, 120, 190]
+    assert result.durations_ms[:4] == [190, 80, 130, 190]
     assert seen[-1] == len(PLAN) and seen == sorted(seen)
 
 

@@ -129,7 +129,7 @@ def test_command_builders():
     assert P.action_command(Grip("FB")) == "GRIP FB"
     assert P.action_command(Turn({"R": 90, "L": -90})) == "TURN R90 L-90"
     assert P.turn_command({"R": 270, "L": -180}) == "TURN R-90 L180"
-    assert P.motion_command(config_module.defaults()["motion"]) == "MOTION S400 V2500 A62500"
+    assert P.motion_command(config_module.defaults()["motion"]) == "MOTION S400 V2000 A66667"
     assert P.servo_command(config_module.defaults()["motion"]) == "SERVO O1000 C2000 G95"
     with pytest.raises(ValueError, match="angle 45"):
         P.turn_command({"R": 45})
@@ -154,9 +154,12 @@ def test_parse_command():
 def test_default_motion_durations_match_robot_timing():
     m = config_module.defaults()["motion"]
     assert round(motion.turn_ms([90], m)) == 80
-    assert round(motion.turn_ms([180, -90], m)) == 120
+    assert round(motion.turn_ms([180, -90], m)) == 130
     assert motion.grip_ms(m) == 190
-    assert round(motion.turn_ms([90], m)) == config_module.defaults()["robot"]["timing"]["quarter_turn_ms"]
+    timing = config_module.defaults()["robot"]["timing"]
+    assert round(motion.turn_ms([90], m)) == timing["quarter_turn_ms"]
+    assert round(motion.turn_ms([180], m)) == timing["half_turn_ms"]
+    assert motion.grip_ms(m) == timing["regrip_ms"]
 
 
 # ---------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //
 // The defaults equal config.yaml's `motion` section; the host sends the real
 // values (MOTION and SERVO commands) at every handshake.  With them a quarter
-// turn (100 steps) takes 80 ms, a half turn 120 ms and a regrip 2 x 95 ms.
+// turn (100 steps) takes 80 ms, a half turn 130 ms and a regrip 2 x 95 ms:
+// config.yaml's robot.timing defaults (v/a + steps/v = 30 ms + 50 or 100 ms).
 #ifndef DEFAULTS_H
 #define DEFAULTS_H
 
@@ -10,8 +11,8 @@
 #define BOARD_NAME "uno"
 
 #define DEFAULT_STEPS_PER_REV 400     // full revolution of an arm, in (micro)steps
-#define DEFAULT_MAX_SPEED 2500        // steps/s
-#define DEFAULT_ACCEL 62500           // steps/s^2 (also the `!` deceleration)
+#define DEFAULT_MAX_SPEED 2000        // steps/s
+#define DEFAULT_ACCEL 66667           // steps/s^2 (also the `!` deceleration)
 #define DEFAULT_SERVO_OPEN_US 1000    // gripper pulse width when open
 #define DEFAULT_SERVO_CLOSED_US 2000  // gripper pulse width when closed
 #define DEFAULT_GRIP_MS 95            // settle time of each GRIP phase

@@ -29,13 +29,11 @@ import threading
 import time
 import tty
 
+from ..config import defaults as config_defaults
 from ..link import motion as motion_time
 from ..link import protocol as P
 
-DEFAULT_MOTION = {
-    "steps_per_rev": 400, "max_speed_steps_per_s": 2500, "accel_steps_per_s2": 62500,
-    "servo_open_us": 1000, "servo_closed_us": 2000, "grip_ms": 95,
-}
+DEFAULT_MOTION = dict(config_defaults()["motion"])  # the same defaults as config.yaml and the firmware
 PAIR_ARMS = {"RL": "RL", "FB": "FB"}
 
 
