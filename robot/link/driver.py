@@ -328,6 +328,10 @@ class Link:
         self._inflight.clear()
 
     def close(self) -> None:
+        self._detach()
+
+    def _detach(self) -> None:
+        """Stop the reader and close the port (best effort: it may already be gone)."""
         self._reader.stop_flag.set()
         try:
             self._port.close()
@@ -747,12 +751,7 @@ class Link:
         stream = self._stream
         if stream is None:
             raise LinkError("nothing to resume: no stream was interrupted")
-        self._reader.stop_flag.set()
-        try:
-            self._port.close()
-        except Exception:
-            pass
-        self._reader.join(timeout=1)
+        self._detach()
         if port is None or isinstance(port, str):
             port = ports.open_port(port or self.url, self.settings.baud)
         self.identity = None
