@@ -71,7 +71,7 @@ def register(subparsers) -> None:
 
 
 def data_dir(config) -> Path:
-    from .vision.scan import project_path
+    from .config import project_path
 
     return project_path(config["run"]["data_dir"])
 
@@ -333,8 +333,8 @@ class Pipeline:
         from .vision.scan import Scanner
 
         attempts = self.config["run"]["scan_attempts"]
-        scanner = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
-                          calibration=self.robot.calibration, regions=self.robot.regions)
+        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
+                                         calibration=self.robot.calibration, regions=self.robot.regions)
         t = time.perf_counter()
         bad = self.args.bad_scan
         for attempt in range(1, attempts + 1):
@@ -386,11 +386,8 @@ class Pipeline:
         return hook
 
     def _verify(self, report):
-        from .vision.scan import Scanner
-
         self._set_lighting(None)
-        result = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
-                         calibration=self.robot.calibration, regions=self.robot.regions).scan()
+        result = self.scanner.scan()
         if result.decoded is None:
             report["verify"] = f"rescan refused: {result.error}"
             return

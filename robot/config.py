@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +24,23 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
 ARM_FACES = "URFDLB"
+
+
+def project_path(value) -> Path:
+    """A path from a setting: absolute, or relative to the project root."""
+    path = Path(value)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def read_yaml_file(path, error_type, what: str, hint: str):
+    """Parse a YAML data file; a missing/unreadable file or bad YAML raises error_type naming it."""
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise error_type(f"cannot read {what} {path}: {exc.strerror}; {hint}") from None
+    except yaml.YAMLError as exc:
+        raise error_type(f"{path}: not valid YAML: {exc}") from None
 
 
 class ConfigError(ValueError):

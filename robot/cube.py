@@ -491,11 +491,6 @@ def _parity(order) -> int:
     return 1 if tuple(order) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1
 
 
-def validate(facelets: str) -> ParsedCube:
-    """Alias of parse_facelets, for readability at call sites that only check."""
-    return parse_facelets(facelets)
-
-
 def random_state(rng) -> CubieCube:
     """A uniformly random canonical state (rng: numpy Generator)."""
     others = [p for p in range(CORNER_COUNT) if p != DBL]

@@ -40,7 +40,7 @@ def check_tables(config, args) -> list[Result]:
 def check_colour_calibration(config, args) -> list[Result]:
     """Is there a colour calibration, and how old is it?"""
     from .vision.colour import Calibration, CalibrationError
-    from .vision.scan import project_path
+    from .config import project_path
 
     path = project_path(config["scan"]["colors_file"])
     if not path.exists():

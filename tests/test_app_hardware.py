@@ -20,7 +20,6 @@ from robot.link import protocol
 from robot.plan import RobotProfile, replay
 from robot.sim import render
 from robot.sim.mock_firmware import MockFirmware
-from robot.sim.robot_sim import _action_of_command
 from robot.vision.scan import ScanSequence
 
 
@@ -69,7 +68,7 @@ def test_hardware_path_scans_solves_and_streams_once(setup):
     assert report["mode"] == "hardware" and report["solved"] is True
     assert report["firmware"].startswith(protocol.FIRMWARE_NAME)
     # What the board executed: the scan's actions, then the plan, each exactly once.
-    executed = [_action_of_command(command) for _, command in mock.executed]
+    executed = [protocol.command_action(command) for _, command in mock.executed]
     scan_actions = list(sequence.all_actions())
     plan = report["plan"]["plan"]
     assert len(executed) == len(scan_actions) + len(plan)

@@ -1,6 +1,5 @@
 """The link driver against the mock firmware (fast; real pyserial over ptys and sockets)."""
 
-import threading
 import time
 
 import pytest

@@ -1,7 +1,6 @@
 """Solver: table contents, plan replay, table management, the solve command."""
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ from robot import config as config_module
 from robot import cube
 from robot.plan import Grip, RobotProfile, Turn, replay
 from robot.solver import Solver, tables
-from robot.solver.coords import N_STATES, CoordTables
+from robot.solver.coords import N_STATES
 
 # OEIS A079761 (half-turn) and A079762 (quarter-turn): optimal distance counts, DBL fixed.
 HTM_COUNTS = [1, 9, 54, 321, 1847, 9992, 50136, 227536, 870072, 1887748, 623800, 2644]

@@ -23,7 +23,6 @@ How the rules of docs/protocol.md are kept:
 from __future__ import annotations
 
 import collections
-import math
 import queue
 import re
 import threading
@@ -478,7 +477,7 @@ class Link:
                 self._answered(seq)
                 self._acknowledge_through(seq)
                 self.stats["dup_acks"] += dup
-            case P.Err(seq, code):
+            case P.Err(seq, _):
                 self._answered(seq)
                 if seq is not None:  # the seq is consumed (nothing moved); earlier ones were accepted
                     self._acknowledge_through(seq)

@@ -218,6 +218,18 @@ def action_command(action) -> str:
     raise TypeError(f"not a plan action: {action!r}")
 
 
+def command_action(command: str):
+    """The inverse of action_command: "GRIP RL" -> Grip, "TURN R90 L-90" -> Turn; None for DWELL."""
+    from ..plan import Grip, Turn
+
+    name, *args = command.split()
+    if name == "GRIP":
+        return Grip(args[0])
+    if name == "TURN":
+        return Turn({arg[0]: int(arg[1:]) for arg in args})
+    return None
+
+
 _COMMAND = re.compile(r"N(\d{1,10}) ([A-Z]+)((?: [A-Za-z0-9-]+)*)")
 
 

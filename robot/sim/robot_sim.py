@@ -19,7 +19,8 @@ import time
 import numpy as np
 
 from ..link.driver import Link
-from ..plan import Grip, RobotProfile, Turn
+from ..link.protocol import command_action
+from ..plan import RobotProfile
 from ..vision.camera import Camera
 from . import emulator as emulator_module
 from . import pinlog, render
@@ -204,17 +205,8 @@ class SimulatedRobot:
     def _sync_from_mock(self) -> None:
         executed = self.mock.executed
         for _, command in executed[self._cursor:]:
-            action = _action_of_command(command)
+            action = command_action(command)
             if action is not None:
                 self.virtual.apply_action(action)
         self._cursor = len(executed)
 
-
-def _action_of_command(command: str):
-    """Grip/Turn of a protocol command text ("GRIP RL", "TURN R90 L-90"); None for DWELL."""
-    words = command.split()
-    if words[0] == "GRIP":
-        return Grip(words[1])
-    if words[0] == "TURN":
-        return Turn({w[0]: int(w[1:]) for w in words[1:]})
-    return None

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import PROJECT_ROOT
+from ..config import project_path
 from ..plan import RobotProfile, Turn
 from ..progress import ProgressBar
 from .coords import FACE_TURNS, N_STATES, SOLVED_INDEX, CoordTables
@@ -229,8 +229,7 @@ class TableStore:
 
 
 def tables_dir(config) -> Path:
-    directory = Path(config["tables"]["dir"])
-    return directory if directory.is_absolute() else PROJECT_ROOT / directory
+    return project_path(config["tables"]["dir"])
 
 
 def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None) -> SolverTables:

@@ -265,7 +265,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click."""
     from ..sim.render import scan_regions
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
-    from .scan import project_path
+    from ..config import project_path
 
     inner = config["scan"]["sampling"]["inner_fraction"]
     regions_path = project_path(config["scan"]["regions_file"])
@@ -332,7 +332,8 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
     from .colour import CalibrationError
     from .decode import VisionError, decode
     from .regions import SamplingSettings
-    from .scan import ManualPresenter, NoMotion, ScanSequence, capture_views, project_path, read_stickers
+    from ..config import project_path
+    from .scan import ManualPresenter, NoMotion, ScanSequence, capture_views, read_stickers
 
     sequence = ScanSequence.from_config(config)
     sampling = SamplingSettings.from_config(config)

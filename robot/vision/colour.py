@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..config import PROJECT_ROOT
+from ..config import PROJECT_ROOT, read_yaml_file
 from ..cube import facelet_index
 
 CALIBRATION_VERSION = 1
@@ -196,14 +196,8 @@ class Calibration:
     @classmethod
     def load(cls, path=DEFAULT_CALIBRATION_PATH) -> "Calibration":
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise CalibrationError(
-                f"{path}: cannot read the calibration ({exc.strerror}); run 'cube-robot calibrate colors' to make one"
-            ) from None
-        except yaml.YAMLError as exc:
-            raise CalibrationError(f"{path}: not valid YAML: {exc}") from None
+        data = read_yaml_file(path, CalibrationError, "the colour calibration",
+                              "run 'cube-robot calibrate colors' to make one")
         return cls.from_dict(data, source=path)
 
     @classmethod

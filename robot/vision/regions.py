@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 import yaml
 
+from ..config import read_yaml_file
 from .colour import srgb_to_lab
 
 REGIONS_VERSION = 1
@@ -102,14 +103,7 @@ class Regions:
     @classmethod
     def load(cls, path) -> "Regions":
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise RegionsError(
-                f"cannot read regions file {path}: {exc.strerror}; run 'cube-robot calibrate colors' to create it"
-            ) from None
-        except yaml.YAMLError as exc:
-            raise RegionsError(f"{path}: not valid YAML: {exc}") from None
+        data = read_yaml_file(path, RegionsError, "regions file", "run 'cube-robot calibrate colors' to create it")
         return cls.from_dict(data, str(path))
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import cube
+from ..config import project_path
 from ..plan import Grip, Turn, action_from_json
 
 
@@ -311,14 +312,6 @@ def drift_warnings(readings: StickerReadings, decoded, calibration, threshold: f
         f"{drift.worst} moved {drift.max_delta_e:.1f} Delta-E (warning above {threshold:g}). The light or "
         "camera settings changed: re-run 'cube-robot calibrate colors'."
     ]
-
-
-def project_path(value) -> Path:
-    """A path from config: absolute, or relative to the project root."""
-    from ..config import PROJECT_ROOT
-
-    path = Path(value)
-    return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 class Scanner:
