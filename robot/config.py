@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -92,6 +93,13 @@ def _check_angles(angles) -> str | None:
     return None
 
 
+def _check_scan_views(views) -> str | None:
+    # The check lives with the sequence model (pure cube arithmetic, no vision); imported when used.
+    from .scan_sequence import sequence_problem
+
+    return sequence_problem(views)
+
+
 # Every setting.  Nested dicts are sections; Setting objects are leaves.
 SCHEMA: dict = {
     "robot": {
@@ -155,7 +163,6 @@ SCHEMA: dict = {
             int, 95, "settle time of each half of a regrip (close one pair, then open the other)", min=1, max=2000,
         ),
     },
-    # <link settings>
     "camera": {
         "device": Setting(
             str, "0",
@@ -215,17 +222,16 @@ SCHEMA: dict = {
                 "facelets": Setting(list, [], "facelet seen in each region, in region order", item=str, min_items=1),
             },
             min_items=1,
-            # Lazy import: the check lives with the scan model (robot/vision/scan.py).
-            check=lambda views: __import__("robot.vision.scan", fromlist=["scan"]).sequence_problem(views),
+            check=_check_scan_views,
         ),
         "finish": Setting(list, [], "robot actions after the last view (the result is in the frame after them)",
                           item=None),
         "regions_file": Setting(
-            str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colors')"
+            str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colours')"
         ),
-        "colors_file": Setting(
-            str, "calibration/colors.yaml", "colour calibration (written by 'cube-robot calibrate colors'; "
-            "scans work without it but warn about drift only with it)"
+        "colours_file": Setting(
+            str, "calibration/colors.yaml", "colour calibration (written by 'cube-robot calibrate colours'; "
+            "scans and 'vision decode' use it: they work without it but warn about drift only with it)"
         ),
         "sampling": {
             "inner_fraction": Setting(float, 0.6, "share of a region's size sampled (its inner part)", min=0.1, max=1.0),
@@ -245,7 +251,6 @@ SCHEMA: dict = {
             str, "runs/preview", "where calibration previews are written when there is no display"
         ),
     },
-    # <vision settings>
     "decode": {
         "lightness_weight": Setting(
             float, 0.5, "weight of Lab lightness vs hue in colour distances (shading and glare change lightness most)",
@@ -281,7 +286,6 @@ SCHEMA: dict = {
             "(noise units): the readings fit no legal cube well", min=0.0, max=500.0,
         ),
     },
-    # <vision decode settings>
     "run": {
         "data_dir": Setting(str, "data", "solve log and run data (relative to the project root)"),
         "scan_attempts": Setting(int, 3, "scans tried before asking the user (doubtful scans are retried)",
@@ -289,7 +293,13 @@ SCHEMA: dict = {
         "verify_after": Setting(bool, True, "re-scan after executing to confirm the cube is solved"),
         "start_timeout_s": Setting(float, 600.0, "how long to wait for the start button", min=1, max=86400),
     },
-    # <app settings>
+}
+
+
+# Settings renamed since release: old dotted key -> new dotted key (same section).  An old
+# key still works, with a note on stderr saying what to rename.
+RENAMED = {
+    "scan.colors_file": "scan.colours_file",
 }
 
 
@@ -297,12 +307,7 @@ class Config(dict):
     """Validated settings as nested dicts, plus where they came from."""
 
     path: Path
-
-    def section(self, dotted: str):
-        node = self
-        for part in dotted.split("."):
-            node = node[part]
-        return node
+    notes: list | tuple = ()  # deprecation notes from load (old key names still accepted)
 
 
 def defaults() -> Config:
@@ -322,9 +327,13 @@ def load(path: str | os.PathLike | None = None) -> Config:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {exc}") from None
-    config = _fill(SCHEMA, node, path, "")
+    notes = []
+    config = _fill(SCHEMA, node, path, "", notes)
     _check_cross_fields(config, path, node)
     config.path = path
+    config.notes = notes
+    for note in notes:
+        print(f"cube-robot: {note}", file=sys.stderr)
     return config
 
 
@@ -332,17 +341,25 @@ def _line(node) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def _fill(schema: dict, node, path, prefix) -> Config:
-    """Walk the YAML node tree alongside the schema."""
+def _fill(schema: dict, node, path, prefix, notes=None) -> Config:
+    """Walk the YAML node tree alongside the schema (notes: collects deprecation notes)."""
     result = Config()
     given = {}
+    renamed_from = {}
     if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
         if not isinstance(node, yaml.MappingNode):
             raise ConfigError(path, _line(node), prefix.rstrip("."), "expected a section (key: value lines)")
         for key_node, value_node in node.value:
             key = key_node.value
+            if prefix + key in RENAMED:
+                old_key, key = prefix + key, RENAMED[prefix + key][len(prefix):]
+                renamed_from[key] = old_key
+                if notes is not None:
+                    notes.append(f"{path}:{_line(key_node)}: {old_key} is the old name of {prefix + key}; "
+                                 "still accepted, but please rename it")
             if key in given:
-                raise ConfigError(path, _line(key_node), prefix + key, "given twice")
+                old_name = f" (once as {renamed_from[key]}, its old name)" if key in renamed_from else ""
+                raise ConfigError(path, _line(key_node), prefix + key, "given twice" + old_name)
             if key not in schema:
                 known = ", ".join(sorted(schema))
                 raise ConfigError(path, _line(key_node), prefix + key, f"unknown setting (known here: {known})")
@@ -350,7 +367,7 @@ def _fill(schema: dict, node, path, prefix) -> Config:
     for key, spec in schema.items():
         value_node = given.get(key)
         if isinstance(spec, dict):
-            result[key] = _fill(spec, value_node, path, prefix + key + ".")
+            result[key] = _fill(spec, value_node, path, prefix + key + ".", notes)
         elif value_node is None:
             result[key] = copy.deepcopy(spec.default)
         else:
@@ -438,28 +455,6 @@ def _node_line(root, keys) -> int | None:
         if node is None:
             return None
     return _line(node)
-
-
-def default_yaml() -> str:
-    """config.yaml text generated from SCHEMA (used by tests to keep the file complete)."""
-    lines = []
-
-    def walk(schema, indent):
-        for key, spec in schema.items():
-            pad = "  " * indent
-            if isinstance(spec, dict):
-                lines.append(f"{pad}{key}:")
-                walk(spec, indent + 1)
-            else:
-                dumped = yaml.safe_dump(spec.default, default_flow_style=True).strip()
-                if dumped.endswith("\n..."):
-                    dumped = dumped[:-4].strip()
-                if dumped == "...":
-                    dumped = "null"
-                lines.append(f"{pad}{key}: {dumped}  # {spec.doc}")
-
-    walk(SCHEMA, 0)
-    return "\n".join(lines) + "\n"
 
 
 def iter_settings(schema=None, prefix=""):

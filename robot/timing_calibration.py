@@ -18,7 +18,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .cli import add_config_argument
+from .cli_common import add_config_argument
 from .plan import HALF, Grip, Turn, normalise_angle
 
 TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")

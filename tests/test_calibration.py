@@ -43,7 +43,7 @@ def _config_in(tmp_path):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     data = yaml.safe_load(text)
     data["scan"]["regions_file"] = str(tmp_path / "cal" / "regions.yaml")
-    data["scan"]["colors_file"] = str(tmp_path / "cal" / "colors.yaml")
+    data["scan"]["colours_file"] = str(tmp_path / "cal" / "colors.yaml")
     data["scan"]["preview_dir"] = str(tmp_path / "preview")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(data))

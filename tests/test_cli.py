@@ -17,7 +17,7 @@ def _leaf_parsers(parser, prefix=()):
 def test_every_command_has_examples_and_config():
     leaves = list(_leaf_parsers(build_parser()))
     names = {" ".join(p) for p, _ in leaves}
-    for expected in ("solve", "run", "history", "doctor", "tables build", "calibrate colors",
+    for expected in ("solve", "run", "history", "doctor", "tables build", "calibrate colors", "calibrate colours",
                      "calibrate timing", "vision decode", "vision show"):
         assert expected in names, names
     for path, parser in leaves:

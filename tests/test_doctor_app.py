@@ -1,4 +1,4 @@
-"""Doctor checks of robot/doctor_checks_app.py: tables, colour calibration, camera, emulator."""
+"""Doctor checks beside what they check: solver tables, colour calibration, camera."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 
 from robot import config as config_module
 from robot.doctor import OK, WARN
-from robot.doctor_checks_app import check_camera, check_colour_calibration, check_tables
+from robot.solver.doctor_checks import check_tables
+from robot.vision.doctor_checks import check_camera, check_colour_calibration
 from robot.plan import RobotProfile
 from robot.solver.tables import TableStore
 
@@ -52,7 +53,7 @@ def test_colour_calibration_missing_fresh_and_old(tmp_path):
     from robot.vision.colour import Calibration, ColourStats
 
     colors = tmp_path / "colors.yaml"
-    config = _config(tmp_path, **{"colors_file: calibration/colors.yaml": f"colors_file: {colors}"})
+    config = _config(tmp_path, **{"colours_file: calibration/colors.yaml": f"colours_file: {colors}"})
     [result] = check_colour_calibration(config, None)
     assert result.status == WARN and "missing" in result.detail
 

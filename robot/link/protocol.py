@@ -15,6 +15,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from ..plan import normalise_angle
+
 PROTOCOL_VERSION = 2  # 2: line check is CRC-8 (was XOR in 1)
 FIRMWARE_NAME = "cube-robot-fw"
 BAUD = 115200
@@ -183,10 +185,9 @@ def turn_command(arms: dict) -> str:
     for arm, angle in arms.items():
         if arm not in ARMS:
             raise ValueError(f"no arm {arm!r} (arms: {', '.join(ARMS)})")
-        a = angle % 360
-        if a % 90 or a == 0:
+        if angle % 90 or angle % 360 == 0:
             raise ValueError(f"arm {arm}: angle {angle} is not a non-zero multiple of 90")
-        parts.append(f"{arm}{ {90: 90, 180: 180, 270: -90}[a]}")
+        parts.append(f"{arm}{normalise_angle(angle)}")
     if not parts:
         raise ValueError("TURN needs at least one arm")
     return "TURN " + " ".join(parts)
