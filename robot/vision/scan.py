@@ -30,7 +30,7 @@ from .. import cube
 from ..config import project_path
 from ..plan import Grip, Turn
 # The sequence model lives beside the cube model (config.py checks it at load); re-exported here.
-from ..scan_sequence import ScanConfigError, ScanSequence, ScanView, sequence_problem  # noqa: F401
+from ..scan_sequence import ScanConfigError, ScanSequence, ScanView  # noqa: F401
 
 
 # ---------------------------------------------------------------------------
