@@ -26,7 +26,7 @@ COMMAND_MODULES = [
     "calibrate",  # the group: register_calibrate_group below
     "robot.vision.commands",
     "robot.link.commands",
-    "robot.doctor.command",
+    "robot.doctor.commands",
 ]
 
 CALIBRATE_MODULES = [

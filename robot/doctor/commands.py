@@ -15,7 +15,7 @@ import importlib
 import sys
 
 from ..cli_common import add_config_argument
-from . import FAIL, Result
+from . import FAIL, Result, format_table
 
 CHECKS = [
     ("serial", "robot.link.doctor_checks:check_serial"),
@@ -49,17 +49,6 @@ def run_checks(config, args) -> list[tuple[str, Result]]:
             results = [Result(title, FAIL, f"the check crashed: {type(exc).__name__}: {exc}")]
         rows += [(title, r) for r in results]
     return rows
-
-
-def format_table(rows) -> str:
-    headers = ("check", "item", "status", "detail")
-    table = [headers] + [(title, r.item, r.status, r.detail) for title, r in rows]
-    widths = [max(len(str(row[i])) for row in table) for i in range(3)]
-    lines = []
-    for row in table:
-        lines.append("  ".join(str(row[i]).ljust(widths[i]) for i in range(3)) + "  " + str(row[3]))
-    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 6)
-    return "\n".join(lines)
 
 
 def run_doctor(args) -> int:
