@@ -7,7 +7,7 @@ path and the line.  The result is a plain nested dict (`Config`) whose values
 are already checked, so the rest of the code never re-validates settings.
 
 Sections are owned by the modules that use them (robot: actions/solver,
-link/firmware: link, camera/scan/vision: vision, sim/run: sim and app), but
+link/firmware: link, camera/scan/vision: vision, sim/run: sim and run), but
 they are all declared here so there is one schema and one error format.
 """
 

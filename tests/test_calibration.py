@@ -1,4 +1,7 @@
-"""`cube-robot calibrate colors` end to end without a person: answers file + rendered pictures."""
+"""`cube-robot calibrate colours` end to end without a person: answers file + rendered pictures.
+
+The command is called by its old name, the alias `calibrate colors`, which must keep working.
+"""
 
 import cv2
 import numpy as np
