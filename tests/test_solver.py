@@ -1,6 +1,7 @@
 """Solver: table contents, plan replay, table management, the solve command."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -96,7 +97,7 @@ def test_invalid_cube_never_becomes_a_plan(solver):
 def _config_with(tmp_path, **timing):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     for key, value in timing.items():
-        text = text.replace(f"{key}: {config_module.defaults()['robot']['timing'][key]}", f"{key}: {value}")
+        text = re.sub(rf"(\b{key}: *)\S+", rf"\g<1>{value}", text)
     text = text.replace("dir: tables", f"dir: {tmp_path / 'tables'}")
     path = tmp_path / "config.yaml"
     path.write_text(text)
