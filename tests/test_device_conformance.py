@@ -84,7 +84,9 @@ def test_settings_change_the_motion(device):
     board.ok("MOTION A100000 S800 V5000")  # any order
     board.done(board.ok("GRIP RL"))
     mark = device.mark()
-    board.done(board.ok("TURN R-90"))
+    seq = board.ok("TURN R-90")
+    assert board.error(DEFAULT_MOTION_COMMAND) == E.BUSY  # not while an arm turns
+    board.done(seq)
     device.assert_moved_since(mark, {"R": -200, "L": 0, "F": 0, "B": 0})
 
 

@@ -20,7 +20,7 @@ from .. import firmware_header
 
 PROTOCOL_VERSION = 2  # 2: line check is CRC-8 (was XOR in 1)
 FIRMWARE_NAME = "cube-robot-fw"
-BAUD = 115200
+BAUD = 115200  # defaults.h SERIAL_BAUD (config link.baud's default reads it there)
 MAX_LINE = 48  # longest command line, including the newline (both sides reject longer)
 MAX_REPLY = 96  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
 MAX_SEQ = 2147483647

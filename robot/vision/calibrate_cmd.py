@@ -16,7 +16,7 @@ from ..cli import add_config_argument
 
 CALIBRATE_MODULES = [
     "robot.vision.calibrate_cmd",
-    "robot.timing_calibration",
+    "robot.link.timing_calibration",
 ]
 
 
