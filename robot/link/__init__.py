@@ -1,7 +1,10 @@
 """The serial link to the firmware (docs/protocol.md).
 
 protocol.py  constants, codes, framing, command builders, reply parsing (the one Python source)
-driver.py    Link: handshake, flow control, exactly-once streaming of plans, resume
+driver.py    Link: immediate commands, exactly-once streaming of plans, resume (imports Link, LinkSettings)
+handshake.py Connection: port, reader, acknowledged line window, the handshake (used by ports.probe)
+reader.py    the reader thread: bytes -> parsed lines, events for the application
+stream.py    pure bookkeeping: the line window (flow control, resends) and the stream's progress
 ports.py     open a port / URL, list ports, probe what answers, find the robot
 errors.py    LinkError hierarchy
 motion.py    action durations from the `motion` settings (and robot.timing derived from them)
