@@ -153,25 +153,26 @@ class Device:
         """The arms moved exactly `net_steps` (signed, per arm) since `mark`; with grippers=False, no
         gripper moved either.  Only devices that can see their motors check (not a real robot)."""
 
-    def _need_inputs(self):
+    def require_inputs(self):
+        """Skip (before anything moves) on a device whose buttons the test cannot press."""
         if not self.has_inputs:
             pytest.skip(f"{self.name}: the test needs to press the board's buttons")
 
     def press_estop(self):
-        self._need_inputs()
+        self.require_inputs()
 
     def release_estop(self):
-        self._need_inputs()
+        self.require_inputs()
 
     def press_start(self):
-        self._need_inputs()
+        self.require_inputs()
 
     def release_start(self):
-        self._need_inputs()
+        self.require_inputs()
 
     def reset(self):
         """The board's reset button: RAM (last/cut) kept, a new banner."""
-        self._need_inputs()
+        self.require_inputs()
 
 
 class MockDevice(Device):

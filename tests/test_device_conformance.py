@@ -436,6 +436,7 @@ def test_estop_byte_latches_until_reset(device):
 
 
 def test_estop_input_latches_until_released_and_reset(device):
+    device.require_inputs()
     board = device.connect()
     seqs = start_long_turns(board)
     device.press_estop()
@@ -454,6 +455,7 @@ def test_estop_input_latches_until_released_and_reset(device):
 
 
 def test_reset_mid_move_reports_last_and_cut(device):
+    device.require_inputs()
     board = device.connect()
     seqs = start_long_turns(board)
     grip = seqs[0] - 1
@@ -490,6 +492,7 @@ def test_reopening_the_port_resets_and_keeps_last(device):
 
 
 def test_start_button_is_reported_once_per_press(device):
+    device.require_inputs()
     board = device.connect()
     device.press_start()
     board.done(board.ok("DWELL 40"))  # the press must last the 20 ms debounce
