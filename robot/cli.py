@@ -31,7 +31,7 @@ COMMAND_MODULES = [
 
 CALIBRATE_MODULES = [
     "robot.vision.calibrate_cmd",
-    "robot.timing_calibration",
+    "robot.link.timing_calibration",
 ]
 
 

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 import yaml
 
+from . import firmware_header
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
 ARM_FACES = "URFDLB"
@@ -83,6 +85,11 @@ def _check_pairs(pairs) -> str | None:
             if face in seen:
                 return f"face {face} is gripped by both pair {seen[face]!r} and pair {name!r}"
             seen[face] = name
+    supported = firmware_header.ARM_PAIRS
+    if {k: set(v) for k, v in pairs.items()} != {k: set(v) for k, v in supported.items()}:
+        layout = ", ".join(f"{k}: [{', '.join(v)}]" for k, v in supported.items())
+        return (f"the firmware supports only the four-arm layout {{{layout}}}; "
+                "another layout needs firmware changes (command.cpp, motion.cpp) first")
     return None
 
 
@@ -99,6 +106,7 @@ def _check_scan_views(views) -> str | None:
 
     return sequence_problem(views)
 
+_FW = firmware_header.limits()  # the firmware's defaults and bounds (defaults.h)
 
 # Every setting.  Nested dicts are sections; Setting objects are leaves.
 SCHEMA: dict = {
@@ -115,10 +123,15 @@ SCHEMA: dict = {
         "start_grip": Setting(
             str, "any", "which pair holds the cube at the start: a pair name or 'any' (robot picks)"
         ),
+        # null = derived from the `motion` section (robot/link/motion.py: robot_timing);
+        # a number (measured by `calibrate timing --save`) wins.
         "timing": {
-            "quarter_turn_ms": Setting(int, 80, "duration of a 90 degree arm turn", min=1, max=5000),
-            "half_turn_ms": Setting(int, 130, "duration of a 180 degree arm turn", min=1, max=5000),
-            "regrip_ms": Setting(int, 190, "duration of handing the cube to the other pair", min=1, max=5000),
+            "quarter_turn_ms": Setting(int, None, "duration of a 90 degree arm turn; null = from motion",
+                                       min=1, max=5000, nullable=True),
+            "half_turn_ms": Setting(int, None, "duration of a 180 degree arm turn; null = from motion",
+                                    min=1, max=5000, nullable=True),
+            "regrip_ms": Setting(int, None, "duration of handing the cube to the other pair; null = from motion",
+                                 min=1, max=5000, nullable=True),
         },
     },
     "tables": {
@@ -130,7 +143,8 @@ SCHEMA: dict = {
             str, None, "serial port of the robot (e.g. /dev/ttyACM0, COM3, socket://127.0.0.1:5000); "
             "null = ask every serial port for the cube-robot firmware's identity", nullable=True,
         ),
-        "baud": Setting(int, 115200, "serial speed; must equal the firmware's SERIAL_BAUD", min=300, max=2000000),
+        "baud": Setting(int, _FW["SERIAL_BAUD"], "serial speed; must equal the firmware's SERIAL_BAUD",
+                        min=300, max=2000000),
         "ack_timeout_ms": Setting(
             int, 200, "no answer to a command line for this long -> resend it", min=5, max=10000,
         ),
@@ -147,20 +161,26 @@ SCHEMA: dict = {
         ),
     },
     "motion": {
-        # Same defaults and limits as firmware/cube_robot/defaults.h (tests/test_link_protocol.py checks);
+        # Defaults and limits are the firmware's (firmware/cube_robot/defaults.h, read at import);
         # the host sends these with MOTION and SERVO at every handshake.
         "steps_per_rev": Setting(
-            int, 400, "stepper (micro)steps per arm revolution; a multiple of 4", min=4, max=6400,
+            int, _FW["DEFAULT_STEPS_PER_REV"], "stepper (micro)steps per arm revolution; a multiple of 4",
+            min=_FW["STEPS_PER_REV_MIN"], max=_FW["STEPS_PER_REV_MAX"],
             check=lambda v: None if v % 4 == 0 else f"{v} is not a multiple of 4 (a quarter turn must be whole steps)",
         ),
-        "max_speed_steps_per_s": Setting(int, 2000, "top stepper speed", min=100, max=8000),
+        "max_speed_steps_per_s": Setting(int, _FW["DEFAULT_MAX_SPEED"], "top stepper speed",
+                                         min=_FW["MAX_SPEED_MIN"], max=_FW["MAX_SPEED_MAX"]),
         "accel_steps_per_s2": Setting(
-            int, 66667, "stepper acceleration (also the deceleration of an emergency stop)", min=2000, max=200000,
+            int, _FW["DEFAULT_ACCEL"], "stepper acceleration (also the deceleration of an emergency stop)",
+            min=_FW["ACCEL_MIN"], max=_FW["ACCEL_MAX"],
         ),
-        "servo_open_us": Setting(int, 1000, "gripper servo pulse width when open", min=500, max=2500),
-        "servo_closed_us": Setting(int, 2000, "gripper servo pulse width when closed", min=500, max=2500),
+        "servo_open_us": Setting(int, _FW["DEFAULT_SERVO_OPEN_US"], "gripper servo pulse width when open",
+                                 min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
+        "servo_closed_us": Setting(int, _FW["DEFAULT_SERVO_CLOSED_US"], "gripper servo pulse width when closed",
+                                   min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
         "grip_ms": Setting(
-            int, 95, "settle time of each half of a regrip (close one pair, then open the other)", min=1, max=2000,
+            int, _FW["DEFAULT_GRIP_MS"], "settle time of each half of a regrip (close one pair, then open the other)",
+            min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
     },
     "camera": {

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import cube
+from .link.motion import robot_timing
 
 QUARTER, HALF = 90, 180
 
@@ -38,13 +39,14 @@ class RobotProfile:
     @classmethod
     def from_config(cls, config) -> "RobotProfile":
         robot = config["robot"]
+        timing = robot_timing(config)  # null values derived from `motion`
         angles = sorted({normalise_angle(a) for a in robot["turn_angles"]}, key=_angle_order)
         return cls(
             pairs=tuple((name, tuple(faces)) for name, faces in robot["pairs"].items()),
             turn_angles=tuple(angles),
-            quarter_turn_ms=robot["timing"]["quarter_turn_ms"],
-            half_turn_ms=robot["timing"]["half_turn_ms"],
-            regrip_ms=robot["timing"]["regrip_ms"],
+            quarter_turn_ms=timing["quarter_turn_ms"],
+            half_turn_ms=timing["half_turn_ms"],
+            regrip_ms=timing["regrip_ms"],
         )
 
     @property

@@ -20,6 +20,7 @@ from robot.sim import emulator
 from robot.vision.scan import ScanSequence
 
 pytestmark = pytest.mark.skipif(not emulator.available()[0], reason=f"emulator: {emulator.available()[1]}")
+pytestmark = [pytest.mark.firmware, pytestmark]  # every test here starts the firmware in simavr
 
 
 @pytest.fixture(scope="module")

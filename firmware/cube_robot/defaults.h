@@ -8,6 +8,13 @@
 #define DEFAULTS_H
 
 #define FW_VERSION "0.1.0"
+
+// The board's CPU clock, once: the Makefile passes it as F_CPU, the simavr
+// harness runs at it and robot/sim/pinlog.py converts cycles with it.
+#define CPU_HZ 16000000L
+#if defined(F_CPU) && F_CPU != CPU_HZ
+#error "F_CPU (the build's clock) differs from CPU_HZ in defaults.h"
+#endif
 #define BOARD_NAME "uno"
 
 #define DEFAULT_STEPS_PER_REV 400     // full revolution of an arm, in (micro)steps
