@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +25,20 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
 ARM_FACES = "URFDLB"
+FIRMWARE_DEFAULTS_H = PROJECT_ROOT / "firmware" / "cube_robot" / "defaults.h"
+
+
+def firmware_default_int(name: str, path: Path = FIRMWARE_DEFAULTS_H) -> int:
+    """The integer `#define <name> <n>` of firmware/cube_robot/defaults.h (the firmware's limits are
+    defined there once).  Deliberately tiny: to be merged into the link half's defaults.h parser."""
+    match = re.search(rf"^[ \t]*#define[ \t]+{name}[ \t]+(\d+)L?\b", path.read_text(), re.M)
+    if match is None:
+        raise ValueError(f"{path}: no `#define {name} <integer>` line")
+    return int(match.group(1))
+
+
+# The firmware refuses shorter grip times (two 20 ms servo frames: see defaults.h).
+GRIP_MS_FLOOR = firmware_default_int("GRIP_MS_MIN")
 
 
 def project_path(value) -> Path:
@@ -152,7 +167,9 @@ SCHEMA: dict = {
         "servo_open_us": Setting(int, 1000, "gripper servo pulse width when open", min=500, max=2500),
         "servo_closed_us": Setting(int, 2000, "gripper servo pulse width when closed", min=500, max=2500),
         "grip_ms": Setting(
-            int, 95, "settle time of each half of a regrip (close one pair, then open the other)", min=1, max=2000,
+            int, 95, "settle time of each half of a regrip (close one pair, then open the other); at least "
+            f"{GRIP_MS_FLOOR} (two servo frames), or an arm could turn before the grippers have moved",
+            min=GRIP_MS_FLOOR, max=2000,
         ),
     },
     # <link settings>

@@ -453,16 +453,16 @@ class MockFirmware(_Device):
             values[keys[arg[:1]]] = int(arg[1:])
         if set(values) != set(keys.values()):
             return P.ErrorCode.BAD_ARGUMENT
-        if self.alarm:
-            return P.ErrorCode.ALARM_ACTIVE
-        if self._queue or self._running:
-            return P.ErrorCode.BUSY
         from ..config import SCHEMA  # the firmware's limits, mirrored in the config schema
 
         for key, value in values.items():
             spec = SCHEMA["motion"][key]
             if not spec.min <= value <= spec.max or (key == "steps_per_rev" and value % 4):
                 return P.ErrorCode.OUT_OF_RANGE
+        if self.alarm:  # after the range check, as in the firmware: nothing changes while latched
+            return P.ErrorCode.ALARM_ACTIVE
+        if self._queue or self._running:
+            return P.ErrorCode.BUSY
         self.motion.update(values)
         return None
 
