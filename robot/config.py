@@ -179,7 +179,8 @@ SCHEMA: dict = {
         "servo_closed_us": Setting(int, _FW["DEFAULT_SERVO_CLOSED_US"], "gripper servo pulse width when closed",
                                    min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
         "grip_ms": Setting(
-            int, _FW["DEFAULT_GRIP_MS"], "settle time of each half of a regrip (close one pair, then open the other)",
+            int, _FW["DEFAULT_GRIP_MS"], "settle time of each half of a regrip (close one pair, then open the other); at least "
+            f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
             min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
     },

@@ -425,9 +425,9 @@ def test_estop_byte_latches_until_reset(device):
     assert 0 < alarm.stop_us <= bound_us + 1000
     assert board.status() == P.Status(P.State.ALARM, 0, 0, seqs[0] - 1, board.seq, P.AlarmCode.ESTOP_BYTE)
     board.send_raw(P.RT_ESTOP)  # a second `!` while latched: no second alarm line
-    for command in ("GRIP FB", "TURN R90", "DWELL 5"):
+    # Nothing that moves anything while latched: settings too (a SERVO line moves closed grippers).
+    for command in ("GRIP FB", "TURN R90", "DWELL 5", DEFAULT_MOTION_COMMAND, DEFAULT_SERVO_COMMAND):
         assert board.error(command) == E.ALARM_ACTIVE, command
-    board.ok(DEFAULT_MOTION_COMMAND)  # settings need an empty queue, not a clear alarm
     assert board.status().state == P.State.ALARM
     assert not [e for e in board.events if isinstance(e, (P.Alarm, P.Done))], board.events
     board.ok("RESET")

@@ -299,13 +299,13 @@ class Connection:
         if identity.firmware != P.FIRMWARE_NAME:
             raise WrongFirmwareError(
                 f"wrong firmware on {self.url or 'the port'}: it calls itself {identity.firmware!r}, "
-                f"not {P.FIRMWARE_NAME!r}; flash firmware/ (make -C firmware upload)"
+                f"not {P.FIRMWARE_NAME!r}; flash firmware/ (make -C firmware flash PORT={self.url or '<port>'})"
             )
         if identity.proto != P.PROTOCOL_VERSION:
             raise WrongFirmwareError(
                 f"the firmware on {self.url or 'the port'} ({identity.firmware} {identity.version}) speaks "
                 f"protocol {identity.proto}, this program speaks {P.PROTOCOL_VERSION}: flash the firmware from "
-                "this checkout (make -C firmware upload)"
+                f"this checkout (make -C firmware flash PORT={self.url or '<port>'})"
             )
 
     def _handshake_failure(self, foreign, ours) -> LinkError:

@@ -536,6 +536,8 @@ class MockFirmware(_Device):
             values[arg[0]] = (key, value)
         if name == "MOTION" and values["S"][1] % 4:
             return P.ErrorCode.BAD_ARGUMENT  # quarter turns must be whole steps
+        if self.alarm:  # after the range check, as in the firmware: nothing changes while latched
+            return P.ErrorCode.ALARM_ACTIVE
         if self._queue or self._running:
             return P.ErrorCode.BUSY
         self.motion.update(dict(values.values()))
