@@ -150,14 +150,15 @@ def grip_command(pair: str) -> str:
 
 def turn_command(arms: dict) -> str:
     """{'R': 90, 'L': -90} -> 'TURN R90 L-90' (angles normalised to -90, 90, 180)."""
+    from ..plan import normalise_angle
+
     parts = []
     for arm, angle in arms.items():
         if arm not in ARMS:
             raise ValueError(f"no arm {arm!r} (arms: {', '.join(ARMS)})")
-        a = angle % 360
-        if a % 90 or a == 0:
+        if angle % 90 or angle % 360 == 0:
             raise ValueError(f"arm {arm}: angle {angle} is not a non-zero multiple of 90")
-        parts.append(f"{arm}{ {90: 90, 180: 180, 270: -90}[a]}")
+        parts.append(f"{arm}{normalise_angle(angle)}")
     if not parts:
         raise ValueError("TURN needs at least one arm")
     return "TURN " + " ".join(parts)
