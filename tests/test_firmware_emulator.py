@@ -221,6 +221,17 @@ def start_long_turns(emu, board) -> list[int]:
 SERVO_JITTER_US = 8
 
 
+def wait_for_servo_frames(emu, after_cycle: int, timeout_s: float = 10.0) -> list:
+    """The pin log once every gripper has pulsed at least once after `after_cycle` (one 20 ms frame)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        events = emu.pin_events()
+        if all(any(p.start_cycle > after_cycle for p in pulses) for pulses in pinlog.servo_pulses(events).values()):
+            return events
+        time.sleep(0.001)  # poll the log (the harness appends to it as the CPU runs)
+    raise AssertionError(f"no servo frame within {timeout_s} s after cycle {after_cycle}")
+
+
 def assert_servos_held(events, cycle, widths):
     """Every servo pulse after `cycle` has the width it had before (within the jitter)."""
     for arm, pulses in pinlog.servo_pulses(events).items():
@@ -236,13 +247,12 @@ def test_estop_input_stops_at_once_and_latches(emu, board):
     pressed = emu.press("estop")
     alarm = board.wait_for(P.Alarm)
     assert alarm.code == P.AlarmCode.ESTOP_INPUT
-    # The latch itself is checked for every device in tests/test_device_conformance.py; here these
-    # round trips also give the servos time to pulse after the stop (checked below).
+    # The latch itself is checked for every device in tests/test_device_conformance.py.
     assert board.status() == P.Status(P.State.ALARM, 0, 0, seqs[0] - 1, board.seq, P.AlarmCode.ESTOP_INPUT)
     assert board.error("RESET") == P.ErrorCode.ALARM_ACTIVE, "RESET while the button is held must fail"
     emu.release("estop")
     assert board.error("GRIP FB") == P.ErrorCode.ALARM_ACTIVE, "releasing the button must not clear the alarm"
-    events = emu.pin_events()
+    events = wait_for_servo_frames(emu, pressed)
     stop = pinlog.stop_timing(events, pressed)
     assert stop.steps_after <= 2 and stop.stop_us <= 50
     moved = moves_between(events, t).get("R", [])
@@ -265,7 +275,7 @@ def test_estop_byte_decelerates_within_bounds(emu, board):
     assert alarm.code == P.AlarmCode.ESTOP_BYTE
     bound_us = 1e6 * DEFAULT_MAX_SPEED / DEFAULT_ACCEL  # 30 ms from full speed
     assert 0 < alarm.stop_us <= bound_us + 1000
-    events = emu.pin_events()
+    events = wait_for_servo_frames(emu, sent)
     r = [c for c, _ in pinlog.step_events(events)["R"] if c > t]
     assert r[-1] > sent and len(r) < LONG_TURN_STEPS, "the turn was cut short after `!`"
     # The firmware times stop_us from the trigger to the end of the move, which
