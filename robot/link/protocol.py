@@ -151,8 +151,6 @@ def grip_command(pair: str) -> str:
 
 def turn_command(arms: dict) -> str:
     """{'R': 90, 'L': -90} -> 'TURN R90 L-90' (angles normalised to -90, 90, 180)."""
-    from ..plan import normalise_angle
-
     parts = []
     for arm, angle in arms.items():
         if arm not in ARMS:
