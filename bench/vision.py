@@ -32,7 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from robot.cube import CubeError, parse_facelets, random_state  # noqa: E402
 from robot.vision import VisionError, decode  # noqa: E402
 
-REAL_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-cube-readings" / "2x2x2-cases.json"
+_DATA = Path("shared") / "data" / "real-cube-readings" / "2x2x2-cases.json"
+# ../shared from the project root (a git worktree one level deeper finds it one level further up).
+REAL_CASES = next((p / _DATA for p in Path(__file__).resolve().parents[1].parents[:2] if (p / _DATA).exists()),
+                  Path(__file__).resolve().parents[1].parent / _DATA)
 PALETTE = np.array([
     (235, 235, 230), (235, 215, 40), (185, 25, 35), (245, 110, 25), (25, 155, 70), (25, 75, 185),
 ], dtype=float)

@@ -1,0 +1,197 @@
+"""The legal-cube search: the best legal 2x2x2 cube for given sticker costs.
+
+A legal cube here: 6 colours of exactly 4 stickers, 8 distinct corners of one
+handedness, twists summing to 0 mod 3, in any of the 30 colour schemes (which
+colours are opposite, and handedness; mirror-image schemes included).
+
+For each scheme a dynamic programme over corner positions x (piece, twist)
+whose state is (pieces used, twist sum mod 3) finds the exact best cube;
+schemes whose lower bound cannot win are skipped.  Exactly 4 stickers per
+colour comes for free.  `alternatives` finds the best cubes that differ from
+a given one (for the decoder's confidence margin).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..cube import CORNER_FACELETS, FACELET_COUNT, FACES, _PIECE_FACES
+
+COLOURS = 6
+PER_COLOUR = 4
+CORNERS = len(CORNER_FACELETS)
+STICKERS = np.array(CORNER_FACELETS)  # (8 positions, 3 facelets)
+
+def _schemes() -> np.ndarray:
+    """(30, 6): for each colour scheme, the colour class on faces U R F D L B.
+
+    One representative per scheme up to whole-cube rotation: class 0 on U, the
+    smallest remaining class on F, then the opposite classes and the two
+    handednesses (R/L order).  Mirror-image schemes are included.
+    """
+    out = []
+    for down in range(1, COLOURS):
+        rest = [c for c in range(1, COLOURS) if c != down]
+        front = rest[0]
+        for back in rest[1:]:
+            right, left = [c for c in rest if c not in (front, back)]
+            for r, l in ((right, left), (left, right)):
+                by_face = {"U": 0, "D": down, "F": front, "B": back, "R": r, "L": l}
+                out.append([by_face[f] for f in FACES])
+    return np.array(out)
+
+
+SCHEMES = _schemes()
+# _CLASS[s, piece, twist, k]: colour class on facelet k of a corner position
+# holding `piece` with `twist`, under scheme s (as in CubieCube.to_facelets).
+_CLASS = np.array([
+    [[[scheme[FACES.index(_PIECE_FACES[piece][(k - twist) % 3])] for k in range(3)]
+      for twist in range(3)] for piece in range(CORNERS)]
+    for scheme in SCHEMES
+])
+_ROLL = np.array([[(r - o) % 3 for r in range(3)] for o in range(3)])  # old residue for (twist o, new r)
+
+
+def _levels():
+    """Per corner position p: the piece sets after placing p+1 pieces, with predecessors."""
+    index_of = {0: 0}
+    levels = []
+    for size in range(1, CORNERS + 1):
+        masks = [sum(1 << j for j in c) for c in itertools.combinations(range(CORNERS), size)]
+        pieces = np.array([[j for j in range(CORNERS) if m >> j & 1] for m in masks])
+        pred = np.array([[index_of[m ^ (1 << j)] for j in row] for m, row in zip(masks, pieces)])
+        levels.append((pred, pieces))
+        index_of = {m: i for i, m in enumerate(masks)}
+    return levels
+
+
+_LEVELS = _levels()
+
+
+def _corner_costs(sticker_cost: np.ndarray) -> np.ndarray:
+    """(30, 8 positions, 8 pieces, 3 twists) cost of each placement, from (24, 6) sticker costs."""
+    return sticker_cost[STICKERS[None, :, None, None, :], _CLASS[:, None]].sum(axis=-1)
+
+
+def _best_cubes(costs: np.ndarray):
+    """Exact best legal cube for each of a batch of (B, 8, 8, 3) placement costs.
+
+    costs[b, position, piece, twist].  Returns (total (B,), placements (B, 8, 2)
+    = (piece, twist) at each position).  Pieces must be distinct and the twists
+    must sum to 0 mod 3; the DP state is (set of pieces used, twist sum mod 3).
+    """
+    batch = costs.shape[0]
+    if batch == 0:
+        return np.empty(0), np.empty((0, CORNERS, 2), dtype=int)
+    by_batch_last = np.ascontiguousarray(np.moveaxis(costs, 0, -1))  # fast inner loops over the batch
+    table = np.full((1, 3, batch), np.inf)
+    table[0, 0] = 0.0
+    choices = []
+    for position, (pred, pieces) in enumerate(_LEVELS):
+        # cand[mask, i, o, r, b]: put piece pieces[mask, i] here with twist o, ending at residue r.
+        cand = table[pred][:, :, _ROLL, :] + by_batch_last[position][pieces][:, :, :, None, :]
+        cand = cand.reshape(len(pred), -1, 3, batch)
+        choices.append(cand.argmin(axis=1))
+        table = cand.min(axis=1)
+    total = table[0, 0]
+    placements = np.zeros((batch, CORNERS, 2), dtype=int)
+    everyone = np.arange(batch)
+    mask = np.zeros(batch, dtype=int)
+    residue = np.zeros(batch, dtype=int)
+    for position in range(CORNERS - 1, -1, -1):
+        pred, pieces = _LEVELS[position]
+        i, twist = np.divmod(choices[position][mask, residue, everyone], 3)
+        placements[:, position, 0] = pieces[mask, i]
+        placements[:, position, 1] = twist
+        residue = (residue - twist) % 3
+        mask = pred[mask, i]
+    return total, placements
+
+
+def _labels(schemes: np.ndarray, placements: np.ndarray) -> np.ndarray:
+    """(B, 24) colour class of each facelet, from schemes (B,) and placements (B, 8, 2)."""
+    labels = np.empty((len(schemes), FACELET_COUNT), dtype=int)
+    labels[:, STICKERS] = _CLASS[schemes[:, None], placements[..., 0], placements[..., 1]]
+    return labels
+
+
+def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float):
+    """Best cube of each batch entry whose lower bound is below `limit` (others skipped).
+
+    corner: (B, 8, 8, 3) placement costs; schemes: (B,) the scheme of each
+    entry.  Returns (totals (K,), labels (K, 24), schemes (K,), placements
+    (K, 8, 2)) for the K entries searched.
+    """
+    bound = corner.min(axis=(2, 3)).sum(axis=1)  # each position at its cheapest: never above the truth
+    keep = np.flatnonzero(bound < limit)
+    totals, placements = _best_cubes(corner[keep])
+    return totals, _labels(schemes[keep], placements), schemes[keep], placements
+
+
+def best_legal_labels(sticker_cost: np.ndarray, known=None):
+    """The legal cube (colour class per facelet) with the smallest summed sticker cost.
+
+    sticker_cost: (24, 6) cost of giving each facelet each colour class.
+    known: optional labels of some legal cube (its cost bounds the search).
+    Exact: every colour scheme is searched unless its lower bound already
+    exceeds a cube found.  Returns (cost, labels (24,), scheme, placements (8, 2)).
+    """
+    corner = _corner_costs(sticker_cost)
+    everyone = np.arange(len(SCHEMES))
+    if known is not None:
+        upper = float(sticker_cost[np.arange(FACELET_COUNT), known].sum()) + 1e-9
+        totals, labels, schemes, placements = _solve_batch(corner, everyone, upper)
+    else:
+        bound = corner.min(axis=(2, 3)).sum(axis=1)
+        order = np.argsort(bound)
+        first = _solve_batch(corner[order[:1]], order[:1], np.inf)
+        rest = _solve_batch(corner[order[1:]], order[1:], first[0][0])
+        totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
+    k = int(np.argmin(totals))
+    return float(totals[k]), labels[k], int(schemes[k]), placements[k]
+
+
+# Corner pieces with no colour in common (URF-DBL, ...): two of them show all six colours.
+_ANTIPODE = [next(j for j in range(CORNERS) if not set(_PIECE_FACES[i]) & set(_PIECE_FACES[j]))
+             for i in range(CORNERS)]
+
+
+def alternatives(sticker_cost: np.ndarray, scheme: int, placements: np.ndarray, limit: float):
+    """Legal labellings other than the best (scheme, placements), cheaper than `limit`.
+
+    Two searches, both exact within their reach:
+    * for each corner position and scheme, the best cube whose three colours
+      differ there (every other labelling differs somewhere);
+    * because a mere renaming of colours (same cube) can win the first search
+      when two colours look alike, also: in the best scheme, with two corners
+      holding opposite pieces kept (they pin all six colours, so no renaming
+      is possible), the best cube that differs at each other corner.
+    Returns (costs (K,), labels (K, 24)).
+    """
+    corner = _corner_costs(sticker_cost)
+    labels = _labels(np.array([scheme]), placements[None])[0]
+    batch = np.repeat(corner[None], CORNERS, axis=0)  # (8 positions, 30 schemes, 8, 8, 3)
+    for position in range(CORNERS):
+        same = (_CLASS == labels[STICKERS[position]]).all(axis=-1)  # (30, 8 pieces, 3 twists)
+        batch[position, :, position][same] = np.inf
+    any_scheme = _solve_batch(batch.reshape(-1, CORNERS, CORNERS, 3), np.tile(np.arange(len(SCHEMES)), CORNERS),
+                              limit)
+    pinned = []
+    position_of_piece = {int(piece): position for position, piece in enumerate(placements[:, 0])}
+    for piece in range(CORNERS // 2):
+        keep = (position_of_piece[piece], position_of_piece[_ANTIPODE[piece]])
+        for position in range(CORNERS):
+            if position in keep:
+                continue
+            costs = corner[scheme].copy()
+            for k in keep:
+                held = costs[k, placements[k, 0], placements[k, 1]]
+                costs[k] = np.inf
+                costs[k, placements[k, 0], placements[k, 1]] = held
+            costs[position, placements[position, 0], placements[position, 1]] = np.inf
+            pinned.append(costs)
+    same_scheme = _solve_batch(np.array(pinned), np.full(len(pinned), scheme), limit)
+    return np.concatenate([any_scheme[0], same_scheme[0]]), np.concatenate([any_scheme[1], same_scheme[1]])
+
