@@ -276,7 +276,7 @@ def _result(readings, lab, features, labels, centres, sticker_distances, looks_o
             f"another colour than the one the best cube needs (total {total:.1f}, limit "
             f"{settings['max_total_looks_other']:.1f}; worst {', '.join(worst)}): stickers swapped on the cube, or "
             "regions reading the wrong place. Check those stickers and rescan.",
-            stickers=worst, result=result,
+            stickers=worst, result=result, reason="no-fit",
         )
     if wrong_looking:
         raise VisionError(
@@ -284,7 +284,7 @@ def _result(readings, lab, features, labels, centres, sticker_distances, looks_o
             f"(the best cube puts {', '.join(f'{s.name}={s.colour}' for s in stickers if s.name in wrong_looking)}): "
             "a misread (glare, shadow, a finger, wrong region) or stickers swapped on the cube. "
             "Check those stickers and rescan.",
-            stickers=wrong_looking, result=result,
+            stickers=wrong_looking, result=result, reason="misread",
         )
     if margin < settings["min_margin"]:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
@@ -292,7 +292,7 @@ def _result(readings, lab, features, labels, centres, sticker_distances, looks_o
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "
             f"(margin {margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
             f"{_advice(lab)}",
-            stickers=doubtful, result=result,
+            stickers=doubtful, result=result, reason="margin",
         )
     return result
 

@@ -13,17 +13,27 @@ class VisionError(ValueError):
     """The readings do not give a cube we can trust.
 
     stickers: facelet names ("F3", ...) of the doubtful stickers (rescan or
-    check those); result: the best guess (a DecodeResult) when there is one.
+    check those); result: the best guess (a DecodeResult) when there is one;
+    reason: which rule refused, one of REASONS (for logs and benchmarks).
     """
 
-    def __init__(self, message: str, stickers=(), result=None):
+    REASONS = {
+        "input": "the readings are not 24 sRGB triples",
+        "margin": "another legal cube explains the readings almost as well",
+        "misread": "a sticker reads clearly as another colour than the cube needs",
+        "no-fit": "the readings fit no legal cube well",
+        "over-exposed": "two colours are indistinguishable in clipped channels",
+        "unexplained": "an unread sticker looks like another colour and the light cannot explain it",
+    }
+
+    def __init__(self, message: str, stickers=(), result=None, reason: str = "input"):
         super().__init__(message)
         self.stickers = tuple(stickers)
         self.result = result
+        self.reason = reason
 
     def __str__(self):
         return self.args[0]
-
 
 
 def check_readings(rgb) -> np.ndarray:
