@@ -59,9 +59,18 @@ def distances(features: np.ndarray, centres: np.ndarray) -> np.ndarray:
     return np.linalg.norm(features[:, None, :] - centres[None, :, :], axis=-1)
 
 
-def class_centres(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """(6, 3) mean feature of each class (every class has exactly 4 stickers)."""
-    return np.eye(COLOURS)[labels].T @ features / PER_COLOUR
+def class_centres(features: np.ndarray, labels: np.ndarray, weights=None) -> np.ndarray:
+    """(6, 3) mean feature of each class (every class has exactly 4 stickers).
+
+    weights: optional (24,) 0/1, 0 for unread stickers (left out of the means;
+    a class with no read sticker keeps the mean of all four).
+    """
+    one_hot = np.eye(COLOURS)[labels]
+    if weights is None:
+        return one_hot.T @ features / PER_COLOUR
+    counts = weights @ one_hot
+    read = (one_hot * weights[:, None]).T @ features / np.maximum(counts, 1e-9)[:, None]
+    return np.where(counts[:, None] > 0, read, one_hot.T @ features / PER_COLOUR)
 
 
 def balanced_clusters(features: np.ndarray, centres: np.ndarray, rounds: int = 4) -> np.ndarray:
@@ -92,27 +101,38 @@ def partition_key(labels) -> tuple:
     return tuple(names.setdefault(c, len(names)) for c in np.asarray(labels).tolist())
 
 
-def fit_cost(features: np.ndarray, labels: np.ndarray) -> float:
-    """Summed distance of each sticker to its class centre, the centres fitted to the labels."""
-    return float(np.linalg.norm(features - class_centres(features, labels)[labels], axis=1).sum())
+def fit_cost(features: np.ndarray, labels: np.ndarray, weights=None) -> float:
+    """Summed distance of each (read) sticker to its class centre, the centres fitted to the labels."""
+    cost = np.linalg.norm(features - class_centres(features, labels, weights)[labels], axis=1)
+    return float(cost.sum() if weights is None else cost @ weights)
 
 
-def fit_costs(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def fit_costs(features: np.ndarray, labels: np.ndarray, weights=None) -> np.ndarray:
     """fit_cost of each row of a (K, 24) batch of labellings."""
     one_hot = np.eye(COLOURS)[labels]  # (K, 24, 6)
-    fitted = one_hot.transpose(0, 2, 1) @ features / PER_COLOUR  # (K, 6, 3)
-    return np.linalg.norm(features - one_hot @ fitted, axis=2).sum(axis=1)
+    if weights is None:
+        fitted = one_hot.transpose(0, 2, 1) @ features / PER_COLOUR  # (K, 6, 3)
+        return np.linalg.norm(features - one_hot @ fitted, axis=2).sum(axis=1)
+    fitted = np.stack([class_centres(features, row, weights) for row in labels]) if len(labels) else \
+        np.empty((0, COLOURS, features.shape[1]))
+    return np.linalg.norm(features - one_hot @ fitted, axis=2) @ weights
 
 
-def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 8) -> np.ndarray:
+def sticker_costs(features: np.ndarray, centres: np.ndarray, weights=None) -> np.ndarray:
+    """(24, 6) cost of giving each sticker each class: its distance, 0 for unread stickers."""
+    cost = distances(features, centres)
+    return cost if weights is None else cost * weights[:, None]
+
+
+def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 8, weights=None) -> np.ndarray:
     """Alternate best legal cube for the centres and centres for the cube until they agree.
 
     memo: partition key -> where refining from it ended (shared between
-    starts, so paths that meet are not walked twice).
+    starts, so paths that meet are not walked twice).  weights: see class_centres.
     """
     labels, path = None, []
     for _ in range(rounds):
-        _, new, _, _ = best_legal_labels(distances(features, centres), labels)
+        _, new, _, _ = best_legal_labels(sticker_costs(features, centres, weights), labels)
         key = partition_key(new)
         if key in memo:
             labels = memo[key]
@@ -121,15 +141,15 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
         if labels is not None and np.array_equal(new, labels):
             break
         labels = new
-        centres = class_centres(features, labels)
+        centres = class_centres(features, labels, weights)
     for key in path:
         memo[key] = labels
     return labels
 
 
-def match_classes(features, labels, other) -> np.ndarray:
+def match_classes(features, labels, other, weights=None) -> np.ndarray:
     """`other`'s classes renamed to the classes of `labels` with the nearest centres."""
-    mine, theirs = class_centres(features, labels), class_centres(features, other)
+    mine, theirs = class_centres(features, labels, weights), class_centres(features, other, weights)
     mapping = min_cost_assignment(distances(theirs, mine))
     return mapping[other]
 

@@ -38,9 +38,10 @@ import numpy as np
 
 from ..cube import FACELET_COUNT, FACES, CubeError, parse_facelets
 from .clusters import (balanced_clusters, class_centres, distances, farthest_point_centres, fit_cost,
-                       fit_costs, match_classes, min_cost_assignment, partition_key, refine)
+                       fit_costs, match_classes, min_cost_assignment, partition_key, refine, sticker_costs)
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
 from .legal import COLOURS, SCHEMES, alternatives, best_legal_labels
+from .light import HIGH, confounded_colours, explained_by_light, lamp_whites
 from .naming import ColourDrift, colour_drift, colour_names, rough_colour_name
 from .readings import NAMES as _NAMES, VisionError, check_readings
 
@@ -81,6 +82,8 @@ class DecodeResult:
     sqrt(stickers that differ); at least decode.min_margin, else decode()
     raises.  alternative: that cube's facelets (same letters where the colours
     agree), or None if none was near.  colours: letter -> colour name.
+    unread: facelets read past (glare, shadow, clipped: they fit no colour and
+    the rest of the cube determines them; their letters come from the cube).
     centres_rgb: letter -> the scan's estimated sRGB of that colour.  noise:
     the scan's sticker noise (Lab-based feature units).
     """
@@ -93,6 +96,7 @@ class DecodeResult:
     centres_rgb: dict
     alternative: str | None
     noise: float
+    unread: tuple = ()
 
     @property
     def worst_sticker(self) -> StickerInfo:
@@ -133,14 +137,139 @@ def _features(lab: np.ndarray, settings: dict) -> np.ndarray:
     return np.column_stack([lab[:, 0] * settings["lightness_weight"], lab[:, 1] * gain, lab[:, 2] * gain])
 
 
-def _margins(options, labels, best_cost: float, noise: float) -> np.ndarray:
-    """Extra cost of each (cost, labels) option over the best, in units of noise * sqrt(stickers that differ)."""
+def _margins(options, labels, best_cost: float, noise: float, read=None) -> np.ndarray:
+    """Extra cost of each (cost, labels) option over the best, in units of noise * sqrt(read stickers that differ)."""
     if not options:
         return np.empty(0)
     costs = np.array([cost for cost, _ in options])
-    differing = np.maximum(np.count_nonzero(np.array([other for _, other in options]) != labels, axis=1), 1)
+    differ = np.array([other for _, other in options]) != labels
+    if read is not None:
+        differ &= read
+    differing = np.maximum(np.count_nonzero(differ, axis=1), 1)
     return (costs - best_cost) / (noise * np.sqrt(differing))
 
+
+@dataclass
+class _Fit:
+    """The best legal cube for the readings, with what the refusal rules need.
+
+    weights: None, or 0/1 per sticker (0: unread, left out of every cost).
+    own: each sticker's distance to its colour's other (read) stickers' median;
+    looks_other: how much nearer (noise units) another colour's median is;
+    like_other: distance (noise units) to the nearest read sticker of another
+    colour; nearest_other: that other colour.  The refusal rules skip unread
+    stickers (_check_unread judges them by the light).
+    """
+
+    labels: np.ndarray
+    centres: np.ndarray
+    noise: float
+    own: np.ndarray
+    looks_other: np.ndarray
+    like_other: np.ndarray
+    nearest_other: np.ndarray
+    margin: float
+    alternative: np.ndarray | None
+    weights: np.ndarray | None
+
+    @property
+    def read(self) -> np.ndarray:
+        return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
+
+
+def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, weights=None) -> _Fit:
+    """Joint fit: several starts refined to legal cubes, the best kept, then its margin."""
+    read = np.ones(FACELET_COUNT, dtype=bool) if weights is None else weights > 0
+    # Several starting points (farthest-point centres from the brightest, the
+    # darkest and the most colourful read sticker, and the calibration's
+    # centres); each is refined to a legal cube; distinct cubes compete.
+    index = np.flatnonzero(read)
+    seeds = [index[np.argmax(lab[index, 0])], index[np.argmin(lab[index, 0])],
+             index[np.argmax(np.hypot(lab[index, 1], lab[index, 2]))]]
+    usable = features if weights is None else features[index]
+    starts = [farthest_point_centres(usable, int(np.flatnonzero(index == seed)[0])) for seed in dict.fromkeys(seeds)]
+    if calibration is not None:
+        starts.append(_features(calibration.centres_lab(), settings))
+    found, memo = {}, {}
+    for centres in starts:
+        labels = refine(features, centres, memo, weights=weights)
+        found.setdefault(partition_key(labels), (fit_cost(features, labels, weights), labels))
+    ranked = sorted(found.values(), key=lambda item: item[0])
+    labels = ranked[0][1]
+    centres = class_centres(features, labels, weights)
+    # The exact best cube for the final centres (its scheme and corners seed the alternatives).
+    _, labels, scheme, placements = best_legal_labels(sticker_costs(features, centres, weights), labels)
+    centres = class_centres(features, labels, weights)
+    best_cost = fit_cost(features, labels, weights)
+    key = partition_key(labels)
+
+    # Sticker noise: the median distance to the own colour's median, so a few
+    # misread stickers do not inflate it (and so hide themselves).  Unread
+    # stickers take no part (NaN in the medians).
+    members = np.argsort(labels, kind="stable").reshape(COLOURS, 4)  # (6 colours, 4 stickers)
+    masked = np.where(read[:, None], features, np.nan)
+    robust = np.nanmedian(masked[members], axis=1) if weights is not None else np.median(features[members], axis=1)
+    spread = np.linalg.norm(features - robust[labels], axis=1)
+    noise = max(float(np.median(spread[read])), settings["noise_floor"])
+
+    # Does a sticker look like another colour?  Robust centres (its own colour's
+    # without it, medians) so that misread stickers cannot pull centres to hide.
+    rank = np.empty(FACELET_COUNT, dtype=int)
+    rank[members.ravel()] = np.tile(np.arange(4), COLOURS)
+    mates = members[labels][~np.eye(4, dtype=bool)[rank]].reshape(FACELET_COUNT, 3)  # the other three
+    if weights is None:
+        own = np.linalg.norm(features - np.median(features[mates], axis=1), axis=1)
+    else:
+        own = np.linalg.norm(features - np.nanmedian(masked[mates], axis=1), axis=1)
+    to_robust = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, distances(features, robust))
+    others = to_robust.min(axis=1)
+    nearest_other = to_robust.argmin(axis=1)
+    # ... and is it like some read sticker given another colour (not a reading like no other)?
+    like_other = np.where((labels[:, None] != labels[None, :]) & read[None, :], distances(features, features),
+                          np.inf).min(axis=1) / noise
+    looks_other = (own - others) / noise
+    wrong_looking, total = _misreads(np.where(read, looks_other, 0.0), like_other, settings)
+    misread = bool(wrong_looking) or total > settings["max_total_looks_other"]
+
+    # Next-best legal cube: other local optima, the best cubes that differ at
+    # some corner with these centres held (or refitted, if cheaper), and a few
+    # of those refined.  Margin: its extra cost in units of the noise expected
+    # over the read stickers where it differs (noise * sqrt(count)).
+    # Options are (cost, labels) with classes named as in `labels` (the DP
+    # alternatives already are; other optima are matched by their centres).
+    options = [(cost, match_classes(features, labels, other, weights)) for cost, other in ranked[1:]
+               if partition_key(other) != key]
+    # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
+    # and only shifts the confidence.
+    reach = max(settings["min_margin"] * np.sqrt(FACELET_COUNT), settings["full_margin"] * np.sqrt(6))
+    refused_anyway = misread or min(_margins(options, labels, best_cost, noise, read), default=np.inf) < settings[
+        "min_margin"]
+    if not refused_anyway:  # (a refused scan needs no finer margin)
+        alt_costs, alt_labels = alternatives(sticker_costs(features, centres, weights), scheme, placements,
+                                             best_cost + reach * noise)
+        if len(alt_labels):
+            genuine = np.array([partition_key(other) != key for other in alt_labels], dtype=bool)
+            alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels, weights))[genuine]
+            options += list(zip(alt_costs.tolist(), alt_labels[genuine]))
+        options.sort(key=lambda item: item[0])
+        for _, other in options[:settings["refine_alternatives"]]:
+            reached = refine(features, class_centres(features, other, weights), memo, weights=weights)
+            if partition_key(reached) != key:
+                options.append((fit_cost(features, reached, weights), match_classes(features, labels, reached, weights)))
+    margin, alternative = settings["full_margin"], None
+    if options:
+        z = _margins(options, labels, best_cost, noise, read)
+        k = int(np.argmin(z))
+        if z[k] < margin:
+            margin, alternative = float(z[k]), options[k][1]
+    return _Fit(labels, centres, noise, own / noise, looks_other, like_other, nearest_other, float(max(margin, 0.0)), alternative, weights)
+
+
+# Reading past stickers that fit no colour (glare, shadow, clipped channels):
+# at most this many stickers are left unread, each only if it is at least this
+# far (noise units) from its colour's other stickers.
+MAX_UNREAD = 3
+UNREAD_MIN_DISTANCE = 4.0
 
 
 def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
@@ -149,8 +278,9 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
     calibration: optional prior (start centres, colour names, region gains);
     the centres are always re-estimated from this scan.  config: a loaded
     config (robot.config.load()) or its `decode` section; defaults if None.
-    Raises VisionError (naming the doubtful stickers) when the cube cannot be
-    read with confidence; never returns a cube it is not confident in.
+    Raises VisionError (naming the doubtful stickers, reason: the rule) when
+    the cube cannot be read with confidence; never returns a cube it is not
+    confident in.
     """
     settings = decode_settings(config)
     readings = check_readings(rgb)
@@ -158,120 +288,136 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
         readings = calibration.correct(readings)
     lab = srgb_to_lab(readings)
     features = _features(lab, settings)
-
-    # Several starting points (farthest-point centres from the brightest, the
-    # darkest and the most colourful sticker, and the calibration's centres);
-    # each is refined to a legal cube; distinct cubes compete.
-    seeds = [int(np.argmax(lab[:, 0])), int(np.argmin(lab[:, 0])), int(np.argmax(np.hypot(lab[:, 1], lab[:, 2])))]
-    starts = [farthest_point_centres(features, seed) for seed in dict.fromkeys(seeds)]
-    if calibration is not None:
-        starts.append(_features(calibration.centres_lab(), settings))
-    found, memo = {}, {}
-    for centres in starts:
-        labels = refine(features, centres, memo)
-        found.setdefault(partition_key(labels), (fit_cost(features, labels), labels))
-    ranked = sorted(found.values(), key=lambda item: item[0])
-    labels = ranked[0][1]
-    centres = class_centres(features, labels)
-    # The exact best cube for the final centres (its scheme and corners seed the alternatives).
-    _, labels, scheme, placements = best_legal_labels(distances(features, centres), labels)
-    centres = class_centres(features, labels)
-    best_cost = fit_cost(features, labels)
-    key = partition_key(labels)
-    # Sticker noise: the median distance to the own colour's median, so a few
-    # misread stickers do not inflate it (and so hide themselves).
-    members = np.array([np.flatnonzero(labels == c) for c in range(COLOURS)])  # (6, 4)
-    robust = np.median(features[members], axis=1)
-    noise = max(float(np.median(np.linalg.norm(features - robust[labels], axis=1))), settings["noise_floor"])
-
-    # Does a sticker look like another colour?  Robust centres (its own colour's
-    # without it, medians) so that misread stickers cannot pull centres to hide.
-    own = np.array([
-        np.linalg.norm(features[i] - np.median(features[members[labels[i]][members[labels[i]] != i]], axis=0))
-        for i in range(FACELET_COUNT)
-    ])
-    others = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, distances(features, robust)).min(axis=1)
-    # ... and is it like some sticker given another colour (not a reading like no other)?
-    like_other = np.where(labels[:, None] != labels[None, :], distances(features, features), np.inf).min(axis=1)
-    looks_other = (own - others) / noise
-    like_other = like_other / noise
-    wrong_looking, total = _misreads(looks_other, like_other, settings)
-    misread = bool(wrong_looking) or total > settings["max_total_looks_other"]
-
-    # Next-best legal cube: other local optima, the best cubes that differ at
-    # some corner with these centres held (or refitted, if cheaper), and a few
-    # of those refined.  Margin: its extra cost in units of the noise expected
-    # over the stickers where it differs (noise * sqrt(count)).
-    # Options are (cost, labels) with classes named as in `labels` (the DP
-    # alternatives already are; other optima are matched by their centres).
-    options = [(cost, match_classes(features, labels, other)) for cost, other in ranked[1:]
-               if partition_key(other) != key]
-    # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
-    # and only shifts the confidence.
-    reach = max(settings["min_margin"] * np.sqrt(FACELET_COUNT), settings["full_margin"] * np.sqrt(6))
-    refused_anyway = misread or min(_margins(options, labels, best_cost, noise), default=np.inf) < settings[
-        "min_margin"]
-    if not refused_anyway:  # (a refused scan needs no finer margin)
-        alt_costs, alt_labels = alternatives(distances(features, centres), scheme, placements,
-                                              best_cost + reach * noise)
-        if len(alt_labels):
-            genuine = np.array([partition_key(other) != key for other in alt_labels], dtype=bool)
-            alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels))[genuine]
-            options += list(zip(alt_costs.tolist(), alt_labels[genuine]))
-        options.sort(key=lambda item: item[0])
-        for _, other in options[:settings["refine_alternatives"]]:
-            reached = refine(features, class_centres(features, other), memo)
-            if partition_key(reached) != key:
-                options.append((fit_cost(features, reached), match_classes(features, labels, reached)))
-    margin, alternative = settings["full_margin"], None
-    if options:
-        z = _margins(options, labels, best_cost, noise)
-        k = int(np.argmin(z))
-        if z[k] < margin:
-            margin, alternative = float(z[k]), options[k][1]
-    margin = float(max(margin, 0.0))
-    own_distances = np.linalg.norm(features - centres[labels], axis=1)
-    return _result(readings, lab, features, labels, centres, own_distances / noise, looks_other,
-                   like_other, margin, alternative, noise, calibration, settings)
+    fit = _fit(features, lab, settings, calibration)
+    result = _result(readings, lab, features, fit, calibration, settings)
+    error = _refusal(fit, result, lab, settings)
+    if error is not None:
+        # Read past the stickers that fit no colour, worst first, while the
+        # rest of the cube still determines them.  Only to confirm the best
+        # cube: a cube that needs the suspects left out to win is a guess.
+        weights = np.ones(FACELET_COUNT)
+        first_key = partition_key(fit.labels)
+        for _ in range(MAX_UNREAD):
+            worst = int(np.argmax(np.where(fit.read, fit.own, -np.inf)))
+            if fit.own[worst] < UNREAD_MIN_DISTANCE:
+                break
+            weights[worst] = 0.0
+            fit = _fit(features, lab, settings, calibration, weights.copy())
+            result = _result(readings, lab, features, fit, calibration, settings)
+            if partition_key(fit.labels) != first_key:
+                break
+            if _refusal(fit, result, lab, settings) is None:
+                _check_unread(readings, fit, result, settings)
+                error = None
+                break
+    if error is None:
+        error = _over_exposure(readings, fit, result)
+    if error is not None:
+        raise error
+    return result
 
 
-def _result(readings, lab, features, labels, centres, sticker_distances, looks_other, other_distances, margin,
-            alternative, noise, calibration, settings) -> DecodeResult:
-    """Name the colours by the decoded scheme, and refuse when not confident."""
+def _colour_rgb(readings: np.ndarray, fit: _Fit) -> np.ndarray:
+    """(6, 3) median reading of each colour's read stickers."""
+    return np.array([np.median(readings[(fit.labels == c) & fit.read], axis=0) for c in range(COLOURS)])
+
+
+def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, settings) -> None:
+    """Refuse when an unread sticker looks like another colour and glare or shadow cannot explain it.
+
+    (A sticker of another colour -- swapped, or a misread region -- is not
+    excused by the cube constraints: the cube would be built around a lie.)
+    """
+    colour_rgb = _colour_rgb(readings, fit)
+    lamps = lamp_whites(colour_rgb)
+    spread = np.linalg.norm(readings - colour_rgb[fit.labels], axis=1)
+    noise_rgb = max(float(np.median(spread[fit.read])), 3.0)
+    suspicious = []
+    for i in np.flatnonzero(~fit.read):
+        looks_like = int(fit.nearest_other[i])
+        if fit.looks_other[i] <= 0:  # nearer its own colour than any other
+            continue
+        if fit.like_other[i] >= settings["max_looks_other"]:  # like no other colour's stickers: simply unread
+            continue
+        if not explained_by_light(readings[i], colour_rgb[fit.labels[i]], colour_rgb[looks_like], lamps, noise_rgb):
+            suspicious.append(i)
+    if suspicious:
+        names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
+        detail = ", ".join(f"{_NAMES[i]} reads like {names[int(fit.nearest_other[i])]} but the cube needs "
+                           f"{names[int(fit.labels[i])]}" for i in suspicious)
+        raise VisionError(
+            f"sticker(s) {detail}, and neither glare nor shadow explains that: a sticker swapped on the cube or a "
+            "region reading the wrong place. Check those stickers and rescan.",
+            stickers=[_NAMES[i] for i in suspicious], result=result, reason="unexplained",
+        )
+
+
+def _over_exposure(readings: np.ndarray, fit: _Fit, result: DecodeResult) -> VisionError | None:
+    """Refuse when two colours differ only in clipped channels (the frame is over-exposed).
+
+    Either their median readings do, or each has a sticker clipped in all
+    three channels (those two readings are the same: white vs a washed-out yellow).
+    """
+    pairs = confounded_colours(_colour_rgb(readings, fit))
+    saturated = sorted({int(c) for c in fit.labels[(readings >= HIGH).all(axis=1)]})
+    pairs += [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
+    if not pairs:
+        return None
+    names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
+    which = "; ".join(f"{names[c]} and {names[d]}" for c, d in pairs)
+    stickers = [_NAMES[i] for i in range(FACELET_COUNT) if any(fit.labels[i] in pair for pair in pairs)]
+    return VisionError(
+        f"the frame is over-exposed: {which} read the same in every channel that is not clipped at 255, so they "
+        "cannot be told apart. Lower the camera exposure (or the light) and rescan.",
+        stickers=stickers, result=result, reason="over-exposed",
+    )
+
+
+def _result(readings, lab, features, fit: _Fit, calibration, settings) -> DecodeResult:
+    """Name the colours by the decoded scheme."""
+    labels = fit.labels
     try:
         parsed = parse_facelets("".join(str(c) for c in labels))
     except CubeError as exc:  # cannot happen: the search only builds legal cubes
         raise AssertionError(f"decoder produced an illegal cube: {exc}") from None
     letter_of_class = {int(symbol): FACES[i] for i, symbol in enumerate(parsed.colours)}
     facelets = "".join(letter_of_class[c] for c in labels.tolist())
-    centres_lab = np.array([lab[labels == c].mean(axis=0) for c in range(COLOURS)])
+    read = fit.read
+    centres_lab = np.array([lab[(labels == c) & read].mean(axis=0) for c in range(COLOURS)])
     names = colour_names(centres_lab, calibration)
     alt_facelets = None
-    if alternative is not None:
-        alt_labels = alternative
-        alt_facelets = "".join(letter_of_class[c] for c in alt_labels.tolist())
+    if fit.alternative is not None:
+        alt_facelets = "".join(letter_of_class[c] for c in fit.alternative.tolist())
+    sticker_distances = np.linalg.norm(features - fit.centres[labels], axis=1) / fit.noise
     stickers = tuple(
         StickerInfo(
             name=_NAMES[i], letter=facelets[i], colour=names[labels[i]], distance=round(float(sticker_distances[i]), 3),
-            rgb=tuple(int(round(v)) for v in readings[i]), looks_other=round(float(looks_other[i]), 3),
+            rgb=tuple(int(round(v)) for v in readings[i]), looks_other=round(float(fit.looks_other[i]), 3),
         )
         for i in range(FACELET_COUNT)
     )
-    result = DecodeResult(
+    return DecodeResult(
         facelets=facelets,
-        confidence=round(margin / settings["full_margin"], 3),
-        margin=round(margin, 3),
+        confidence=round(fit.margin / settings["full_margin"], 3),
+        margin=round(fit.margin, 3),
         stickers=stickers,
         colours={letter_of_class[c]: names[c] for c in range(COLOURS)},
         centres_rgb={letter_of_class[c]: tuple(int(round(v)) for v in lab_to_srgb(centres_lab[c]))
                      for c in range(COLOURS)},
         alternative=alt_facelets,
-        noise=round(float(noise), 3),
+        noise=round(float(fit.noise), 3),
+        unread=tuple(_NAMES[i] for i in np.flatnonzero(~read)),
     )
-    wrong_looking, total = _misreads(looks_other, other_distances, settings)
+
+
+def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings) -> VisionError | None:
+    """The VisionError for a fit that is not to be trusted (None: trust it)."""
+    looks_other = np.where(fit.read, fit.looks_other, 0.0)
+    wrong_looking, total = _misreads(looks_other, fit.like_other, settings)
+    stickers = result.stickers
     if not wrong_looking and total > settings["max_total_looks_other"]:
         worst = [_NAMES[i] for i in np.argsort(-looks_other)[:4] if looks_other[i] > 0]
-        raise VisionError(
+        return VisionError(
             f"the readings fit no legal cube well: {len(np.flatnonzero(looks_other > 0))} stickers look more like "
             f"another colour than the one the best cube needs (total {total:.1f}, limit "
             f"{settings['max_total_looks_other']:.1f}; worst {', '.join(worst)}): stickers swapped on the cube, or "
@@ -279,22 +425,22 @@ def _result(readings, lab, features, labels, centres, sticker_distances, looks_o
             stickers=worst, result=result, reason="no-fit",
         )
     if wrong_looking:
-        raise VisionError(
+        return VisionError(
             f"sticker(s) {', '.join(wrong_looking)} read as a different colour than any legal cube allows "
             f"(the best cube puts {', '.join(f'{s.name}={s.colour}' for s in stickers if s.name in wrong_looking)}): "
             "a misread (glare, shadow, a finger, wrong region) or stickers swapped on the cube. "
             "Check those stickers and rescan.",
             stickers=wrong_looking, result=result, reason="misread",
         )
-    if margin < settings["min_margin"]:
+    if fit.margin < settings["min_margin"]:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
-        raise VisionError(
+        return VisionError(
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "
-            f"(margin {margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
+            f"(margin {fit.margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
             f"{_advice(lab)}",
             stickers=doubtful, result=result, reason="margin",
         )
-    return result
+    return None
 
 
 def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tuple[list, float]:

@@ -70,9 +70,32 @@ def _levels():
 _LEVELS = _levels()
 
 
+# Flat index into a (24, 6) sticker-cost table of each placement's three sticker costs.
+_PLACEMENT_INDEX = STICKERS[None, :, None, None, :] * COLOURS + _CLASS[:, None]  # (30, 8, 8, 3, 3)
+
+
 def _corner_costs(sticker_cost: np.ndarray) -> np.ndarray:
     """(30, 8 positions, 8 pieces, 3 twists) cost of each placement, from (24, 6) sticker costs."""
-    return sticker_cost[STICKERS[None, :, None, None, :], _CLASS[:, None]].sum(axis=-1)
+    return np.ascontiguousarray(sticker_cost, dtype=float).ravel()[_PLACEMENT_INDEX].sum(axis=-1)
+
+
+def _cheapest_if_legal(corner: np.ndarray):
+    """The best cube without the search, when the scheme with the lowest bound has it legal.
+
+    Each position at its cheapest placement is a lower bound for every scheme;
+    if in the scheme with the lowest bound those placements already form a
+    legal cube (distinct pieces, twists summing to 0 mod 3), that cube is the
+    exact optimum.  Usual for clean readings.  Returns (scheme, placements
+    (8, 2)) or None.
+    """
+    flat = corner.reshape(len(SCHEMES), CORNERS, -1)
+    cheapest = flat.argmin(axis=2)  # (30, 8)
+    bound = np.take_along_axis(flat, cheapest[..., None], axis=2)[..., 0].sum(axis=1)
+    scheme = int(np.argmin(bound))
+    pieces, twists = np.divmod(cheapest[scheme], 3)
+    if len(set(pieces.tolist())) < CORNERS or twists.sum() % 3:
+        return None
+    return scheme, np.column_stack([pieces, twists])
 
 
 def _best_cubes(costs: np.ndarray):
@@ -126,6 +149,8 @@ def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float):
     """
     bound = corner.min(axis=(2, 3)).sum(axis=1)  # each position at its cheapest: never above the truth
     keep = np.flatnonzero(bound < limit)
+    if len(keep) == 0:
+        return np.empty(0), np.empty((0, FACELET_COUNT), dtype=int), schemes[keep], np.empty((0, CORNERS, 2), int)
     totals, placements = _best_cubes(corner[keep])
     return totals, _labels(schemes[keep], placements), schemes[keep], placements
 
@@ -139,16 +164,21 @@ def best_legal_labels(sticker_cost: np.ndarray, known=None):
     exceeds a cube found.  Returns (cost, labels (24,), scheme, placements (8, 2)).
     """
     corner = _corner_costs(sticker_cost)
-    everyone = np.arange(len(SCHEMES))
+    quick = _cheapest_if_legal(corner)
+    if quick is not None:
+        scheme, placements = quick
+        labels = _labels(np.array([scheme]), placements[None])[0]
+        return float(sticker_cost[np.arange(FACELET_COUNT), labels].sum()), labels, scheme, placements
+    # The scheme with the lowest bound first: its cube (or the known one, if
+    # cheaper) then rules out most other schemes by their bounds.
+    bound = corner.min(axis=(2, 3)).sum(axis=1)
+    order = np.argsort(bound)
+    first = _solve_batch(corner[order[:1]], order[:1], np.inf)
+    upper = first[0][0]
     if known is not None:
-        upper = float(sticker_cost[np.arange(FACELET_COUNT), known].sum()) + 1e-9
-        totals, labels, schemes, placements = _solve_batch(corner, everyone, upper)
-    else:
-        bound = corner.min(axis=(2, 3)).sum(axis=1)
-        order = np.argsort(bound)
-        first = _solve_batch(corner[order[:1]], order[:1], np.inf)
-        rest = _solve_batch(corner[order[1:]], order[1:], first[0][0])
-        totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
+        upper = min(upper, float(sticker_cost[np.arange(FACELET_COUNT), known].sum()) + 1e-9)
+    rest = _solve_batch(corner[order[1:]], order[1:], upper)
+    totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
     k = int(np.argmin(totals))
     return float(totals[k]), labels[k], int(schemes[k]), placements[k]
 
