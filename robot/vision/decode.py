@@ -267,9 +267,12 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
 
 # Reading past stickers that fit no colour (glare, shadow, clipped channels):
 # at most this many stickers are left unread, each only if it is at least this
-# far (noise units) from its colour's other stickers.
+# far (noise units) from its colour's other stickers, and the cube's margin
+# must then be this much above decode.min_margin per unread sticker (less
+# evidence, so a stricter test).
 MAX_UNREAD = 3
 UNREAD_MIN_DISTANCE = 4.0
+UNREAD_EXTRA_MARGIN = 1.0
 
 
 def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
@@ -306,7 +309,7 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
             result = _result(readings, lab, features, fit, calibration, settings)
             if partition_key(fit.labels) != first_key:
                 break
-            if _refusal(fit, result, lab, settings) is None:
+            if _refusal(fit, result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
                 _check_unread(readings, fit, result, settings)
                 error = None
                 break
@@ -410,7 +413,7 @@ def _result(readings, lab, features, fit: _Fit, calibration, settings) -> Decode
     )
 
 
-def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings) -> VisionError | None:
+def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_margin=0.0) -> VisionError | None:
     """The VisionError for a fit that is not to be trusted (None: trust it)."""
     looks_other = np.where(fit.read, fit.looks_other, 0.0)
     wrong_looking, total = _misreads(looks_other, fit.like_other, settings)
@@ -432,7 +435,7 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings) -> Visi
             "Check those stickers and rescan.",
             stickers=wrong_looking, result=result, reason="misread",
         )
-    if fit.margin < settings["min_margin"]:
+    if fit.margin < settings["min_margin"] + extra_margin:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
         return VisionError(
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "

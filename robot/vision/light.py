@@ -6,9 +6,8 @@ that looks like *another* colour is only let through when the light explains
 it as its own colour:
 
 * glare: a glossy sticker reflects the lamp, so the reading is its own colour
-  blended toward the lamp's white (up to GLARE_MAX of the way); the lamp is
-  seen either neutral (the camera's white balance) or as the white stickers
-  look, and may be brighter than they are (LAMP_GAINS);
+  blended toward the lamp's white (up to GLARE_MAX of the way); the lamp looks
+  like the white stickers or brighter (LAMP_GAINS), or saturated (lamp_whites);
 * shadow: its own colour, darker (down to SHADOW_MIN of its light);
 * clipped channels: a channel at the sensor's limit (>= HIGH or <= LOW) is a
   censored value, "at least 254" or "at most 1", never a measurement: it
@@ -49,16 +48,20 @@ def censored_residual(reading: np.ndarray, predicted: np.ndarray) -> np.ndarray:
 
 
 def lamp_whites(colour_rgb: np.ndarray) -> np.ndarray:
-    """(2, 3) the lamp's white as the camera may see it: neutral, or the tint of the lightest colour."""
+    """(K, 3) the lamp's white as the camera may see it.
+
+    As bright as the lightest colour's stickers or somewhat brighter
+    (LAMP_GAINS), in their tint; or saturated: that tint scaled to 255, or
+    neutral 255 (a highlight beyond the white balance).
+    """
     lightest = colour_rgb[int(np.argmax(srgb_to_lab(colour_rgb)[:, 0]))]
-    return np.array([[255.0, 255.0, 255.0], lightest * 255.0 / max(float(lightest.max()), 1.0)])
+    return np.array([lightest * gain for gain in LAMP_GAINS]
+                    + [lightest * 255.0 / max(float(lightest.max()), 1.0), [255.0, 255.0, 255.0]])
 
 
 def light_residual(reading: np.ndarray, own_rgb: np.ndarray, lamps: np.ndarray) -> float:
     """How far (sRGB units) `reading` is from its own colour under the best glare or shadow (0: explained)."""
-    glare = np.concatenate([
-        (1 - _GLARE)[:, None] * own_rgb + _GLARE[:, None] * (gain * lamp) for gain in LAMP_GAINS for lamp in lamps
-    ])
+    glare = np.concatenate([(1 - _GLARE)[:, None] * own_rgb + _GLARE[:, None] * lamp for lamp in lamps])
     shade = _SHADE[:, None] * own_rgb
     return float(censored_residual(reading, np.concatenate([glare, shade])).min())
 
