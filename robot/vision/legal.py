@@ -98,6 +98,29 @@ def _cheapest_if_legal(corner: np.ndarray):
     return scheme, np.column_stack([pieces, twists])
 
 
+def _flat_levels():
+    """Per position: gather indices for the DP, arranged so the choice is the last (contiguous) axis.
+
+    prev[mask, r, k]: index into the previous table (mask' * 3 + residue') for
+    ending at residue r with choice k = (piece i, twist o) = i * 3 + o;
+    cost[mask, 1, k]: index into that position's (piece * 3 + twist) costs.
+    """
+    out = []
+    for pred, pieces in _LEVELS:
+        m, n = pieces.shape
+        prev = np.empty((m, 3, n * 3), dtype=np.intp)
+        cost = np.empty((m, 1, n * 3), dtype=np.intp)
+        for i in range(n):
+            for o in range(3):
+                prev[:, :, i * 3 + o] = pred[:, i, None] * 3 + _ROLL[o][None, :]
+                cost[:, 0, i * 3 + o] = pieces[:, i] * 3 + o
+        out.append((prev, cost))
+    return out
+
+
+_FLAT_LEVELS = _flat_levels()
+
+
 def _best_cubes(costs: np.ndarray):
     """Exact best legal cube for each of a batch of (B, 8, 8, 3) placement costs.
 
@@ -108,17 +131,17 @@ def _best_cubes(costs: np.ndarray):
     batch = costs.shape[0]
     if batch == 0:
         return np.empty(0), np.empty((0, CORNERS, 2), dtype=int)
-    by_batch_last = np.ascontiguousarray(np.moveaxis(costs, 0, -1))  # fast inner loops over the batch
-    table = np.full((1, 3, batch), np.inf)
-    table[0, 0] = 0.0
+    # Batch last: the reductions then run over whole contiguous rows of the batch.
+    flat_costs = np.ascontiguousarray(np.moveaxis(costs.reshape(batch, CORNERS, CORNERS * 3), 0, -1))
+    table = np.full((3, batch), np.inf)  # (mask * 3 + residue, batch)
+    table[0] = 0.0
     choices = []
-    for position, (pred, pieces) in enumerate(_LEVELS):
-        # cand[mask, i, o, r, b]: put piece pieces[mask, i] here with twist o, ending at residue r.
-        cand = table[pred][:, :, _ROLL, :] + by_batch_last[position][pieces][:, :, :, None, :]
-        cand = cand.reshape(len(pred), -1, 3, batch)
-        choices.append(cand.argmin(axis=1))
-        table = cand.min(axis=1)
-    total = table[0, 0]
+    for position, (prev, cost) in enumerate(_FLAT_LEVELS):
+        # cand[mask, r, k, b]: choice k at this position, ending at residue r.
+        cand = table[prev] + flat_costs[position][cost]
+        choices.append(cand.argmin(axis=2))
+        table = cand.min(axis=2).reshape(-1, batch)
+    total = table[0]
     placements = np.zeros((batch, CORNERS, 2), dtype=int)
     everyone = np.arange(batch)
     mask = np.zeros(batch, dtype=int)
