@@ -12,6 +12,8 @@ import numpy as np
 
 from .legal import COLOURS, PER_COLOUR, best_legal_labels
 
+FIRST_STEP_SCHEMES = 3
+
 def min_cost_assignment(cost) -> np.ndarray:
     """Hungarian method (shortest augmenting paths) for a square cost matrix.
 
@@ -132,7 +134,10 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
     """
     labels, path = None, []
     for _ in range(rounds):
-        _, new, _, _ = best_legal_labels(sticker_costs(features, centres, weights), labels)
+        # The first step from rough start centres searches the likeliest schemes only (speed);
+        # the later ones are exact, so where refining ends does not depend on it.
+        _, new, _, _ = best_legal_labels(sticker_costs(features, centres, weights), labels,
+                                         schemes=FIRST_STEP_SCHEMES if labels is None else None)
         key = partition_key(new)
         if key in memo:
             labels = memo[key]

@@ -170,21 +170,34 @@ def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float):
     entry.  Returns (totals (K,), labels (K, 24), schemes (K,), placements
     (K, 8, 2)) for the K entries searched.
     """
-    bound = corner.min(axis=(2, 3)).sum(axis=1)  # each position at its cheapest: never above the truth
+    flat = corner.reshape(len(corner), CORNERS, -1)
+    cheapest = flat.argmin(axis=2)  # (B, 8): each position at its cheapest...
+    bound = np.take_along_axis(flat, cheapest[..., None], axis=2)[..., 0].sum(axis=1)  # ...never above the truth
     keep = np.flatnonzero(bound < limit)
     if len(keep) == 0:
         return np.empty(0), np.empty((0, FACELET_COUNT), dtype=int), schemes[keep], np.empty((0, CORNERS, 2), int)
-    totals, placements = _best_cubes(corner[keep])
+    # Where those cheapest placements already form a legal cube, it is the
+    # entry's optimum; the DP is only run for the others.
+    pieces, twists = np.divmod(cheapest[keep], 3)
+    distinct = (np.sort(pieces, axis=1)[:, 1:] != np.sort(pieces, axis=1)[:, :-1]).all(axis=1)
+    legal = distinct & (twists.sum(axis=1) % 3 == 0)
+    totals = bound[keep].copy()
+    placements = np.stack([pieces, twists], axis=-1)
+    search = np.flatnonzero(~legal)
+    if len(search):
+        totals[search], placements[search] = _best_cubes(corner[keep[search]])
     return totals, _labels(schemes[keep], placements), schemes[keep], placements
 
 
-def best_legal_labels(sticker_cost: np.ndarray, known=None):
+def best_legal_labels(sticker_cost: np.ndarray, known=None, schemes: int | None = None):
     """The legal cube (colour class per facelet) with the smallest summed sticker cost.
 
     sticker_cost: (24, 6) cost of giving each facelet each colour class.
     known: optional labels of some legal cube (its cost bounds the search).
     Exact: every colour scheme is searched unless its lower bound already
-    exceeds a cube found.  Returns (cost, labels (24,), scheme, placements (8, 2)).
+    exceeds a cube found.  schemes: search only this many schemes, those with
+    the lowest bounds (not exact: a cheap first step from rough centres).
+    Returns (cost, labels (24,), scheme, placements (8, 2)).
     """
     corner = _corner_costs(sticker_cost)
     quick = _cheapest_if_legal(corner)
@@ -195,7 +208,7 @@ def best_legal_labels(sticker_cost: np.ndarray, known=None):
     # The scheme with the lowest bound first: its cube (or the known one, if
     # cheaper) then rules out most other schemes by their bounds.
     bound = corner.min(axis=(2, 3)).sum(axis=1)
-    order = np.argsort(bound)
+    order = np.argsort(bound)[:schemes]
     first = _solve_batch(corner[order[:1]], order[:1], np.inf)
     upper = first[0][0]
     if known is not None:
