@@ -32,15 +32,16 @@ readings together.  Steps:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..cube import FACELET_COUNT, FACES, CubeError, parse_facelets
+from ..cube import CORNER_NAMES, FACELET_COUNT, FACES
 from .clusters import (balanced_clusters, class_centres, distances, farthest_point_centres, fit_cost,
                        fit_costs, match_classes, min_cost_assignment, partition_key, refine, sticker_costs)
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
-from .legal import COLOURS, SCHEMES, alternatives, best_legal_labels
+from .legal import COLOURS, SCHEMES, STICKERS, alternatives, best_legal_labels
 from .light import HIGH, confounded_colours, explained_by_light, lamp_whites
 from .naming import ColourDrift, colour_drift, colour_names, rough_colour_name
 from .readings import NAMES as _NAMES, VisionError, check_readings
@@ -112,11 +113,42 @@ class DecodeResult:
 
 def decode_settings(config=None) -> dict:
     """The `decode` section of a loaded config (the defaults when None)."""
+    if config is None:
+        return _default_settings()
+    return config["decode"] if "decode" in config else config
+
+
+@functools.lru_cache(maxsize=1)
+def _default_settings() -> dict:
     from .. import config as config_module
 
-    if config is None:
-        config = config_module.defaults()
-    return config["decode"] if "decode" in config else config
+    return config_module.defaults()["decode"]
+
+
+# The corner that names the letters (DBL: its D, B and L stickers), and which
+# corners' stickers share a piece (to find opposite colours: never on one piece).
+_DBL = STICKERS[CORNER_NAMES.index("DBL")]
+_DBL_FACES = [FACES[i // 4] for i in _DBL]
+
+
+def _letters(labels: np.ndarray) -> dict:
+    """Colour class -> face letter in the decoded scheme (the colour on DBL's D sticker is 'D', ...).
+
+    The same naming as robot.cube.parse_facelets: a face's letter is the
+    colour at DBL on that face, the other three are their opposites.
+    """
+    together = np.zeros((COLOURS, COLOURS), dtype=bool)
+    corner_classes = labels[STICKERS]  # (8, 3)
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        together[corner_classes[:, a], corner_classes[:, b]] = True
+    together |= together.T | np.eye(COLOURS, dtype=bool)
+    opposite = (~together).argmax(axis=1)
+    letter = {}
+    for face, facelet in zip(_DBL_FACES, _DBL):
+        c = int(labels[facelet])
+        letter[c] = face
+        letter[int(opposite[c])] = FACES[(FACES.index(face) + 3) % 6]
+    return letter
 
 
 
@@ -379,11 +411,7 @@ def _over_exposure(readings: np.ndarray, fit: _Fit, result: DecodeResult) -> Vis
 def _result(readings, lab, features, fit: _Fit, calibration, settings) -> DecodeResult:
     """Name the colours by the decoded scheme."""
     labels = fit.labels
-    try:
-        parsed = parse_facelets("".join(str(c) for c in labels))
-    except CubeError as exc:  # cannot happen: the search only builds legal cubes
-        raise AssertionError(f"decoder produced an illegal cube: {exc}") from None
-    letter_of_class = {int(symbol): FACES[i] for i, symbol in enumerate(parsed.colours)}
+    letter_of_class = _letters(labels)
     facelets = "".join(letter_of_class[c] for c in labels.tolist())
     read = fit.read
     centres_lab = np.array([lab[(labels == c) & read].mean(axis=0) for c in range(COLOURS)])
@@ -391,22 +419,22 @@ def _result(readings, lab, features, fit: _Fit, calibration, settings) -> Decode
     alt_facelets = None
     if fit.alternative is not None:
         alt_facelets = "".join(letter_of_class[c] for c in fit.alternative.tolist())
-    sticker_distances = np.linalg.norm(features - fit.centres[labels], axis=1) / fit.noise
+    sticker_distances = (np.linalg.norm(features - fit.centres[labels], axis=1) / fit.noise).round(3).tolist()
+    looks_other = fit.looks_other.round(3).tolist()
+    rgb = np.rint(readings).astype(int).tolist()
     stickers = tuple(
-        StickerInfo(
-            name=_NAMES[i], letter=facelets[i], colour=names[labels[i]], distance=round(float(sticker_distances[i]), 3),
-            rgb=tuple(int(round(v)) for v in readings[i]), looks_other=round(float(fit.looks_other[i]), 3),
-        )
+        StickerInfo(name=_NAMES[i], letter=facelets[i], colour=names[labels[i]], distance=sticker_distances[i],
+                    rgb=tuple(rgb[i]), looks_other=looks_other[i])
         for i in range(FACELET_COUNT)
     )
+    centres_rgb = np.rint(lab_to_srgb(centres_lab)).astype(int).tolist()
     return DecodeResult(
         facelets=facelets,
         confidence=round(fit.margin / settings["full_margin"], 3),
         margin=round(fit.margin, 3),
         stickers=stickers,
         colours={letter_of_class[c]: names[c] for c in range(COLOURS)},
-        centres_rgb={letter_of_class[c]: tuple(int(round(v)) for v in lab_to_srgb(centres_lab[c]))
-                     for c in range(COLOURS)},
+        centres_rgb={letter_of_class[c]: tuple(centres_rgb[c]) for c in range(COLOURS)},
         alternative=alt_facelets,
         noise=round(float(fit.noise), 3),
         unread=tuple(_NAMES[i] for i in np.flatnonzero(~read)),
