@@ -103,6 +103,14 @@ def partition_key(labels) -> tuple:
     return tuple(names.setdefault(c, len(names)) for c in np.asarray(labels).tolist())
 
 
+def same_partition(batch: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(K,) whether each row of a (K, 24) batch of legal labellings is `labels` with colours renamed."""
+    first = np.unique(labels, return_index=True)[1]  # a sticker of each class
+    renaming = batch[:, first]  # (K, 6) what each class of `labels` is called in the row
+    # (4 stickers of every colour in both, so a consistent renaming is one to one)
+    return (np.take_along_axis(renaming, np.broadcast_to(labels, batch.shape), axis=1) == batch).all(axis=1)
+
+
 def fit_cost(features: np.ndarray, labels: np.ndarray, weights=None) -> float:
     """Summed distance of each (read) sticker to its class centre, the centres fitted to the labels."""
     cost = np.linalg.norm(features - class_centres(features, labels, weights)[labels], axis=1)

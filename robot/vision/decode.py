@@ -39,7 +39,8 @@ import numpy as np
 
 from ..cube import CORNER_NAMES, FACELET_COUNT, FACES
 from .clusters import (balanced_clusters, class_centres, distances, farthest_point_centres, fit_cost,
-                       fit_costs, match_classes, min_cost_assignment, partition_key, refine, sticker_costs)
+                       fit_costs, match_classes, min_cost_assignment, partition_key, refine, same_partition,
+                       sticker_costs)
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
 from .legal import COLOURS, SCHEMES, STICKERS, alternatives, best_legal_labels
 from .light import HIGH, confounded_colours, explained_by_light, lamp_whites
@@ -280,9 +281,13 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
         alt_costs, alt_labels = alternatives(sticker_costs(features, centres, weights), scheme, placements,
                                              best_cost + reach * noise)
         if len(alt_labels):
-            genuine = np.array([partition_key(other) != key for other in alt_labels], dtype=bool)
-            alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels, weights))[genuine]
-            options += list(zip(alt_costs.tolist(), alt_labels[genuine]))
+            # Genuine alternatives only (not a renaming of this cube), each once.
+            genuine = ~same_partition(alt_labels, labels)
+            alt_labels, first = np.unique(alt_labels[genuine], axis=0, return_index=True)
+            alt_labels = alt_labels[np.argsort(first)]  # in the order found
+            alt_costs = alt_costs[genuine][np.sort(first)]
+            alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels, weights))
+            options += list(zip(alt_costs.tolist(), alt_labels))
         options.sort(key=lambda item: item[0])
         for _, other in options[:settings["refine_alternatives"]]:
             reached = refine(features, class_centres(features, other, weights), memo, weights=weights)
@@ -354,7 +359,9 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
 
 def _colour_rgb(readings: np.ndarray, fit: _Fit) -> np.ndarray:
     """(6, 3) median reading of each colour's read stickers."""
-    return np.array([np.median(readings[(fit.labels == c) & fit.read], axis=0) for c in range(COLOURS)])
+    members = np.argsort(fit.labels, kind="stable").reshape(COLOURS, 4)
+    return np.nanmedian(np.where(fit.read[:, None], readings, np.nan)[members], axis=1) if fit.weights is not None \
+        else np.median(readings[members], axis=1)
 
 
 def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, settings) -> None:

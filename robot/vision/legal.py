@@ -70,32 +70,33 @@ def _levels():
 _LEVELS = _levels()
 
 
-# Flat index into a (24, 6) sticker-cost table of each placement's three sticker costs.
-_PLACEMENT_INDEX = STICKERS[None, :, None, None, :] * COLOURS + _CLASS[:, None]  # (30, 8, 8, 3, 3)
+# Each placement's ordered colour triple, as an index into its position's (6, 6, 6) triple costs.
+_TRIPLE_INDEX = (np.arange(CORNERS)[None, :, None, None] * COLOURS**3 + _CLASS[:, None, :, :, 0] * COLOURS**2
+                 + _CLASS[:, None, :, :, 1] * COLOURS + _CLASS[:, None, :, :, 2])  # (30, 8, 8, 3)
 
 
 def _corner_costs(sticker_cost: np.ndarray) -> np.ndarray:
     """(30, 8 positions, 8 pieces, 3 twists) cost of each placement, from (24, 6) sticker costs."""
-    return np.ascontiguousarray(sticker_cost, dtype=float).ravel()[_PLACEMENT_INDEX].sum(axis=-1)
+    c = np.asarray(sticker_cost, dtype=float)[STICKERS]  # (8 positions, 3 facelets, 6 classes)
+    triples = c[:, 0, :, None, None] + c[:, 1, None, :, None] + c[:, 2, None, None, :]  # (8, 6, 6, 6)
+    return triples.ravel()[_TRIPLE_INDEX]
 
 
-def _cheapest_if_legal(corner: np.ndarray):
-    """The best cube without the search, when the scheme with the lowest bound has it legal.
+def _cheapest(corner: np.ndarray):
+    """Each position at its cheapest placement: (placements (B, 8) as piece * 3 + twist, bound (B,)).
 
-    Each position at its cheapest placement is a lower bound for every scheme;
-    if in the scheme with the lowest bound those placements already form a
-    legal cube (distinct pieces, twists summing to 0 mod 3), that cube is the
-    exact optimum.  Usual for clean readings.  Returns (scheme, placements
-    (8, 2)) or None.
+    The bound is never above the best legal cube's cost; when those
+    placements are legal (see _is_legal) they are that cube.
     """
-    flat = corner.reshape(len(SCHEMES), CORNERS, -1)
-    cheapest = flat.argmin(axis=2)  # (30, 8)
-    bound = np.take_along_axis(flat, cheapest[..., None], axis=2)[..., 0].sum(axis=1)
-    scheme = int(np.argmin(bound))
-    pieces, twists = np.divmod(cheapest[scheme], 3)
-    if len(set(pieces.tolist())) < CORNERS or twists.sum() % 3:
-        return None
-    return scheme, np.column_stack([pieces, twists])
+    flat = corner.reshape(len(corner), CORNERS, -1)
+    cheapest = flat.argmin(axis=2)
+    return cheapest, np.take_along_axis(flat, cheapest[..., None], axis=2)[..., 0].sum(axis=1)
+
+
+def _is_legal(pieces: np.ndarray, twists: np.ndarray) -> np.ndarray:
+    """(B,) whether each row of (B, 8) pieces and twists is a legal cube (distinct pieces, twists 0 mod 3)."""
+    ordered = np.sort(pieces, axis=1)
+    return (ordered[:, 1:] != ordered[:, :-1]).all(axis=1) & (twists.sum(axis=1) % 3 == 0)
 
 
 def _flat_levels():
@@ -163,27 +164,24 @@ def _labels(schemes: np.ndarray, placements: np.ndarray) -> np.ndarray:
     return labels
 
 
-def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float):
+def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float, cheapest=None):
     """Best cube of each batch entry whose lower bound is below `limit` (others skipped).
 
     corner: (B, 8, 8, 3) placement costs; schemes: (B,) the scheme of each
-    entry.  Returns (totals (K,), labels (K, 24), schemes (K,), placements
-    (K, 8, 2)) for the K entries searched.
+    entry; cheapest: _cheapest(corner) if already known.  Returns (totals
+    (K,), labels (K, 24), schemes (K,), placements (K, 8, 2)) for the K
+    entries searched.
     """
-    flat = corner.reshape(len(corner), CORNERS, -1)
-    cheapest = flat.argmin(axis=2)  # (B, 8): each position at its cheapest...
-    bound = np.take_along_axis(flat, cheapest[..., None], axis=2)[..., 0].sum(axis=1)  # ...never above the truth
+    cheapest, bound = _cheapest(corner) if cheapest is None else cheapest
     keep = np.flatnonzero(bound < limit)
     if len(keep) == 0:
         return np.empty(0), np.empty((0, FACELET_COUNT), dtype=int), schemes[keep], np.empty((0, CORNERS, 2), int)
-    # Where those cheapest placements already form a legal cube, it is the
+    # Where the cheapest placements already form a legal cube, it is the
     # entry's optimum; the DP is only run for the others.
     pieces, twists = np.divmod(cheapest[keep], 3)
-    distinct = (np.sort(pieces, axis=1)[:, 1:] != np.sort(pieces, axis=1)[:, :-1]).all(axis=1)
-    legal = distinct & (twists.sum(axis=1) % 3 == 0)
     totals = bound[keep].copy()
     placements = np.stack([pieces, twists], axis=-1)
-    search = np.flatnonzero(~legal)
+    search = np.flatnonzero(~_is_legal(pieces, twists))
     if len(search):
         totals[search], placements[search] = _best_cubes(corner[keep[search]])
     return totals, _labels(schemes[keep], placements), schemes[keep], placements
@@ -200,20 +198,19 @@ def best_legal_labels(sticker_cost: np.ndarray, known=None, schemes: int | None 
     Returns (cost, labels (24,), scheme, placements (8, 2)).
     """
     corner = _corner_costs(sticker_cost)
-    quick = _cheapest_if_legal(corner)
-    if quick is not None:
-        scheme, placements = quick
-        labels = _labels(np.array([scheme]), placements[None])[0]
-        return float(sticker_cost[np.arange(FACELET_COUNT), labels].sum()), labels, scheme, placements
-    # The scheme with the lowest bound first: its cube (or the known one, if
-    # cheaper) then rules out most other schemes by their bounds.
-    bound = corner.min(axis=(2, 3)).sum(axis=1)
-    order = np.argsort(bound)[:schemes]
-    first = _solve_batch(corner[order[:1]], order[:1], np.inf)
+    cheapest, bound = _cheapest(corner)
+    order = np.argsort(bound, kind="stable")[:schemes]
+    # The scheme with the lowest bound first: if its cheapest placements are
+    # legal, that is the best cube (usual for clean readings); otherwise its
+    # best cube (or the known one, if cheaper) rules out most other schemes.
+    first = _solve_batch(corner[order[:1]], order[:1], np.inf, (cheapest[order[:1]], bound[order[:1]]))
     upper = first[0][0]
     if known is not None:
         upper = min(upper, float(sticker_cost[np.arange(FACELET_COUNT), known].sum()) + 1e-9)
-    rest = _solve_batch(corner[order[1:]], order[1:], upper)
+    rest = order[1:][bound[order[1:]] < upper]
+    if len(rest) == 0:
+        return float(first[0][0]), first[1][0], int(first[2][0]), first[3][0]
+    rest = _solve_batch(corner[rest], rest, upper, (cheapest[rest], bound[rest]))
     totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
     k = int(np.argmin(totals))
     return float(totals[k]), labels[k], int(schemes[k]), placements[k]

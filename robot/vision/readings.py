@@ -45,8 +45,9 @@ def check_readings(rgb) -> np.ndarray:
         raise VisionError(
             f"expected 24 [R, G, B] readings in facelet order U1..B4, got an array of shape {readings.shape}"
         )
-    bad = [NAMES[i] for i in range(FACELET_COUNT) if not np.all(np.isfinite(readings[i]))
-           or readings[i].min() < 0 or readings[i].max() > 255]
-    if bad:
+    with np.errstate(invalid="ignore"):
+        out = ~((readings >= 0) & (readings <= 255)).all(axis=1)  # NaN compares False: out too
+    if out.any():
+        bad = [NAMES[i] for i in np.flatnonzero(out)]
         raise VisionError(f"readings out of range 0-255 (or not numbers) at {', '.join(bad)}", stickers=bad)
     return readings
