@@ -12,7 +12,7 @@ import numpy as np
 
 from .legal import COLOURS, PER_COLOUR, best_legal_labels
 
-FIRST_STEP_SCHEMES = 3
+FIRST_STEP_SCHEMES = 1
 
 def min_cost_assignment(cost) -> np.ndarray:
     """Hungarian method (shortest augmenting paths) for a square cost matrix.
@@ -142,7 +142,7 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
     """
     labels, path = None, []
     for _ in range(rounds):
-        # The first step from rough start centres searches the likeliest schemes only (speed);
+        # The first step from rough start centres searches the likeliest scheme only (speed);
         # the later ones are exact, so where refining ends does not depend on it.
         _, new, _, _ = best_legal_labels(sticker_costs(features, centres, weights), labels,
                                          schemes=FIRST_STEP_SCHEMES if labels is None else None)
