@@ -143,7 +143,7 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
     labels, path = None, []
     for _ in range(rounds):
         # The first step from rough start centres searches the likeliest scheme only (speed);
-        # the later ones are exact, so where refining ends does not depend on it.
+        # the later ones and the decoder's final search are exact.
         _, new, _, _ = best_legal_labels(sticker_costs(features, centres, weights), labels,
                                          schemes=FIRST_STEP_SCHEMES if labels is None else None)
         key = partition_key(new)

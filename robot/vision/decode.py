@@ -253,7 +253,10 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
     if weights is None:
         own = np.linalg.norm(features - np.median(features[mates], axis=1), axis=1)
     else:
-        own = np.linalg.norm(features - np.nanmedian(masked[mates], axis=1), axis=1)
+        mate_values = masked[mates]
+        none_read = np.isnan(mate_values[:, :, 0]).all(axis=1)  # all three mates unread: use them anyway
+        mate_values[none_read] = features[mates[none_read]]
+        own = np.linalg.norm(features - np.nanmedian(mate_values, axis=1), axis=1)
     to_robust = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, distances(features, robust))
     others = to_robust.min(axis=1)
     nearest_other = to_robust.argmin(axis=1)
