@@ -311,8 +311,8 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
 # must then be this much above decode.min_margin per unread sticker (less
 # evidence, so a stricter test).
 MAX_UNREAD = 3
-UNREAD_MIN_DISTANCE = 4.0
-UNREAD_EXTRA_MARGIN = 1.0
+UNREAD_MIN_DISTANCE = 3.0
+UNREAD_EXTRA_MARGIN = 0.5
 
 
 def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
@@ -329,35 +329,73 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
     readings = check_readings(rgb)
     if calibration is not None and calibration.regions:
         readings = calibration.correct(readings)
+    result, error, fit = _decode_readings(readings, calibration, settings)
+    if error is not None and error.reason in RETRIED:
+        # A colour cast distorts distances between colours; with the white
+        # stickers made neutral, the same best cube may be clear.  Only to
+        # confirm that cube (another one would be a second guess).
+        balanced = _white_balanced(readings, fit)
+        if balanced is not None:
+            second, second_error, _ = _decode_readings(balanced, calibration, settings, partition_key(fit.labels))
+            if second_error is None:
+                return second
+    if error is not None:
+        raise error
+    return result
+
+
+# Refusals worth a second look (reading past stickers, white balance); the
+# others (over-exposure, an unexplained sticker) stand.
+RETRIED = ("margin", "misread", "no-fit")
+
+
+def _decode_readings(readings, calibration, settings, must_be=None):
+    """(result, error or None, fit): the joint fit, read past stickers that fit no colour if needed.
+
+    must_be: a partition key the cube must have (else the first error stands).
+    """
     lab = srgb_to_lab(readings)
     features = _features(lab, settings)
     fit = _fit(features, lab, settings, calibration)
     result = _result(readings, lab, features, fit, calibration, settings)
     error = _refusal(fit, result, lab, settings)
-    if error is not None:
+    first_key = partition_key(fit.labels)
+    if must_be is not None and first_key != must_be:
+        return result, error or VisionError("a different cube", reason="margin"), fit
+    first_fit = fit
+    if error is not None and error.reason in RETRIED:
         # Read past the stickers that fit no colour, worst first, while the
         # rest of the cube still determines them.  Only to confirm the best
         # cube: a cube that needs the suspects left out to win is a guess.
         weights = np.ones(FACELET_COUNT)
-        first_key = partition_key(fit.labels)
         for _ in range(MAX_UNREAD):
             worst = int(np.argmax(np.where(fit.read, fit.own, -np.inf)))
             if fit.own[worst] < UNREAD_MIN_DISTANCE:
                 break
             weights[worst] = 0.0
             fit = _fit(features, lab, settings, calibration, weights.copy())
-            result = _result(readings, lab, features, fit, calibration, settings)
             if partition_key(fit.labels) != first_key:
                 break
-            if _refusal(fit, result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
-                _check_unread(readings, fit, result, settings)
-                error = None
+            unread_result = _result(readings, lab, features, fit, calibration, settings)
+            if _refusal(fit, unread_result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
+                try:
+                    _check_unread(readings, fit, unread_result, settings)
+                except VisionError as unexplained:
+                    return unread_result, unexplained, first_fit
+                result, error = unread_result, None
                 break
     if error is None:
         error = _over_exposure(readings, fit, result)
-    if error is not None:
-        raise error
-    return result
+    return result, error, first_fit
+
+
+def _white_balanced(readings: np.ndarray, fit: _Fit):
+    """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None."""
+    lightest = _colour_rgb(readings, fit)
+    lightest = lightest[int(np.argmax(srgb_to_lab(lightest)[:, 0]))]
+    if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
+        return None
+    return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
 
 
 def _colour_rgb(readings: np.ndarray, fit: _Fit) -> np.ndarray:
