@@ -7,8 +7,10 @@
    partition as the known answer), refused (VisionError: the robot would
    rescan) and wrong (a confident wrong cube: must be 0).  Target: >= 41 exact,
    0 wrong.
-2. Decode time per cube on those readings (median / p99 / max over
-   --repeat runs of every case).  Target: median and p99 <= 20 ms.
+2. Decode time per cube on those readings (median / p90 / p99 / max over
+   --repeat runs of every case), wall-clock and this thread's CPU time (the
+   machine may be shared: CPU time is what the decoder itself costs).
+   Target: median <= 3 ms.
 3. Light sweep over the real readings (issue 14): every real case under
    exposure, per-channel colour cast, sensor noise, glare stickers (reading
    blended toward the lamp's white), shadowed stickers (own colour, darker),
@@ -85,14 +87,16 @@ def real_readings(path: Path = REAL_CASES) -> list[dict]:
     return rows
 
 
-def decode_times(path: Path = REAL_CASES, repeat: int = 20) -> np.ndarray:
-    """Milliseconds per decode over `repeat` passes of every real case."""
+def decode_times(path: Path = REAL_CASES, repeat: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """(wall, CPU) milliseconds per decode over `repeat` passes of every real case."""
     cases = [c["rgb_URFDLB"] for c in json.loads(path.read_text())["cases"]]
-    times = []
+    wall, cpu = [], []
     for _ in range(repeat):
         for rgb in cases:
-            times.append(classify(rgb, "")[1] * 1000)
-    return np.array(times)
+            start = time.thread_time()
+            wall.append(classify(rgb, "")[1] * 1000)
+            cpu.append((time.thread_time() - start) * 1000)
+    return np.array(wall), np.array(cpu)
 
 
 # Light sweep rows: name -> perturbation.  exposure and cast are (low, high)
@@ -232,11 +236,12 @@ def main() -> None:
         for row in rows:
             if row["outcome"] != "exact":
                 print(f"    {row['outcome']}: {row['id']}")
-        times = decode_times(repeat=args.repeat)
-        print(f"\nDecode time per cube ({len(times)} decodes of the real readings)")
-        print(f"  {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}   target: <= 20 ms")
-        print(f"  {np.median(times):>6.1f}ms {np.percentile(times, 90):>6.1f}ms "
-              f"{np.percentile(times, 99):>6.1f}ms {times.max():>6.1f}ms")
+        wall, cpu = decode_times(repeat=args.repeat)
+        print(f"\nDecode time per cube ({len(wall)} decodes of the real readings)")
+        print(f"  {'':<6} {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}   target: median <= 3 ms")
+        for label, times in (("wall", wall), ("CPU", cpu)):
+            print(f"  {label:<6} {np.median(times):>6.2f}ms {np.percentile(times, 90):>6.2f}ms "
+                  f"{np.percentile(times, 99):>6.2f}ms {times.max():>6.2f}ms")
     else:
         print(f"Real readings: skipped ({REAL_CASES} not found)")
 

@@ -27,8 +27,22 @@ readings together.  Steps:
    decode.min_margin, or a sticker that reads clearly as another colour than
    the cube needs (swapped or misread), raises VisionError naming the
    doubtful stickers, so the robot rescans instead of guessing.
-"""
+5. Reading past glare and shadow: when step 4 refuses, the stickers that fit
+   no colour (worst first, at most MAX_UNREAD) are left unread -- no cost
+   for any colour -- and the cube is fitted again.  Accepted only if it is
+   the same cube as before, its margin clears min_margin plus
+   UNREAD_EXTRA_MARGIN per unread sticker (on a 2x2x2 a corner's other two
+   stickers name the piece, so one unread sticker is determined), and no
+   unread sticker looks like another colour unless glare or shadow explains
+   it as its own (robot.vision.light); otherwise it refuses (reason
+   "unexplained").  A white-balanced second look may likewise confirm the
+   same cube under a colour cast.
+6. Clipped channels are censored values: two colours that differ only in
+   channels clipped at 255 (or both have a sticker clipped in all three)
+   cannot be told apart, so an over-exposed frame is refused, not guessed.
 
+Every refusal carries VisionError.reason (which rule refused).
+"""
 
 from __future__ import annotations
 
