@@ -235,26 +235,28 @@ def alternatives(sticker_cost: np.ndarray, scheme: int, placements: np.ndarray, 
     """
     corner = _corner_costs(sticker_cost)
     labels = _labels(np.array([scheme]), placements[None])[0]
-    batch = np.repeat(corner[None], CORNERS, axis=0)  # (8 positions, 30 schemes, 8, 8, 3)
-    for position in range(CORNERS):
-        same = (_CLASS == labels[STICKERS[position]]).all(axis=-1)  # (30, 8 pieces, 3 twists)
-        batch[position, :, position][same] = np.inf
-    any_scheme = _solve_batch(batch.reshape(-1, CORNERS, CORNERS, 3), np.tile(np.arange(len(SCHEMES)), CORNERS),
-                              limit)
+    positions = np.arange(CORNERS)
+    # Any scheme, differing at each position: (8 positions, 30 schemes, 8, 8, 3).
+    differ = np.repeat(corner[None], CORNERS, axis=0)
+    same = (_CLASS[:, None] == labels[STICKERS][None, :, None, None, :]).all(axis=-1)  # (30, 8 positions, 8, 3)
+    differ[positions, :, positions] = np.where(same.transpose(1, 0, 2, 3), np.inf, differ[positions, :, positions])
+    # The best scheme, two opposite corners held, differing at each other position.
+    own = corner[scheme]
+    held_only = np.full_like(own, np.inf)
+    held_only[positions, placements[:, 0], placements[:, 1]] = own[positions, placements[:, 0], placements[:, 1]]
+    position_of_piece = np.empty(CORNERS, dtype=int)
+    position_of_piece[placements[:, 0]] = positions
     pinned = []
-    position_of_piece = {int(piece): position for position, piece in enumerate(placements[:, 0])}
     for piece in range(CORNERS // 2):
-        keep = (position_of_piece[piece], position_of_piece[_ANTIPODE[piece]])
-        for position in range(CORNERS):
-            if position in keep:
-                continue
-            costs = corner[scheme].copy()
-            for k in keep:
-                held = costs[k, placements[k, 0], placements[k, 1]]
-                costs[k] = np.inf
-                costs[k, placements[k, 0], placements[k, 1]] = held
-            costs[position, placements[position, 0], placements[position, 1]] = np.inf
-            pinned.append(costs)
-    same_scheme = _solve_batch(np.array(pinned), np.full(len(pinned), scheme), limit)
-    return np.concatenate([any_scheme[0], same_scheme[0]]), np.concatenate([any_scheme[1], same_scheme[1]])
+        keep = [position_of_piece[piece], position_of_piece[_ANTIPODE[piece]]]
+        costs = own.copy()
+        costs[keep] = held_only[keep]
+        for position in positions:
+            if position not in keep:
+                pinned.append(costs.copy())
+                pinned[-1][position, placements[position, 0], placements[position, 1]] = np.inf
+    batch = np.concatenate([differ.reshape(-1, CORNERS, CORNERS, 3), np.array(pinned)])
+    schemes = np.concatenate([np.tile(np.arange(len(SCHEMES)), CORNERS), np.full(len(pinned), scheme)])
+    totals, found, _, _ = _solve_batch(batch, schemes, limit)
+    return totals, found
 
