@@ -327,6 +327,13 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
 MAX_UNREAD = 3
 UNREAD_MIN_DISTANCE = 3.0
 UNREAD_EXTRA_MARGIN = 0.5
+# An unread sticker nearer another colour than its own, and within this many
+# noise units of that colour's stickers, looks like that colour: only glare
+# or shadow may excuse it.  (Farther than this it fits no colour: unread.)
+UNREAD_LIKE_OTHER = 10.0
+# Below this mean lightness (0-100) a scan is too dark to read past anything:
+# noise swamps the colours and a "shadow" would excuse any dark reading.
+DARK_LIGHTNESS = 25.0
 
 
 def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
@@ -377,7 +384,7 @@ def _decode_readings(readings, calibration, settings, must_be=None):
     if must_be is not None and first_key != must_be:
         return result, error or VisionError("a different cube", reason="margin"), fit
     first_fit = fit
-    if error is not None and error.reason in RETRIED:
+    if error is not None and error.reason in RETRIED and lab[:, 0].mean() >= DARK_LIGHTNESS:
         # Read past the stickers that fit no colour, worst first, while the
         # rest of the cube still determines them.  Only to confirm the best
         # cube: a cube that needs the suspects left out to win is a guess.
@@ -434,7 +441,7 @@ def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, setting
         looks_like = int(fit.nearest_other[i])
         if fit.looks_other[i] <= 0:  # nearer its own colour than any other
             continue
-        if fit.like_other[i] >= settings["max_looks_other"]:  # like no other colour's stickers: simply unread
+        if fit.like_other[i] >= UNREAD_LIKE_OTHER:  # far from every other colour's stickers: simply unread
             continue
         if not explained_by_light(readings[i], colour_rgb[fit.labels[i]], colour_rgb[looks_like], lamps, noise_rgb):
             suspicious.append(i)
@@ -550,7 +557,7 @@ def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tupl
 
 def _advice(lab: np.ndarray) -> str:
     mean_lightness = float(lab[:, 0].mean())
-    if mean_lightness < 25:
+    if mean_lightness < DARK_LIGHTNESS:
         return (f"The readings are very dark (mean lightness {mean_lightness:.0f}/100): add light or raise the "
                 "camera exposure, then rescan.")
     return ("Rescan; if it happens again check those stickers for glare or shadow, and recalibrate "
