@@ -180,3 +180,27 @@ def test_a_white_sticker_in_a_yellow_place_is_not_excused_as_glare():
     with pytest.raises(VisionError) as caught:
         decode(np.round(rgb))
     assert name(yellow) in caught.value.stickers
+
+
+# Two scans (from bench/vision.py's synthetic sets) on which reading past a
+# sticker once returned a confident wrong cube: the stage-1 best cube was wrong
+# and the sticker it could not fit was the clue.  Both must be refused or exact.
+HARD_SCANS = {
+    "dark, warm light (a 'shadow' could excuse any dark reading)": (
+        "034145132045103220431552",
+        [[57, 64, 52], [53, 15, 8], [15, 27, 7], [66, 54, 14], [8, 37, 22], [7, 11, 45], [36, 53, 0], [52, 18, 17],
+         [42, 7, 0], [59, 44, 53], [0, 29, 16], [12, 22, 54], [67, 39, 22], [61, 57, 63], [56, 48, 0], [39, 1, 4],
+         [50, 0, 12], [53, 44, 53], [5, 34, 15], [59, 20, 10], [47, 50, 20], [10, 24, 43], [5, 7, 51], [16, 7, 9]]),
+    "swapped pair (L2, F3): the unfit stickers look like orange": (
+        "053214502011201444533253",
+        [[203, 180, 177], [24, 62, 162], [208, 90, 17], [175, 22, 32], [203, 172, 35], [24, 124, 55], [28, 54, 137],
+         [197, 180, 166], [153, 18, 24], [213, 185, 177], [31, 119, 52], [199, 161, 26], [167, 24, 31],
+         [209, 191, 178], [200, 163, 23], [30, 123, 53], [24, 116, 48], [224, 182, 29], [21, 58, 131], [219, 99, 16],
+         [205, 72, 22], [151, 18, 27], [19, 56, 144], [210, 81, 22]]),
+}
+
+
+@pytest.mark.parametrize("label", list(HARD_SCANS))
+def test_reading_past_never_confirms_a_wrong_cube(label):
+    truth, rgb = HARD_SCANS[label]
+    assert outcome(np.array(rgb, dtype=float), truth) != "wrong"
