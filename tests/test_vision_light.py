@@ -182,9 +182,11 @@ def test_a_white_sticker_in_a_yellow_place_is_not_excused_as_glare():
     assert name(yellow) in caught.value.stickers
 
 
-# Two scans (from bench/vision.py's synthetic sets) on which reading past a
-# sticker once returned a confident wrong cube: the stage-1 best cube was wrong
-# and the sticker it could not fit was the clue.  Both must be refused or exact.
+# Two scans (from bench/vision.py's synthetic sets, readings rounded) where the
+# best cube is wrong and the sticker it cannot fit is the clue: reading past
+# that sticker must not confirm the cube.  (The dark one did, before dark scans
+# were excluded; the swapped one did unrounded, before an unread sticker near
+# another colour had to be explained by light.)  Refused or exact, never wrong.
 HARD_SCANS = {
     "dark, warm light (a 'shadow' could excuse any dark reading)": (
         "034145132045103220431552",
