@@ -16,9 +16,12 @@
    blended toward the lamp's white), shadowed stickers (own colour, darker),
    their combinations, over-exposure, and swapped sticker pairs; all channels
    clipped to 0-255 like a sensor.  Prints exact / refused / wrong per row
-   and tallies which rule refused (VisionError.reason).  Targets:
-   "moderate + 1 glare" >= 90% exact, <= 0.5% wrong; "moderate + 2 glare
-   + shadow" >= 75% exact, <= 1% wrong.
+   and tallies which rule refused (VisionError.reason).  Targets (issue 14):
+   "moderate + 1 glare 0.4" (exposure 0.6-1.2, cast 0.8-1.2, noise sd 4, one
+   sticker 40% glare) >= 90% exact, <= 0.5% wrong; "moderate + 2 glare 0.5 +
+   shadow 0.5" (the same light, two 50% glares and one 50% shadow instead)
+   >= 75% exact, <= 1% wrong.  Swapped pairs must be refused: a "wrong" there
+   is a confident cube other than the one on the cube.
 4. Synthetic readings: seeded random cubes (any colour scheme) under sensor
    noise, shading and colour-temperature shifts, and with two stickers
    swapped.  Same counts; wrong must be 0.
