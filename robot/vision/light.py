@@ -29,6 +29,7 @@ GLARE_MAX = 0.65  # strongest glare explained (fraction of the way to the lamp's
 LAMP_GAINS = (1.0, 1.15, 1.3)  # the lamp's highlight vs the white stickers' reading
 SHADOW_MIN = 0.25  # darkest shadow explained (fraction of the sticker's own light)
 OTHER_RATIO = 0.6  # the light must explain a reading this much better than the colour it looks like
+EXPLAIN_NOISES = 3.0  # ... and within this many times the scan's sticker noise (sRGB)
 _GLARE = np.linspace(0.0, GLARE_MAX, 14)
 _SHADE = np.linspace(SHADOW_MIN, 1.1, 18)
 OVER_EXPOSED_DIFFERENCE = 25.0  # two colours closer than this in every unclipped channel cannot be told apart
@@ -77,7 +78,7 @@ def explained_by_light(reading, own_rgb, other_rgb, lamps, noise_rgb: float) -> 
     reading = np.asarray(reading, dtype=float)
     residual = light_residual(reading, np.asarray(own_rgb, dtype=float), np.asarray(lamps, dtype=float))
     other = float(censored_residual(reading, np.asarray(other_rgb, dtype=float)))
-    return residual <= 3.0 * noise_rgb and residual < OTHER_RATIO * other
+    return residual <= EXPLAIN_NOISES * noise_rgb and residual < OTHER_RATIO * other
 
 
 def confounded_colours(colour_rgb: np.ndarray) -> list[tuple[int, int]]:
