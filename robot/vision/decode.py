@@ -561,5 +561,5 @@ def _advice(lab: np.ndarray) -> str:
         return (f"The readings are very dark (mean lightness {mean_lightness:.0f}/100): add light or raise the "
                 "camera exposure, then rescan.")
     return ("Rescan; if it happens again check those stickers for glare or shadow, and recalibrate "
-            "('cube-robot calibrate colors') if the light has changed.")
+            "('cube-robot calibrate colours') if the light has changed.")
 
