@@ -52,21 +52,31 @@ def setup(tmp_path):
     mock.stop()
 
 
-def test_hardware_path_scans_solves_and_streams_once(setup):
-    config, mock, sequence, scrambled = setup
-
-    def press_start_when_connected():
+def _press_start_when_connected(mock):
+    def press():
         # A person presses start once the robot is ready (the host has configured the board).
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(b"SERVO" in line for line in mock.received_lines):
             time.sleep(0.01)
         mock.press_start()
 
-    threading.Thread(target=press_start_when_connected, daemon=True).start()
-    args = build_parser().parse_args(["run", "--port", mock.url, "--no-verify", "--config", str(config.path)])
-    report = run_hardware(config, RunOptions.from_args(args), lambda message: None)
+    threading.Thread(target=press, daemon=True).start()
+
+
+def _run(config, mock, *flags):
+    _press_start_when_connected(mock)
+    args = build_parser().parse_args(["run", "--port", mock.url, *flags, "--config", str(config.path)])
+    return run_hardware(config, RunOptions.from_args(args), lambda message: None)
+
+
+def test_hardware_path_scans_solves_and_streams_once(setup):
+    config, mock, sequence, scrambled = setup
+    report = _run(config, mock, "--no-verify")
     assert report["errors"] == [], report
-    assert report["mode"] == "hardware" and report["solved"] is True
+    # Executed but not seen solved: never SOLVED on a real robot without the rescan.
+    assert report["mode"] == "hardware" and report["solved"] is False
+    assert report.result() == "EXECUTED (NOT VERIFIED)" and report.exit_status() == 3
+    assert "not checked: --no-verify" in report.format() and "SIMULATED" not in report.format()
     assert report["firmware"].startswith(protocol.FIRMWARE_NAME)
     # What the board executed: the scan's actions, then the plan, each exactly once.
     executed = [protocol.command_action(command) for _, command in mock.executed]
@@ -76,3 +86,79 @@ def test_hardware_path_scans_solves_and_streams_once(setup):
     profile = RobotProfile.from_config(config)
     state, _ = replay(scrambled, executed, profile)
     assert state.is_solved()
+
+
+def test_rescan_of_an_unsolved_cube_is_not_solved(setup):
+    config, mock, sequence, scrambled = setup
+    report = _run(config, mock)  # the file camera still shows the scrambled cube after the solve
+    assert report["execute_ok"] is True and report["verified_solved"] is False
+    assert report.result() == "NOT SOLVED" and report.exit_status() == 1
+    assert "RESULT      NOT SOLVED: the rescan after the solve shows an unsolved cube" in report.format()
+
+
+def test_rescan_of_a_solved_cube_is_solved_verified(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    import cv2
+    import os
+
+    frames, _ = render.render_scan(cube.SOLVED.to_facelets(), sequence, render.Pose.from_config(config), seed=5)
+    folder = tmp_path / "camera"
+    scan_actions = len(list(sequence.all_actions()))
+
+    def show_solved_cube_once_the_plan_runs():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
+            time.sleep(0.002)
+        for view, frame in frames.items():  # what the camera sees after the solve
+            cv2.imwrite(str(folder / f"{view}.tmp.png"), frame)
+            os.replace(folder / f"{view}.tmp.png", folder / f"{view}.png")
+
+    mock.time_scale = 0.3  # the plan runs long enough for the pictures to change before the rescan
+    threading.Thread(target=show_solved_cube_once_the_plan_runs, daemon=True).start()
+    report = _run(config, mock)
+    assert report["errors"] == [], report
+    assert report["verified_solved"] is True and report["solved"] is True
+    assert report.result() == "SOLVED" and report.exit_status() == 0
+    assert "RESULT      SOLVED (VERIFIED: the rescan saw a solved cube)" in report.format()
+
+
+def _main(config, *argv):
+    import contextlib
+    import io
+
+    from robot import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["run", *argv, "--config", str(config.path)])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    code, out, err = _main(config, "--port", "/dev/nonexistent-robot")
+    assert code == 4 and "RESULT" not in out and "SIMULATED" not in out + err
+    assert "/dev/nonexistent-robot (from --port)" in err and "make -C firmware flash PORT=/dev/nonexistent-robot" in err
+    assert "cable" in err
+    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+
+
+def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    path = tmp_path / "port.yaml"
+    path.write_text(config.path.read_text().replace("  port: null", "  port: /dev/nonexistent-robot", 1))
+    assert "/dev/nonexistent-robot" in path.read_text()
+    code, out, err = _main(config_module.load(path), "--no-verify")
+    assert code == 4 and "link.port in config.yaml" in err and "SIMULATED" not in out + err
+
+
+def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
+    config, mock, sequence, scrambled = setup
+    other = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02,
+                         proto=protocol.PROTOCOL_VERSION + 1).start()
+    try:
+        code, out, err = _main(config, "--port", other.url)
+    finally:
+        other.stop()
+    assert code == 4 and other.url in err and "wrong firmware" in err and "make -C firmware flash" in err
+    assert not other.executed  # nothing moved

@@ -7,9 +7,11 @@ import json
 import sys
 
 from ..cli_common import add_config_argument
+from .report import EXIT_STATUS_HELP
 
 RUN_EXAMPLES = """examples:
-  cube-robot run                       robot attached: wait for its start button; else simulate
+  cube-robot run                       robot attached: wait for its start button; none named or found: simulate
+  cube-robot run --port /dev/ttyACM0   this robot, or an error (never a simulation)
   cube-robot run --sim                 simulated robot, random scramble
   cube-robot run --sim --scramble "R U2 F' L"
   cube-robot run --sim --fault-rate 0.01 --disconnect-at 5
@@ -21,7 +23,7 @@ def register(subparsers) -> None:
     run = subparsers.add_parser(
         "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
         description="Wait for start, scan the cube, plan the fastest solve and execute it, then report.",
-        epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=RUN_EXAMPLES + "\n\n" + EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--sim", action="store_true", help="use the simulated robot even if one is attached")
     run.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
@@ -55,7 +57,8 @@ def run_command(args) -> int:
     from .. import config as config_module
     from . import log
     from .options import RunOptions
-    from .robot import robot_attached, run_hardware
+    from .report import EXIT_STATUS, NOT_STARTED
+    from .robot import RobotNotReady, choose_port, run_hardware
     from .simulated import run_simulated
 
     config = config_module.load(args.config)
@@ -63,13 +66,22 @@ def run_command(args) -> int:
     say = (lambda text: print(text, file=sys.stderr)) if options.json else print
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
-    if not options.sim and not robot_attached(config, options.port):
-        say("No robot answers on any serial port: running the simulated robot (--sim skips this check).")
-        options = options.replace(sim=True)
+    if not options.sim:
+        try:
+            port = choose_port(config, options.port)
+        except RobotNotReady as exc:
+            print(f"cube-robot run: NOT STARTED: {exc}", file=sys.stderr)
+            return EXIT_STATUS[NOT_STARTED]
+        if port is None:
+            say("SIMULATED: no port is named (--port, link.port) and no robot answers on any serial port: "
+                "running the simulated robot (--sim says so; --port PATH names a robot).")
+            options = options.replace(sim=True)
+        else:
+            options = options.replace(port=port)
     report = run_simulated(config, options, say) if options.sim else run_hardware(config, options, say)
     log.append(config, report)
     print(json.dumps(report.to_json()) if options.json else report.format())
-    return 0 if report.solved else 1
+    return report.exit_status()
 
 
 def history_command(args) -> int:

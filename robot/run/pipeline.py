@@ -125,11 +125,16 @@ class Pipeline:
         bar.finish()
         report.execute_ms = round((time.perf_counter() - t) * 1000, 1)
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
-        report.measured_machine_ms = sum(d for d in result.durations_ms[charged_from(plan.actions):] if d is not None)
+        charged = result.durations_ms[charged_from(plan.actions):]
+        unknown = sum(1 for d in charged if d is None)
+        report.measured_machine_ms = None if unknown else sum(charged)  # never a partial sum
+        report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
+        else:
+            report.verify = "not checked: " + ("--no-verify" if not self.options.verify else "run.verify_after is false")
 
     def _scan(self, report: RunReport):
         from .. import cube
@@ -154,6 +159,8 @@ class Pipeline:
                          f"attempt {attempt})")
                 return result.decoded.facelets, cube.parse_facelets(result.decoded.facelets)
             report.errors.append(f"scan attempt {attempt}: {result.error}")
+            report.failed_scan_images = (report.failed_scan_images or []) + [
+                {"attempt": attempt, "error": str(result.error), "images": [str(p) for p in result.images]}]
             self.say(f"Scan attempt {attempt} doubtful ({result.error}); rescanning...")
         raise RunFailed(f"the cube could not be read in {attempts} attempts: {result.error}",
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colours'")
