@@ -72,12 +72,17 @@ def run_solve(args) -> int:
     from .. import config as config_module
     from ..cube import CubeError, MoveError
     from . import Solver, Unsolvable
+    from .tables import TableError
 
     if args.scramble is None and not args.facelets:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
         return 2
     config = config_module.load(args.config)
-    solver = Solver(config)
+    try:
+        solver = Solver(config)
+    except TableError as exc:
+        print(f"cube-robot solve: {exc}", file=sys.stderr)
+        return 1
     failed = False
     for label, kwargs in _inputs(args):
         try:
@@ -132,13 +137,15 @@ def run_tables_build(args) -> int:
 
     config = config_module.load(args.config)
     directory = tables.tables_dir(config)
-    if args.force:
-        for path in directory.glob("*"):
-            if path.name != "README.md":
-                path.unlink()
-    loaded = tables.load(config, show_progress=None)
-    for metric in tables.METRIC_TURNS:
-        loaded.metric(metric)
+    try:
+        # --force rebuilds each table beside the current one and swaps it in once verified: a valid
+        # table is never deleted first, and no file we did not write is touched.
+        loaded = tables.load(config, show_progress=None, force=args.force)
+        for metric in tables.METRIC_TURNS:
+            loaded.metric(metric, force=args.force)
+    except tables.TableError as exc:
+        print(f"cube-robot tables: {exc}", file=sys.stderr)
+        return 1
     print(f"tables ready in {directory} ({loaded.nbytes / 2**20:.1f} MiB)")
     return 0
 
