@@ -162,3 +162,29 @@ def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
         other.stop()
     assert code == 4 and other.url in err and "wrong firmware" in err and "make -C firmware flash" in err
     assert not other.executed  # nothing moved
+
+
+@pytest.mark.parametrize("problem", ["no regions file", "regions for another camera size", "no camera"])
+def test_preflight_failure_is_named_with_its_fix_before_anything_moves(setup, tmp_path, problem):
+    config, mock, sequence, scrambled = setup
+    if problem == "no regions file":
+        (tmp_path / "regions.yaml").unlink()
+        expected = ["regions file", "missing", "calibrate colours"]
+    elif problem == "regions for another camera size":
+        text = (tmp_path / "regions.yaml").read_text()
+        (tmp_path / "regions.yaml").write_text(text.replace("image_size:", "image_size_old:", 1)
+                                               + "image_size: [1920, 1080]\n")
+        expected = ["regions file", "set for 1920x1080 frames but the camera gives"]
+    else:
+        for picture in (tmp_path / "camera").iterdir():
+            picture.unlink()
+        expected = ["camera", "gives no frame", "camera.device"]
+    messages = []
+    args = build_parser().parse_args(["run", "--port", mock.url, "--config", str(config.path)])
+    report = run_hardware(config, RunOptions.from_args(args), messages.append)
+    assert report.result() == "NOT STARTED" and report.exit_status() == 4
+    failed = [e for e in report["errors"] if e.startswith(expected[0] + ":")]
+    assert failed and all(word in failed[0] for word in expected[1:]), report["errors"]
+    assert not mock.executed  # no action ran (configuring the board moves nothing)
+    assert not any("Waiting for the start button" in m for m in messages)  # never waited for start
+    assert any("firmware handshake" in m and " ok " in m for m in messages)  # the table of checks was shown

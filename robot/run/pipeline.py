@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from .options import RunOptions
-from .report import RunReport
+from .report import NOT_STARTED, RunReport
 
 
 class RunFailed(RuntimeError):
@@ -23,6 +23,18 @@ class RunFailed(RuntimeError):
         self.advice, self.state = advice, state
 
 
+class RobotNotReady(RuntimeError):
+    """The named robot does not answer as our firmware (or a pre-flight check failed): nothing moved."""
+
+
+class PreflightFailed(RobotNotReady):
+    """Pre-flight checks failed before the start button: each line names the check and its fix."""
+
+    def __init__(self, failed: list[str]):
+        super().__init__("pre-flight failed, nothing moved:\n  " + "\n  ".join(failed))
+        self.failed = failed
+
+
 def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish) -> RunReport:
     """Run the pipeline on `robot`, then finish(); any failure is reported with advice."""
     try:
@@ -30,6 +42,10 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
             report.firmware = robot.backend
             Pipeline(config, robot, say, options).run(report)
             finish()
+    except RobotNotReady as exc:  # the named robot or a pre-flight check: nothing moved
+        report.errors.extend(getattr(exc, "failed", None) or [str(exc)])
+        report.advice = "fix what the failed checks name, then run again ('cube-robot doctor' runs the same checks)"
+        report.outcome = NOT_STARTED
     except RunFailed as exc:
         report.errors.append(str(exc))
         report.advice = exc.advice

@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Protocol
 
+from .pipeline import PreflightFailed, RobotNotReady  # noqa: F401  (raised here, caught by run_robot)
+
 
 class Robot(Protocol):
     """What the pipeline (robot/run/pipeline.py) needs of a robot."""
@@ -39,8 +41,9 @@ class HardwareRobot:
 
     calibration = "auto"  # the scan uses scan.colours_file when it exists
 
-    def __init__(self, config, port=None):
+    def __init__(self, config, port=None, say=None):
         self.config, self.port = config, port
+        self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
@@ -50,12 +53,40 @@ class HardwareRobot:
         from ..vision.camera import open_camera
         from ..vision.scan import LinkPresenter
 
-        self.link = Link.open(self.config, port=self.port)
+        from ..link.errors import LinkError
+
+        port = self.port or self.config["link"]["port"]
+        try:
+            self.link = Link.open(self.config, port=self.port)
+        except LinkError as exc:
+            raise PreflightFailed([f"firmware handshake: {port}: {exc}: check the USB cable and the robot's power, "
+                                   f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
         self.camera = open_camera(self.config)
         self.presenter = LinkPresenter(self.link)
+        try:
+            self.preflight()
+        except BaseException:
+            self.close()  # `with` does not call __exit__ when __enter__ fails
+            raise
         return self
+
+    def preflight(self) -> None:
+        """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming
+        each failed check with its fix (nothing has moved yet)."""
+        from types import SimpleNamespace
+
+        from ..doctor import format_table
+        from ..doctor.preflight import failures, run_checks
+
+        self.say("Pre-flight checks...")
+        context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True)
+        rows = run_checks(self.config, context)
+        self.say(format_table(rows))
+        failed = failures(rows)
+        if failed:
+            raise PreflightFailed(failed)
 
     def close(self) -> None:
         if self.link is not None:
@@ -85,10 +116,6 @@ class HardwareRobot:
 
     def action_done(self, completed: int) -> None:
         pass
-
-
-class RobotNotReady(RuntimeError):
-    """The named robot does not answer as our firmware (or a pre-flight check failed): nothing moved."""
 
 
 # What answers on a port that is not simply absent or silent: something is there and it is not right.
@@ -148,7 +175,7 @@ def run_hardware(config, options, say):
     from .report import RunReport
 
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port)
+    robot = HardwareRobot(config, options.port, say)
 
     def finish():
         # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);
