@@ -188,3 +188,40 @@ def test_preflight_failure_is_named_with_its_fix_before_anything_moves(setup, tm
     assert not mock.executed  # no action ran (configuring the board moves nothing)
     assert not any("Waiting for the start button" in m for m in messages)  # never waited for start
     assert any("firmware handshake" in m and " ok " in m for m in messages)  # the table of checks was shown
+
+
+def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
+    import _thread
+
+    config, mock, sequence, scrambled = setup
+    scan_actions = len(list(sequence.all_actions()))
+    mock.time_scale = 0.3  # plan actions long enough to be interrupted part-way
+
+    def press_ctrl_c_during_the_plan():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) < scan_actions + 2:
+            time.sleep(0.002)
+        _thread.interrupt_main()
+
+    threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
+    report = _run(config, mock)
+    assert report.result() == "EMERGENCY STOP" and report.exit_status() == 130
+    mock.call(lambda: None)  # the device thread has handled every byte received
+    assert mock.alarm == protocol.AlarmCode.ESTOP_BYTE  # the stop byte reached the board
+    done = report["stopped_at_action"]
+    assert done is not None and done >= 1 and len(mock.executed) - scan_actions <= done + 1
+    # The cube state named is where the plan stood: the rest of the plan from it solves the cube.
+    from robot.solver import Solver
+
+    plan = Solver(config).solve(report["facelets"], start_grip=sequence.final_grip or None)
+    assert plan.moves == report["plan"]["moves"]
+    stated = cube.parse_facelets(report["cube_state_after_stop"].split()[0]).cubie
+    from robot.plan import Grip
+
+    holding = [a for a in plan.actions[:done] if isinstance(a, Grip)][-1:]  # the grip in force at the stop
+    rest = holding + list(plan.actions[done:])
+    profile = RobotProfile.from_config(config)
+    assert replay(stated, rest, profile)[0].is_solved()
+    assert done < len(plan.actions) and not stated.is_solved()  # stopped part-way, and says so
+    assert f"after plan action {done} of" in report["cube_state_after_stop"]
+    assert "EMERGENCY STOP" in report.format() and "stop byte" in report.format()
