@@ -19,6 +19,16 @@ RUN_EXAMPLES = """examples:
   cube-robot run --sim --bad-scan dark --json"""
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability: give a value from 0 to 1 (e.g. 0.01)")
+    return value
+
+
 def register(subparsers) -> None:
     run = subparsers.add_parser(
         "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
@@ -32,7 +42,7 @@ def register(subparsers) -> None:
     run.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
                      help="simulation: real firmware in simavr, or the Python mock (default: emulator if installed)")
     run.add_argument("--realtime", action="store_true", help="simulation: run at real speed")
-    run.add_argument("--fault-rate", type=float, default=0.0, metavar="P",
+    run.add_argument("--fault-rate", type=_probability, default=0.0, metavar="P",
                      help="simulation: corrupt/drop/duplicate/delay serial bytes with probability P")
     run.add_argument("--disconnect-at", type=int, metavar="N", help="simulation: pull the cable at plan action N")
     run.add_argument("--estop-at", type=int, metavar="N", help="simulation: press e-stop during plan action N")

@@ -147,6 +147,12 @@ class Pipeline:
         report.plan = plan.to_json()
         report.predicted_machine_ms = plan.cost_ms
         self.plan, self.profile = plan, solver.profile
+        for flag, at in (("--estop-at", self.options.estop_at), ("--disconnect-at", self.options.disconnect_at)):
+            if at is not None and not 1 <= at <= len(plan.actions):
+                message = (f"{flag} {at} is outside this plan's actions 1..{len(plan.actions)}: "
+                           "that fault is not made in this run")
+                say(message)
+                report.warnings = (report.warnings or []) + [message]
         say(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
 
         bar = ProgressBar(len(plan.actions), "Solving", enabled=None)

@@ -146,6 +146,8 @@ def format_report(report: RunReport) -> str:
                          "was not measured (not ranked by history)")
     if report.verify:
         lines.append(f"  check       {report.verify}")
+    for warning in report.warnings or []:
+        lines.append(f"  warning     {warning}")
     for error in report.errors:
         lines.append(f"  error       {error}")
     if report.cube_state_after_stop:
