@@ -29,3 +29,19 @@ def test_estop_at_beyond_the_plan_is_said(tmp_path):
     expected = f"--estop-at 99 is outside this plan's actions 1..{actions}: that fault is not made in this run"
     assert expected in messages and expected in report["warnings"]
     assert f"warning     {expected}" in report.format() and report["solved"] is True
+
+
+def test_doubtful_scan_attempts_pictures_are_in_the_report(tmp_path):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    text = text.replace("save_images: false", "save_images: true")
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", bad_scan="dark",
+                                              verify=False), lambda m: None)
+    [failed] = report["failed_scan_images"]
+    assert failed["attempt"] == 1 and failed["images"] and all(
+        str(tmp_path / "scans") in p for p in failed["images"])
+    assert failed["images"][0] not in report["scan_images"]  # the doubtful attempt's own pictures
+    assert f"doubtful    attempt 1: {failed['images'][0]}" in report.format()
