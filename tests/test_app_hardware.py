@@ -225,3 +225,16 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     assert done < len(plan.actions) and not stated.is_solved()  # stopped part-way, and says so
     assert f"after plan action {done} of" in report["cube_state_after_stop"]
     assert "EMERGENCY STOP" in report.format() and "stop byte" in report.format()
+
+
+def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(setup, monkeypatch):
+    from robot.link import ports
+
+    config, mock, sequence, scrambled = setup
+    other = MockFirmware(transport="pty", motion=config["motion"], proto=protocol.PROTOCOL_VERSION + 1).start()
+    monkeypatch.setattr(ports, "list_ports", lambda: [(other.url, "USB serial")])
+    try:
+        code, out, err = _main(config)
+    finally:
+        other.stop()
+    assert code == 4 and other.url in err and "wrong firmware" in err and "SIMULATED" not in out + err

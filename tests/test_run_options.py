@@ -45,3 +45,24 @@ def test_doubtful_scan_attempts_pictures_are_in_the_report(tmp_path):
         str(tmp_path / "scans") in p for p in failed["images"])
     assert failed["images"][0] not in report["scan_images"]  # the doubtful attempt's own pictures
     assert f"doubtful    attempt 1: {failed['images'][0]}" in report.format()
+
+
+def test_no_port_named_and_nothing_answering_is_a_simulation_said_everywhere(tmp_path, monkeypatch, capsys):
+    import json
+
+    from robot import cli
+    from robot.link import ports
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    monkeypatch.setattr(ports, "list_ports", lambda: [])  # no serial port on this machine
+    code = cli.main(["run", "--firmware", "mock", "--no-verify", "--config", str(tmp_path / "config.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    body = [line for line in out.splitlines() if line and not line.startswith("=")]
+    assert body and all(line.startswith("SIMULATED | ") for line in body)
+    assert "RESULT      SIMULATED SOLVED" in out
+    [logged] = [json.loads(line) for line in (tmp_path / "data" / "solve-log.jsonl").read_text().splitlines()]
+    assert logged["simulated"] is True and logged["mode"] == "simulated" and logged["outcome"] == "SOLVED"

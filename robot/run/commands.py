@@ -83,12 +83,16 @@ def run_command(args) -> int:
             print(f"cube-robot run: NOT STARTED: {exc}", file=sys.stderr)
             return EXIT_STATUS[NOT_STARTED]
         if port is None:
-            say("SIMULATED: no port is named (--port, link.port) and no robot answers on any serial port: "
+            say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
                 "running the simulated robot (--sim says so; --port PATH names a robot).")
             options = options.replace(sim=True)
         else:
             options = options.replace(port=port)
-    report = run_simulated(config, options, say) if options.sim else run_hardware(config, options, say)
+    if options.sim:
+        report = run_simulated(config, options, lambda text: say(
+            "\n".join(f"SIMULATED | {line}" if line.strip() else line for line in str(text).split("\n"))))
+    else:
+        report = run_hardware(config, options, say)
     log.append(config, report)
     print(json.dumps(report.to_json()) if options.json else report.format())
     return report.exit_status()
