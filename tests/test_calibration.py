@@ -125,3 +125,20 @@ def test_close_colours_get_advice():
     from robot.vision.calibrate import advice
 
     assert "more (diffuse) light" in advice(closest) and "matte" in advice(closest)
+
+
+@pytest.mark.parametrize("temperature_k, brightness", [(6500, 1.0), (5200, 0.9), (3500, 0.8), (8000, 1.1)])
+def test_colours_are_named_from_their_measured_values(temperature_k, brightness):
+    # No names given: each face's colour gets its standard name, once (blue was saved as "purple",
+    # two faces as "green").
+    config = config_module.defaults()
+    sequence = ScanSequence.from_config(config)
+    light = render.Lighting(temperature_k=temperature_k, brightness=brightness)
+    frames, regions = render.render_scan(cube.SOLVED_FACELETS, sequence, render.Pose.from_config(config), light,
+                                         seed=7)
+    readings = read_stickers(frames, sequence, regions)
+    calibration, problems = learn_colours(readings, sequence)
+    assert problems == []
+    by_face = dict(zip(cube.FACES, calibration.colours))
+    # The renderer's scheme: U white, R red, F green, D yellow, L orange, B blue.
+    assert by_face == {"U": "white", "R": "red", "F": "green", "D": "yellow", "L": "orange", "B": "blue"}
