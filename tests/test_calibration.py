@@ -142,3 +142,30 @@ def test_colours_are_named_from_their_measured_values(temperature_k, brightness)
     by_face = dict(zip(cube.FACES, calibration.colours))
     # The renderer's scheme: U white, R red, F green, D yellow, L orange, B blue.
     assert by_face == {"U": "white", "R": "red", "F": "green", "D": "yellow", "L": "orange", "B": "blue"}
+
+
+@pytest.mark.parametrize("elevation, azimuth, distance", [
+    (-10, 12, 40),  # the camera 10 degrees lower, turned 12 degrees, 40 mm farther (was 1 of 4 in side views)
+    (15, 0, 0), (-15, 0, 0), (0, 15, 0), (0, -15, 0), (0, 0, 50), (0, 0, -50), (-15, -15, -50), (15, 15, 50),
+])
+def test_regions_are_found_for_camera_poses_off_the_configured_one(tmp_path, elevation, azimuth, distance):
+    import dataclasses
+
+    from robot.vision.calibrate import Preview, setup_regions
+
+    config = config_module.defaults()
+    config["scan"]["regions_file"] = str(tmp_path / "none.yaml")
+    sequence = ScanSequence.from_config(config)
+    base = render.Pose.from_config(config)
+    assert base.distance_mm == 200  # +/-50 mm is +/-25 %
+    pose = dataclasses.replace(base, elevation_deg=base.elevation_deg + elevation,
+                               azimuth_deg=base.azimuth_deg + azimuth, distance_mm=base.distance_mm + distance)
+    frames, truth = render.render_scan(cube.SOLVED_FACELETS, sequence, pose, seed=3)
+    answers = Answers({"regions": "detect", "accept_regions": "yes"}, interactive=False)
+    regions = setup_regions(frames, sequence, config, answers, Preview(tmp_path / "p", False, lambda m: None),
+                            lambda m: None)
+    for view in sequence.views:
+        found, expected = regions.quads(view.name), truth.quads(view.name)
+        size = np.sqrt(np.abs([cv2.contourArea(q.astype(np.float32)) for q in expected]))
+        error = np.linalg.norm(found.mean(axis=1) - expected.mean(axis=1), axis=1)
+        assert (error < 0.25 * size).all(), (view.name, np.round(error / size, 2))
