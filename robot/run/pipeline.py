@@ -202,7 +202,8 @@ class Pipeline:
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
         else:
-            report.verify = "not checked: " + ("--no-verify" if not self.options.verify else "run.verify_after is false")
+            reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
+            report.verify = f"not checked: {reason}"
 
     def _scan(self, report: RunReport):
         from .. import cube

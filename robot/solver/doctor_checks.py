@@ -19,7 +19,8 @@ def check_tables(config, args) -> list[Result]:
             loaded = load(config)
         except TableError as exc:
             return [Result(str(tables_dir(config)), FAIL, str(exc))]
-        return [Result(str(loaded.directory), OK, f"loaded ({loaded.nbytes / 2**20:.0f} MiB), valid for this robot profile")]
+        return [Result(str(loaded.directory), OK,
+                       f"loaded ({loaded.nbytes / 2**20:.0f} MiB), valid for this robot profile")]
 
     directory = tables_dir(config)
     store = TableStore(directory)
