@@ -169,3 +169,46 @@ def test_regions_are_found_for_camera_poses_off_the_configured_one(tmp_path, ele
         size = np.sqrt(np.abs([cv2.contourArea(q.astype(np.float32)) for q in expected]))
         error = np.linalg.norm(found.mean(axis=1) - expected.mean(axis=1), axis=1)
         assert (error < 0.25 * size).all(), (view.name, np.round(error / size, 2))
+
+
+def test_the_robot_presents_each_view_and_one_view_is_redone(tmp_path, shots):
+    from robot.link import protocol
+    from robot.sim.mock_firmware import MockFirmware
+
+    config_path = _config_in(tmp_path)
+    data = yaml.safe_load(config_path.read_text())
+    data["camera"]["device"] = str(shots / "solved")  # the configured camera: pictures of the solved cube
+    config_path.write_text(yaml.safe_dump(data))
+    config = config_module.load(config_path)
+    sequence = ScanSequence.from_config(config)
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(ANSWERS))
+    mock = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02).start()
+    try:
+        code = cli.main(["calibrate", "colours", "--config", str(config_path), "--answers", str(answers),
+                         "--scrambled-images", str(shots / "scrambled"), "--no-window", "--port", mock.url])
+        executed = [protocol.command_action(command) for _, command in mock.executed]
+    finally:
+        mock.stop()
+    assert code == 0
+    # The robot presented every view, for the solved cube and again for the check.
+    assert executed == list(sequence.all_actions()) * 2
+    saved = Regions.load(tmp_path / "cal" / "regions.yaml")
+
+    # Redo one view only (clicked here): the others keep their saved regions exactly.
+    from robot.vision.calibrate import Preview, setup_regions
+    from robot.vision.camera import FileCamera
+    from robot.vision.regions import quads_from_centres
+
+    frames = {view.name: FileCamera(shots / "solved").capture(view.name) for view in sequence.views}
+    clicked = [[100, 100], [160, 100], [100, 160], [160, 160]]
+    answers = Answers({"regions": "fix", "fix_views": "left", "accept_regions": "no", "clicks": {"left": clicked}},
+                      interactive=False)
+    fixed = setup_regions(frames, sequence, config, answers, Preview(tmp_path / "p", False, lambda m: None),
+                          lambda m: None)
+    for view in sequence.views:
+        expected = quads_from_centres(clicked) if view.name == "left" else saved.quads(view.name)
+        assert np.allclose(fixed.quads(view.name), expected), view.name
+    with pytest.raises(CalibrationAborted, match="fix_views"):
+        setup_regions(frames, sequence, config, Answers({"regions": "fix", "fix_views": "nowhere"},
+                      interactive=False), Preview(tmp_path / "p", False, lambda m: None), lambda m: None)

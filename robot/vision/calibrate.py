@@ -22,7 +22,8 @@ whole run also works without a person, e.g. in tests):
 Answers (YAML mapping; every key optional, missing ones are asked, or take
 their default with --yes):
     solved_ready: yes            # a solved cube is in the robot
-    regions: detect              # detect | keep (the saved regions file) | click
+    regions: detect              # detect | keep (the saved regions file) | fix | click
+    fix_views: left right        # regions: fix: redo only these views, keep the saved others
     accept_regions: yes          # accept the detected regions of every view
     clicks: {top-front: [[x, y], ...]}   # sticker centres per view, in facelet order (regions: click)
     names: {U: white, R: red, ...}       # colour names, by the face each colour is on at the start
@@ -297,18 +298,28 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
 
     inner = config["scan"]["sampling"]["inner_fraction"]
     regions_path = project_path(config["scan"]["regions_file"])
-    mode = str(answers.get("regions", "Regions: detect, keep (the saved file) or click?",
-                           "keep" if regions_path.exists() else "detect")).strip().lower()
+    mode = str(answers.get("regions", "Regions: detect, keep (the saved file), fix (redo some views of the "
+                           "saved file) or click?", "keep" if regions_path.exists() else "detect")).strip().lower()
     first = frames[sequence.views[0].name]
     size = (first.shape[1], first.shape[0])
-    if mode == "keep":
+    kept: dict = {}
+    if mode in ("keep", "fix"):
         regions = Regions.load(regions_path)
         regions.check(sequence)
         for view in sequence.views:
             regions.check_frame(view.name, frames[view.name])
-        return regions
+        if mode == "keep":
+            return regions
+        names = [v.name for v in sequence.views]
+        redo = str(answers.get("fix_views", f"Which views to redo ({' '.join(names)})?", "")).replace(",", " ").split()
+        unknown = [name for name in redo if name not in names]
+        if unknown or not redo:
+            raise CalibrationAborted(f"fix_views: name views to redo from {' '.join(names)} (got {redo or 'none'})")
+        kept = {name: regions.quads(name) for name in names if name not in redo}
+        say(f"keeping the saved regions of {', '.join(kept) or 'no view'}; redoing {', '.join(redo)}")
+        mode = "detect"
     if mode not in ("detect", "click"):
-        raise CalibrationAborted(f"regions: answer detect, keep or click (got {mode!r})")
+        raise CalibrationAborted(f"regions: answer detect, keep, fix or click (got {mode!r})")
     detected = {view.name: detect_sticker_quads(frames[view.name]) for view in sequence.views} \
         if mode == "detect" else {}
     guess = detected_regions_guess(detected, sequence, _pose_for(config, size)) if detected \
@@ -318,6 +329,9 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     for view in sequence.views:
         frame = frames[view.name]
         quads = None
+        if view.name in kept:  # `fix`: this view's saved regions stay as they were
+            views[view.name] = np.asarray(kept[view.name], dtype=np.float64)
+            continue
         if mode == "detect":
             quads, found = refine_with_detections(guess.quads(view.name), detected[view.name])
             say(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
@@ -345,7 +359,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
                 raise CalibrationAborted(f"view {view.name!r}: {exc}") from None
             preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
         views[view.name] = np.asarray(quads, dtype=np.float64)
-    return Regions(views, size, source=mode)
+    return Regions(views, size, source=mode if not kept else "fixed")
 
 
 # The camera poses the region search covers around camera.pose: elevation and azimuth within
