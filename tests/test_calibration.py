@@ -212,3 +212,19 @@ def test_the_robot_presents_each_view_and_one_view_is_redone(tmp_path, shots):
     with pytest.raises(CalibrationAborted, match="fix_views"):
         setup_regions(frames, sequence, config, Answers({"regions": "fix", "fix_views": "nowhere"},
                       interactive=False), Preview(tmp_path / "p", False, lambda m: None), lambda m: None)
+
+
+def test_live_preview_shows_each_view_with_its_regions(tmp_path, shots):
+    config_path = _config_in(tmp_path)
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(ANSWERS))
+    assert cli.main(["calibrate", "colours", "--config", str(config_path), "--answers", str(answers),
+                     "--solved-images", str(shots / "solved"), "--scrambled-images", str(shots / "scrambled"),
+                     "--no-window", "--no-robot"]) == 0
+    config = config_module.load(config_path)
+    for view in ScanSequence.from_config(config).views:
+        live = cv2.imread(str(tmp_path / "preview" / f"live-{view.name}.png"))
+        raw = cv2.imread(str(shots / "solved" / f"{view.name}.png"))
+        assert live is not None and live.shape == raw.shape
+        changed = np.abs(live.astype(int) - raw.astype(int)).max(axis=2) > 60
+        assert changed.mean() > 0.005  # the regions (and the title) are drawn over the frame

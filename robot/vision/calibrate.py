@@ -41,12 +41,27 @@ import numpy as np
 import yaml
 
 from .. import cube
+from .pose_fit import detected_regions_guess, fit_camera_pose  # noqa: F401  (re-exported)
 
 # Colours closer than this (Delta-E between centres) are hard to tell apart
 # once light varies; pairs within SEPARATION_RATIO spreads are flagged too.
 MIN_DELTA_E = 15.0
 SEPARATION_RATIO = 4.0
 GAIN_LIMITS = (0.6, 1.6)
+
+
+class LivePresenter:
+    """Presents each view with the given presenter (the robot's, as in a run), then shows it live with
+    the regions expected there overlaid, so the person sees the cube sits where the regions are."""
+
+    def __init__(self, presenter, camera, preview, regions, seconds: float):
+        self.presenter, self.camera, self.preview = presenter, camera, preview
+        self.regions, self.seconds = regions, seconds
+
+    def present(self, view) -> None:
+        self.presenter.present(view)
+        quads = self.regions.quads(view.name) if self.regions is not None else None
+        self.preview.live(self.camera, view, quads, self.seconds)
 
 
 class CalibrationAborted(RuntimeError):
@@ -150,6 +165,39 @@ class Preview:
             if cv2.waitKey(30) == 27:
                 raise CalibrationAborted("clicking cancelled (Esc)")
         return points
+
+    def live(self, camera, view, quads, seconds: float = 0.0, wait_key=None) -> Path | None:
+        """A live preview of the view with the regions overlaid: frames refreshed in the window until a
+        key (or `seconds`), or without a display the picture live-<view>.png rewritten with each frame."""
+        import time
+
+        import cv2
+
+        from .regions import draw_regions
+
+        deadline = time.monotonic() + seconds
+        path = None
+        while True:
+            frame = camera.capture(view.name)
+            image = draw_regions(frame, quads, view.facelets) if quads is not None else frame
+            cv2.putText(image, f"{view.name}: live" + (" (any key: go on)" if self.use_window else ""), (10, 25),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2)
+            if self.use_window:
+                try:
+                    cv2.imshow("cube-robot calibrate", image)
+                    if (wait_key or cv2.waitKey)(100) != -1:
+                        return None
+                except cv2.error:
+                    self.use_window = False
+                    continue
+            else:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                path = self.folder / f"live-{view.name}.png"
+                tmp = path.with_name(path.stem + ".tmp.png")
+                cv2.imwrite(str(tmp), image)
+                tmp.replace(path)  # a viewer never sees half a picture
+            if time.monotonic() >= deadline:
+                return path
 
     def close(self):
         if self.use_window:
@@ -293,6 +341,7 @@ def _annotated(frame, quads, labels, inner_fraction):
 def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print):
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click."""
     from ..sim.render import scan_regions
+    from . import pose_fit
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
     from ..config import project_path
 
@@ -322,7 +371,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
         raise CalibrationAborted(f"regions: answer detect, keep, fix or click (got {mode!r})")
     detected = {view.name: detect_sticker_quads(frames[view.name]) for view in sequence.views} \
         if mode == "detect" else {}
-    guess = detected_regions_guess(detected, sequence, _pose_for(config, size)) if detected \
+    guess = pose_fit.detected_regions_guess(detected, sequence, _pose_for(config, size)) if detected \
         else scan_regions(_pose_for(config, size), sequence)
     views = {}
     clicks = answers.given.get("clicks") or {}
@@ -362,91 +411,16 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     return Regions(views, size, source=mode if not kept else "fixed")
 
 
-# The camera poses the region search covers around camera.pose: elevation and azimuth within
-# POSE_SEARCH_DEG degrees, distance within POSE_SEARCH_DISTANCE (a fraction).
-POSE_SEARCH_DEG = 15.0
-POSE_SEARCH_DISTANCE = 0.25
-
-
-def _quad_sizes(quads) -> np.ndarray:
-    quads = np.asarray(quads, dtype=np.float64)
-    x, y = quads[..., 0], quads[..., 1]
-    area = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1))
-    return np.sqrt(area)
-
-
-def _pose_misfit(regions, visible, detected: dict, sequence) -> float:
-    """How badly predicted regions explain the detected stickers (0: every one on a detection).
-
-    regions: the predicted regions of each view; visible: the predicted quads of every sticker the
-    camera sees (a detection on a sticker no view reads is explained by those)."""
-    total = 0.0
-    visible_centres = np.asarray(visible, dtype=np.float64).mean(axis=1)
-    for view in sequence.views:
-        predicted = regions.quads(view.name)
-        centres = predicted.mean(axis=1)
-        size = max(float(np.median(_quad_sizes(predicted))), 1.0)
-        found = detected.get(view.name, [])
-        if not found:
-            total += 0.5 * len(centres)
-            continue
-        found_centres = np.array([q.mean(axis=0) for q in found])
-        to_found = np.linalg.norm(centres[:, None] - found_centres[None], axis=2) / size
-        from_found = np.linalg.norm(visible_centres[:, None] - found_centres[None], axis=2) / size
-        total += np.minimum(to_found.min(axis=1), 0.5).sum() + np.minimum(from_found.min(axis=0), 0.5).sum()
-    return float(total)
-
-
-def fit_camera_pose(detected: dict, sequence, base_pose):
-    """The camera pose (elevation, azimuth, distance near base_pose, and an image shift) whose predicted
-    regions best explain the sticker quads detected in every view.  All views share one camera, so
-    stickers found in one view place the ones missed in another.  Returns (pose, offset_px)."""
-    from dataclasses import replace
-
-    from ..sim.render import facelet_quads, scan_regions
-
-    # The camera sees the same robot-frame positions in every view: the union of what the views read.
-    seen = sorted({name for view in sequence.views for name in view.facelets})
-
-    def misfit(elevation, azimuth, distance, offset=(0.0, 0.0)):
-        pose = replace(base_pose, elevation_deg=elevation, azimuth_deg=azimuth, distance_mm=distance)
-        return _pose_misfit(scan_regions(pose, sequence, offset), facelet_quads(pose, seen, offset), detected,
-                            sequence)
-
-    best = (base_pose.elevation_deg, base_pose.azimuth_deg, base_pose.distance_mm)
-    step_deg, step_distance = 5.0, 0.1 * base_pose.distance_mm
-    for span in (3, 2, 2, 2):  # coarse to fine around the best so far
-        candidates = [(best[0] + i * step_deg, best[1] + j * step_deg, best[2] + k * step_distance)
-                      for i in range(-span, span + 1) for j in range(-span, span + 1) for k in range(-span, span + 1)]
-        candidates = [c for c in candidates
-                      if abs(c[0] - base_pose.elevation_deg) <= POSE_SEARCH_DEG + 1e-9
-                      and abs(c[1] - base_pose.azimuth_deg) <= POSE_SEARCH_DEG + 1e-9
-                      and abs(c[2] / base_pose.distance_mm - 1) <= POSE_SEARCH_DISTANCE + 1e-9]
-        best = min(candidates, key=lambda c: misfit(*c))
-        step_deg, step_distance = step_deg / 2, step_distance / 2
-    pose = replace(base_pose, elevation_deg=best[0], azimuth_deg=best[1], distance_mm=best[2])
-    # A small image shift (mount play): the median offset of the matched stickers.
-    regions = scan_regions(pose, sequence)
-    shifts = []
-    for view in sequence.views:
-        found = detected.get(view.name, [])
-        predicted = regions.quads(view.name)
-        size = float(np.median(_quad_sizes(predicted)))
-        for centre in predicted.mean(axis=1):
-            if found:
-                nearest = min((q.mean(axis=0) for q in found), key=lambda c: np.linalg.norm(c - centre))
-                if np.linalg.norm(nearest - centre) < 0.5 * size:
-                    shifts.append(nearest - centre)
-    offset = tuple(float(v) for v in np.median(shifts, axis=0)) if shifts else (0.0, 0.0)
-    return pose, offset
-
-
-def detected_regions_guess(detected: dict, sequence, base_pose):
-    """The regions predicted from the camera pose fitted to the detected stickers (fit_camera_pose)."""
+def _expected_regions(config, sequence, regions_path):
+    """The regions to overlay on the live preview: the saved ones, else those of camera.pose."""
     from ..sim.render import scan_regions
+    from .regions import Regions, RegionsError
 
-    pose, offset = fit_camera_pose(detected, sequence, base_pose)
-    return scan_regions(pose, sequence, offset)
+    try:
+        return Regions.load(regions_path) if regions_path.exists() else scan_regions(
+            _pose_for(config, (config["camera"]["width"], config["camera"]["height"])), sequence)
+    except (RegionsError, OSError, ValueError):
+        return None
 
 
 def _pose_for(config, size):
@@ -485,7 +459,9 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
         with solved_camera:
             camera_settings = solved_camera.settings()
             say(f"camera: {camera_settings}")
-            frames = capture_views(solved_camera, sequence, presenter)
+            expected = _expected_regions(config, sequence, regions_path)
+            live = LivePresenter(presenter, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
+            frames = capture_views(solved_camera, sequence, live)
         # 3. Regions.
         regions = setup_regions(frames, sequence, config, answers, preview, say)
         regions.check(sequence)
