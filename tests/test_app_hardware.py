@@ -238,3 +238,31 @@ def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(
     finally:
         other.stop()
     assert code == 4 and other.url in err and "wrong firmware" in err and "SIMULATED" not in out + err
+
+
+def test_a_refused_rescan_is_executed_not_verified(setup, tmp_path):
+    import os
+
+    import cv2
+    import numpy as np
+
+    config, mock, sequence, scrambled = setup
+    folder = tmp_path / "camera"
+    scan_actions = len(list(sequence.all_actions()))
+
+    def lights_out_once_the_plan_runs():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
+            time.sleep(0.002)
+        for picture in list(folder.glob("*.png")):
+            frame = cv2.imread(str(picture))
+            cv2.imwrite(str(folder / "dark.tmp.png"), np.zeros_like(frame))
+            os.replace(folder / "dark.tmp.png", picture)
+
+    mock.time_scale = 0.3
+    threading.Thread(target=lights_out_once_the_plan_runs, daemon=True).start()
+    report = _run(config, mock)
+    assert report["execute_ok"] is True and report.get("verified_solved") is None
+    assert report["verify"].startswith("rescan refused")
+    assert report.result() == "EXECUTED (NOT VERIFIED)" and report.exit_status() == 3
+    assert "RESULT      EXECUTED (NOT VERIFIED): rescan refused" in report.format()
