@@ -112,3 +112,21 @@ def test_really_read_only_folder(valid_tables, tmp_path):
             tables.load(_config(folder.parent / "empty"), log=lambda m: None, show_progress=False)
     finally:
         os.chmod(folder, 0o755)
+
+
+@pytest.mark.slow
+def test_tables_build_force_keeps_other_files_and_leaves_valid_tables(tmp_path, capsys):
+    from robot import cli
+
+    folder = tmp_path / "tables"
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text((config_module.PROJECT_ROOT / "config.yaml").read_text().replace(
+        "dir: tables", f"dir: {folder}"))
+    assert cli.main(["tables", "build", "--config", str(config_path)]) == 0
+    (folder / "my-notes.txt").write_text("mine")
+    (folder / "old").mkdir()
+    (folder / "old" / "keep.npy").write_bytes(b"x")
+    assert cli.main(["tables", "build", "--force", "--config", str(config_path)]) == 0
+    assert (folder / "my-notes.txt").read_text() == "mine" and (folder / "old" / "keep.npy").exists()
+    assert cli.main(["tables", "status", "--config", str(config_path)]) == 0
+    assert not list(folder.glob(".*.tmp"))
