@@ -58,6 +58,7 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.errors.extend(getattr(exc, "failed", None) or [str(exc)])
         report.advice = "fix what the failed checks name, then run again ('cube-robot doctor' runs the same checks)"
         report.outcome = NOT_STARTED
+        report.cube_state_after_stop = "as it was put in: nothing moved"
     except RunFailed as exc:
         report.errors.append(str(exc))
         report.advice = exc.advice
