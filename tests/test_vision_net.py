@@ -124,3 +124,20 @@ def test_cli_show_and_decode(tmp_path, capsys):
     readings.write_text("[1, 2")
     assert cli.main(["vision", "decode", str(readings), "--no-calibration"]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_show_draws_the_helps_colour_letter_example_in_colour(tmp_path, capsys):
+    out = tmp_path / "net.png"
+    assert cli.main(["vision", "show", "wwwwrrrrggggyyyyoooobbbb", "-o", str(out)]) == 0
+    image = cv2.imread(str(out))
+    expected = {"U1": (245, 245, 245), "R1": (200, 20, 30), "F1": (20, 160, 60),
+                "D1": (250, 215, 0), "L1": (255, 120, 0), "B1": (20, 60, 200)}  # sRGB
+    for name, (r, g, b) in expected.items():
+        assert tuple(int(v) for v in bgr_at(image, name)) == (b, g, r), name
+    assert tuple(bgr_at(draw_net("WWWWRRRRGGGGYYYYOOOOBBBB", labels=False), "F2")) == (60, 160, 20)
+
+
+def test_show_with_a_name_opencv_cannot_write_is_a_clear_error(tmp_path, capsys):
+    code = cli.main(["vision", "show", "UUUURRRRFFFFDDDDLLLLBBBB", "-o", str(tmp_path / "x.jpgx")])
+    err = capsys.readouterr().err
+    assert code == 2 and "x.jpgx" in err and "could not write" in err and "Traceback" not in err

@@ -11,17 +11,13 @@ needs an option, add it in `register`).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from ..cli_common import add_config_argument
-from . import FAIL, Result, format_table
+from . import FAIL, Result, format_table, preflight
+from .preflight import PREFLIGHT_CHECKS
 
-CHECKS = [
-    ("serial", "robot.link.doctor_checks:check_serial"),
-    ("solver tables", "robot.solver.doctor_checks:check_tables"),
-    ("colour calibration", "robot.vision.doctor_checks:check_colour_calibration"),
-    ("camera", "robot.vision.doctor_checks:check_camera"),
+CHECKS = PREFLIGHT_CHECKS + [  # the run's pre-flight checks (robot/doctor/preflight.py), then the rest
     ("firmware emulator", "robot.sim.doctor_checks:check_emulator"),
 ]
 
@@ -39,16 +35,7 @@ def register(subparsers) -> None:
 
 
 def run_checks(config, args) -> list[tuple[str, Result]]:
-    rows = []
-    for title, target in CHECKS:
-        module_name, function_name = target.split(":")
-        try:
-            check = getattr(importlib.import_module(module_name), function_name)
-            results = check(config, args)
-        except Exception as exc:  # a crashing check is itself a finding
-            results = [Result(title, FAIL, f"the check crashed: {type(exc).__name__}: {exc}")]
-        rows += [(title, r) for r in results]
-    return rows
+    return preflight.run_checks(config, args, CHECKS)
 
 
 def run_doctor(args) -> int:

@@ -69,20 +69,76 @@ def run_info(args) -> int:
 
 @_guard
 def run_reset_alarm(args) -> int:
+    from . import protocol as P
+    from .errors import AlarmError
+
     with _open(args, configure=False) as link:
-        link.clear_alarm()
+        try:
+            link.clear_alarm()
+        except AlarmError as exc:  # the board keeps the alarm while its cause is still there
+            code = link.status().alarm
+            cause = ("the emergency-stop button is still pressed: release it (twist or pull), then run "
+                     "'cube-robot link reset-alarm' again" if code == P.AlarmCode.ESTOP_INPUT else
+                     "its cause is still present: fix it, then run 'cube-robot link reset-alarm' again")
+            print(f"cube-robot link: the board refused to clear alarm {code.name}: {cause} "
+                  f"({exc.args[0].splitlines()[0].split(':')[0]})", file=sys.stderr)
+            return 3
         print(f"alarm cleared; state {link.status().state.value}")
     return 0
 
 
+def _read_plan(name: str) -> list:
+    """The actions of a plan file (`cube-robot solve --json`), or ValueError naming what is wrong."""
+    from ..plan import action_from_json
+
+    try:
+        text = sys.stdin.readline() if name == "-" else open(name, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{name}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("plan"), list):
+        raise ValueError(f"{name}: expected a JSON object with a \"plan\" list (the output of "
+                         "'cube-robot solve --json'), got " + type(data).__name__)
+    actions = []
+    for number, item in enumerate(data["plan"], start=1):
+        try:
+            action = action_from_json(item)
+            _check_action(action)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{name}: plan action {number} {json.dumps(item)}: {exc}") from None
+        actions.append(action)
+    return actions
+
+
+def _check_action(action) -> None:
+    """What the firmware accepts: a pair it has, and quarter-turn multiples on the arms."""
+    from .. import firmware_header
+    from . import protocol as P
+
+    if hasattr(action, "pair"):
+        pairs = sorted(firmware_header.ARM_PAIRS)
+        if action.pair not in pairs:
+            raise ValueError(f"no arm pair {action.pair!r} (pairs: {', '.join(pairs)})")
+        return
+    for arm, angle in action.arms.items():
+        if arm not in P.ARMS:
+            raise ValueError(f"no arm {arm!r} (arms: {', '.join(P.ARMS)})")
+        if angle % 90:
+            raise ValueError(f"arm {arm}: {angle} degrees is not a multiple of 90")
+
+
 @_guard
 def run_plan(args) -> int:
-    from ..plan import action_from_json
     from ..progress import ProgressBar
 
-    text = sys.stdin.readline() if args.plan == "-" else open(args.plan).read()
-    data = json.loads(text)
-    actions = [action_from_json(a) for a in data["plan"]]
+    try:
+        actions = _read_plan(args.plan)
+    except ValueError as exc:
+        print(f"cube-robot link run: {exc}", file=sys.stderr)
+        return 2
     with _open(args) as link:
         bar = ProgressBar(len(actions), "streaming")
         result = link.run(actions, progress=lambda p: bar.update(p.completed))

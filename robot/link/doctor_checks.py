@@ -34,3 +34,13 @@ def check_serial(config, args) -> list[Result]:
     elif settings.port is None and len(found) > 1:
         results.append(Result("robot", WARN, f"firmware on several ports ({', '.join(found)}): set link.port"))
     return results
+
+
+def check_handshake(config, args) -> list[Result]:
+    """The run's pre-flight: the robot's link answered the handshake (args.link); the doctor: every port."""
+    link = getattr(args, "link", None)
+    if link is None:
+        return check_serial(config, args)
+    identity = link.identity
+    return [Result(str(link.url), OK, f"{identity.firmware} {identity.version}, protocol {identity.proto}, "
+                                      f"board {identity.board}")]

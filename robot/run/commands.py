@@ -7,9 +7,11 @@ import json
 import sys
 
 from ..cli_common import add_config_argument
+from .report import EXIT_STATUS_HELP
 
 RUN_EXAMPLES = """examples:
-  cube-robot run                       robot attached: wait for its start button; else simulate
+  cube-robot run                       robot attached: wait for its start button; none named or found: simulate
+  cube-robot run --port /dev/ttyACM0   this robot, or an error (never a simulation)
   cube-robot run --sim                 simulated robot, random scramble
   cube-robot run --sim --scramble "R U2 F' L"
   cube-robot run --sim --fault-rate 0.01 --disconnect-at 5
@@ -17,11 +19,21 @@ RUN_EXAMPLES = """examples:
   cube-robot run --sim --bad-scan dark --json"""
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability: give a value from 0 to 1 (e.g. 0.01)")
+    return value
+
+
 def register(subparsers) -> None:
     run = subparsers.add_parser(
         "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
         description="Wait for start, scan the cube, plan the fastest solve and execute it, then report.",
-        epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=RUN_EXAMPLES + "\n\n" + EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--sim", action="store_true", help="use the simulated robot even if one is attached")
     run.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
@@ -30,7 +42,7 @@ def register(subparsers) -> None:
     run.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
                      help="simulation: real firmware in simavr, or the Python mock (default: emulator if installed)")
     run.add_argument("--realtime", action="store_true", help="simulation: run at real speed")
-    run.add_argument("--fault-rate", type=float, default=0.0, metavar="P",
+    run.add_argument("--fault-rate", type=_probability, default=0.0, metavar="P",
                      help="simulation: corrupt/drop/duplicate/delay serial bytes with probability P")
     run.add_argument("--disconnect-at", type=int, metavar="N", help="simulation: pull the cable at plan action N")
     run.add_argument("--estop-at", type=int, metavar="N", help="simulation: press e-stop during plan action N")
@@ -55,7 +67,8 @@ def run_command(args) -> int:
     from .. import config as config_module
     from . import log
     from .options import RunOptions
-    from .robot import robot_attached, run_hardware
+    from .report import EXIT_STATUS, NOT_STARTED
+    from .robot import RobotNotReady, choose_port, run_hardware
     from .simulated import run_simulated
 
     config = config_module.load(args.config)
@@ -63,13 +76,26 @@ def run_command(args) -> int:
     say = (lambda text: print(text, file=sys.stderr)) if options.json else print
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
-    if not options.sim and not robot_attached(config, options.port):
-        say("No robot answers on any serial port: running the simulated robot (--sim skips this check).")
-        options = options.replace(sim=True)
-    report = run_simulated(config, options, say) if options.sim else run_hardware(config, options, say)
+    if not options.sim:
+        try:
+            port = choose_port(config, options.port)
+        except RobotNotReady as exc:
+            print(f"cube-robot run: NOT STARTED: {exc}", file=sys.stderr)
+            return EXIT_STATUS[NOT_STARTED]
+        if port is None:
+            say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
+                "running the simulated robot (--sim says so; --port PATH names a robot).")
+            options = options.replace(sim=True)
+        else:
+            options = options.replace(port=port)
+    if options.sim:
+        report = run_simulated(config, options, lambda text: say(
+            "\n".join(f"SIMULATED | {line}" if line.strip() else line for line in str(text).split("\n"))))
+    else:
+        report = run_hardware(config, options, say)
     log.append(config, report)
     print(json.dumps(report.to_json()) if options.json else report.format())
-    return 0 if report.solved else 1
+    return report.exit_status()
 
 
 def history_command(args) -> int:

@@ -33,16 +33,53 @@ def read(path: Path, warn) -> list[dict]:
     return runs
 
 
+def _is_simulated(run: dict) -> bool:
+    return bool(run.get("simulated", run.get("mode") == "simulated"))
+
+
+def _outcome(run: dict) -> str:
+    if run.get("outcome"):
+        return run["outcome"]
+    return "SOLVED" if run.get("solved") else "NOT SOLVED"  # lines logged before outcomes were named
+
+
+def _reason(run: dict) -> str:
+    """Why a run did not end SOLVED, in a few words."""
+    if run.get("verified_solved") is False:
+        return "the rescan after the solve shows an unsolved cube"
+    if run.get("errors"):
+        return "; ".join(str(e) for e in run["errors"])
+    return run.get("verify") or "no reason logged"
+
+
+def _rankable(run: dict, key: str) -> bool:
+    """A time history may rank: measured, and not a partial sum (a lost action time makes it unknown)."""
+    if key == "measured_machine_ms" and run.get("unknown_time_actions"):
+        return False
+    return isinstance(run.get(key), (int, float))
+
+
 def summary(runs: list[dict], path: Path, last: int) -> list[str]:
-    """The `history` lines: success rate, median/best/worst times of solved runs, the last runs."""
-    solved = [r for r in runs if r.get("solved")]
-    lines = [f"{len(runs)} runs, {len(solved)} solved ({len(solved) / max(len(runs), 1):.0%}) -- {path}"]
-    for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms"):
-        values = sorted(r[key] for r in solved if isinstance(r.get(key), (int, float)))
-        if values:
-            lines.append(f"  {key:<22} median {values[len(values) // 2]}  best {values[0]}  worst {values[-1]}")
+    """The `history` lines: real and simulated runs apart; success rate, median/best/worst times of solved
+    runs (never a time with an unmeasured action), then the last runs with the reason of every failure."""
+    lines = [f"{len(runs)} runs -- {path}"]
+    for title, group in (("real robot", [r for r in runs if not _is_simulated(r)]),
+                         ("SIMULATED", [r for r in runs if _is_simulated(r)])):
+        if not group:
+            continue
+        solved = [r for r in group if _outcome(r) == "SOLVED"]
+        lines.append(f"{title}: {len(group)} runs, {len(solved)} solved ({len(solved) / len(group):.0%})")
+        for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms"):
+            values = sorted(r[key] for r in solved if _rankable(r, key))
+            if values:
+                lines.append(f"  {key:<22} median {values[len(values) // 2]}  best {values[0]}  worst {values[-1]}")
+        unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
+        if unknown:
+            lines.append(f"  measured_machine_ms unknown in {unknown} run(s) (an action's time was lost): not ranked")
     lines.append(f"last {min(last, len(runs))}:")
-    for r in runs[-last:]:
-        outcome = "solved" if r.get("solved") else "FAILED: " + "; ".join(r.get("errors", []))[:80]
-        lines.append(f"  {r.get('time')}  {r.get('mode', '?'):9} {r.get('predicted_machine_ms', '-'):>6} ms  {outcome}")
+    for r in runs[-last:] if last > 0 else []:
+        outcome = _outcome(r)
+        text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"[:160]
+        kind = "SIMULATED" if _is_simulated(r) else "real"
+        lines.append(f"  {r.get('time')}  {kind:9} {r.get('predicted_machine_ms', '-'):>6} ms  {text}")
     return lines

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from .options import RunOptions
-from .report import RunReport
+from .report import NOT_STARTED, STOPPED, RunReport
 
 
 class RunFailed(RuntimeError):
@@ -23,13 +23,42 @@ class RunFailed(RuntimeError):
         self.advice, self.state = advice, state
 
 
+class RobotNotReady(RuntimeError):
+    """The named robot does not answer as our firmware (or a pre-flight check failed): nothing moved."""
+
+
+class PreflightFailed(RobotNotReady):
+    """Pre-flight checks failed before the start button: each line names the check and its fix."""
+
+    def __init__(self, failed: list[str]):
+        super().__init__("pre-flight failed, nothing moved:\n  " + "\n  ".join(failed))
+        self.failed = failed
+
+
 def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish) -> RunReport:
     """Run the pipeline on `robot`, then finish(); any failure is reported with advice."""
+    pipeline = Pipeline(config, robot, say, options)
     try:
         with robot:
             report.firmware = robot.backend
-            Pipeline(config, robot, say, options).run(report)
-            finish()
+            try:
+                pipeline.run(report)
+                finish()
+            except KeyboardInterrupt:
+                emergency_stop(robot)  # the real-time stop byte first, before anything else
+                raise
+    except KeyboardInterrupt:  # Ctrl-C: an emergency stop; report what is known, then the run is logged
+        report.outcome = STOPPED
+        report.errors.append("emergency stop: Ctrl-C; the stop byte was sent to the robot")
+        report.cube_state_after_stop = pipeline.cube_state_now()
+        report.stopped_at_action = pipeline.completed if pipeline.plan is not None else None
+        report.advice = ("check the cube sits straight in the grippers (turn a layer stopped part-way to the "
+                         "nearest quarter), run 'cube-robot link reset-alarm', then run again (the cube is rescanned)")
+    except RobotNotReady as exc:  # the named robot or a pre-flight check: nothing moved
+        report.errors.extend(getattr(exc, "failed", None) or [str(exc)])
+        report.advice = "fix what the failed checks name, then run again ('cube-robot doctor' runs the same checks)"
+        report.outcome = NOT_STARTED
+        report.cube_state_after_stop = "as it was put in: nothing moved"
     except RunFailed as exc:
         report.errors.append(str(exc))
         report.advice = exc.advice
@@ -39,6 +68,16 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
     return report
+
+
+def emergency_stop(robot) -> None:
+    """Send the real-time stop byte (the firmware decelerates, flushes its queue and latches an alarm)."""
+    link = getattr(robot, "link", None)
+    if link is not None:
+        try:
+            link.estop()
+        except Exception:  # the link is already gone: closing it stops the robot too
+            pass
 
 
 def advice_for(exc) -> str:
@@ -59,6 +98,25 @@ class Pipeline:
 
     def __init__(self, config, robot, say, options: RunOptions):
         self.config, self.robot, self.say, self.options = config, robot, say, options
+        # How far the run got, for the cube state after an emergency stop (cube_state_now).
+        self.scan = self.plan = self.profile = None
+        self.completed = 0  # plan actions the robot confirmed done
+        self.executing = False
+
+    def cube_state_now(self) -> str:
+        """The cube's state as far as it is known, in words (for a stop at any moment)."""
+        from ..plan import replay
+
+        if self.scan is None:
+            return "not read yet: the stop came before the scan finished (the cube is as it was put in)"
+        if self.plan is None:
+            return f"{self.scan.to_facelets(self.scan_colours)} (as scanned; no plan action ran)"
+        state, _ = replay(self.scan, self.plan.actions[:self.completed], self.profile)
+        note = f"after plan action {self.completed} of {len(self.plan.actions)}"
+        if self.executing and self.completed < len(self.plan.actions):
+            note += (f"; action {self.completed + 1} ({self.plan.actions[self.completed]}) may have been stopped "
+                     "part-way: turn that layer by hand to the nearest quarter position")
+        return f"{state.to_facelets(self.scan_colours)} ({note})"
 
     def run(self, report: RunReport) -> None:
         from ..link.errors import AlarmError, DisconnectedError, LinkError
@@ -80,6 +138,7 @@ class Pipeline:
             raise RunFailed(exc.args[0].splitlines()[0], "release the emergency stop and run again: the cube "
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
+        self.scan, self.scan_colours = scan.cubie, scan.colours
         t = time.perf_counter()
         solver = Solver(self.config)
         report.tables_load_ms = round((time.perf_counter() - t) * 1000, 1)
@@ -88,15 +147,24 @@ class Pipeline:
         report.solve_ms = round(plan.solve_ms, 3)
         report.plan = plan.to_json()
         report.predicted_machine_ms = plan.cost_ms
+        self.plan, self.profile = plan, solver.profile
+        for flag, at in (("--estop-at", self.options.estop_at), ("--disconnect-at", self.options.disconnect_at)):
+            if at is not None and not 1 <= at <= len(plan.actions):
+                message = (f"{flag} {at} is outside this plan's actions 1..{len(plan.actions)}: "
+                           "that fault is not made in this run")
+                say(message)
+                report.warnings = (report.warnings or []) + [message]
         say(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
 
         bar = ProgressBar(len(plan.actions), "Solving", enabled=None)
 
         def progress(p):
+            self.completed = p.completed
             bar.update(p.completed, f"{p.completed}/{p.total} actions")
             robot.action_done(p.completed)
 
         t = time.perf_counter()
+        self.executing = True
         try:
             try:
                 result = robot.link.run(plan, progress=progress)
@@ -123,13 +191,20 @@ class Pipeline:
             bar.finish()
             raise RunFailed(str(exc), "check the USB cable and power, then run again (the cube is rescanned)") from None
         bar.finish()
+        self.executing, self.completed = False, len(plan.actions)
         report.execute_ms = round((time.perf_counter() - t) * 1000, 1)
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
-        report.measured_machine_ms = sum(d for d in result.durations_ms[charged_from(plan.actions):] if d is not None)
+        charged = result.durations_ms[charged_from(plan.actions):]
+        unknown = sum(1 for d in charged if d is None)
+        report.measured_machine_ms = None if unknown else sum(charged)  # never a partial sum
+        report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
+        else:
+            reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
+            report.verify = f"not checked: {reason}"
 
     def _scan(self, report: RunReport):
         from .. import cube
@@ -154,6 +229,8 @@ class Pipeline:
                          f"attempt {attempt})")
                 return result.decoded.facelets, cube.parse_facelets(result.decoded.facelets)
             report.errors.append(f"scan attempt {attempt}: {result.error}")
+            report.failed_scan_images = (report.failed_scan_images or []) + [
+                {"attempt": attempt, "error": str(result.error), "images": [str(p) for p in result.images]}]
             self.say(f"Scan attempt {attempt} doubtful ({result.error}); rescanning...")
         raise RunFailed(f"the cube could not be read in {attempts} attempts: {result.error}",
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colours'")

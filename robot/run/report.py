@@ -12,6 +12,23 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# What a run ended as, and `cube-robot run`'s exit status for it (documented in `run --help`,
+# README "Everyday commands" and docs/running.md).  SOLVED on a real robot means VERIFIED: the
+# rescan after the solve saw a solved cube.  A simulated run says SIMULATED on every line.
+SOLVED, EXECUTED, NOT_SOLVED, NOT_STARTED, STOPPED = (
+    "SOLVED", "EXECUTED (NOT VERIFIED)", "NOT SOLVED", "NOT STARTED", "EMERGENCY STOP")
+EXIT_STATUS = {SOLVED: 0, NOT_SOLVED: 1, EXECUTED: 3, NOT_STARTED: 4, STOPPED: 130}
+EXIT_STATUS_HELP = """exit status:
+  0    SOLVED: a real robot's rescan after the solve saw a solved cube (VERIFIED), or a
+       simulated run's virtual cube ended solved (the report then says SIMULATED on every line)
+  1    NOT SOLVED: the run stopped, or the rescan saw an unsolved cube; the report says why
+  2    bad config or arguments
+  3    EXECUTED (NOT VERIFIED): the plan ran but no rescan confirmed it (--no-verify,
+       run.verify_after: false, or the rescan could not read the cube)
+  4    NOT STARTED: the robot is not ready (the named port does not answer as our firmware,
+       or a pre-flight check failed); nothing moved
+  130  EMERGENCY STOP: Ctrl-C stopped the robot; the report names the cube state"""
+
 
 @dataclass
 class RunReport:
@@ -20,7 +37,9 @@ class RunReport:
     scramble: str | None = None  # simulation: the scramble asked for (null in the JSON: a random one)
     true_state: str | None = None  # simulation: the cube put in the robot
     errors: list = field(default_factory=list)
-    solved: bool = False
+    solved: bool = False  # SOLVED as the outcome says (a real robot: verified by the rescan)
+    outcome: str | None = None  # SOLVED / EXECUTED (NOT VERIFIED) / NOT SOLVED / ...; None: from `solved`
+    simulated: bool | None = None  # True for a simulated run (marks the solve log line)
     firmware: str | None = None  # what answered on the link
     # The scan.
     scan_attempts: int | None = None
@@ -29,6 +48,7 @@ class RunReport:
     facelets: str | None = None
     confidence: float | None = None
     scan_images: list | None = None
+    failed_scan_images: list | None = None  # [{"attempt": n, "error": ..., "images": [...]}] of doubtful scans
     warnings: list | None = None
     # The plan.
     tables_load_ms: float | None = None
@@ -37,7 +57,8 @@ class RunReport:
     predicted_machine_ms: int | None = None
     # The execution.
     execute_ms: float | None = None
-    measured_machine_ms: int | None = None
+    measured_machine_ms: int | None = None  # sum of every action's time; None when any is unknown
+    unknown_time_actions: int | None = None  # actions whose time the link could not measure
     link_stats: dict | None = None
     execute_ok: bool | None = None
     verify: str | None = None
@@ -52,12 +73,42 @@ class RunReport:
     advice: str | None = None
     cube_state_after_stop: str | None = None
 
+    def __post_init__(self):
+        if self.simulated is None:
+            self.simulated = self.mode == "simulated"
+
+    def result(self) -> str:
+        """The outcome: SOLVED, EXECUTED (NOT VERIFIED), NOT SOLVED, NOT STARTED or EMERGENCY STOP."""
+        if self.outcome is not None:
+            return self.outcome
+        if self.solved:
+            return SOLVED
+        if self.execute_ok and self.verified_solved is None:
+            return EXECUTED
+        return NOT_SOLVED
+
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.result()]
+
+    def result_line(self) -> str:
+        reason = ""
+        if self.result() == EXECUTED:
+            reason = f": {self.verify or 'no rescan after the solve'}"
+        elif self.result() == NOT_SOLVED and self.verified_solved is False:
+            reason = ": the rescan after the solve shows an unsolved cube"
+        elif self.result() != SOLVED and self.errors:
+            reason = f": {self.errors[-1]}"
+        elif self.result() == SOLVED and not self.simulated:
+            reason = " (VERIFIED: the rescan saw a solved cube)"
+        return ("SIMULATED " if self.simulated else "") + self.result() + reason
+
     def to_json(self) -> dict:
         data = {}
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
             if value is not None or (item.name == "scramble" and self.mode == "simulated"):
                 data[item.name] = value
+        data["outcome"] = self.result()
         return data
 
     # Read like its JSON line.
@@ -75,12 +126,14 @@ class RunReport:
 
 
 def format_report(report: RunReport) -> str:
-    lines = ["", "=" * 60, f"cube-robot run ({report.mode}, firmware: {report.firmware})"]
+    lines = [f"cube-robot run ({report.mode}, firmware: {report.firmware})"]
     if report.facelets:
         lines.append(f"  scanned     {report.facelets}  (confidence {report.confidence}, "
                      f"{report.scan_attempts} attempt(s))")
     if report.scan_images:
         lines.append(f"  pictures    {Path(report.scan_images[0]).parent}")
+    for attempt in report.failed_scan_images or []:
+        lines.append(f"  doubtful    attempt {attempt['attempt']}: {', '.join(attempt['images']) or '(none saved)'}")
     if report.plan:
         lines.append(f"  plan        {report.plan['moves'] or '(already solved)'}")
     for key, label in (("recognition_ms", "recognition"), ("solve_ms", "solve"),
@@ -88,14 +141,20 @@ def format_report(report: RunReport) -> str:
                        ("execute_ms", "execute (wall)")):
         if getattr(report, key) is not None:
             lines.append(f"  {label:<16}{getattr(report, key)} ms")
+        elif key == "measured_machine_ms" and report.unknown_time_actions:
+            lines.append(f"  {label:<16}unknown: the time of {report.unknown_time_actions} action(s) "
+                         "was not measured (not ranked by history)")
     if report.verify:
         lines.append(f"  check       {report.verify}")
+    for warning in report.warnings or []:
+        lines.append(f"  warning     {warning}")
     for error in report.errors:
         lines.append(f"  error       {error}")
     if report.cube_state_after_stop:
         lines.append(f"  cube now    {report.cube_state_after_stop}")
     if report.advice:
         lines.append(f"  next        {report.advice}")
-    lines.append(f"  RESULT      {'SOLVED' if report.solved else 'NOT SOLVED'}")
-    lines.append("=" * 60)
-    return "\n".join(lines)
+    lines.append(f"  RESULT      {report.result_line()}")
+    if report.simulated:  # never mistaken for a real robot's result, line by line
+        lines = [f"SIMULATED | {line}" for line in lines]
+    return "\n".join(["", "=" * 60, *lines, "=" * 60])

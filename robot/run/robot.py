@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Protocol
 
+from .pipeline import PreflightFailed, RobotNotReady  # noqa: F401  (raised here, caught by run_robot)
+
 
 class Robot(Protocol):
     """What the pipeline (robot/run/pipeline.py) needs of a robot."""
@@ -39,8 +41,9 @@ class HardwareRobot:
 
     calibration = "auto"  # the scan uses scan.colours_file when it exists
 
-    def __init__(self, config, port=None):
+    def __init__(self, config, port=None, say=None):
         self.config, self.port = config, port
+        self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
@@ -50,12 +53,40 @@ class HardwareRobot:
         from ..vision.camera import open_camera
         from ..vision.scan import LinkPresenter
 
-        self.link = Link.open(self.config, port=self.port)
+        from ..link.errors import LinkError
+
+        port = self.port or self.config["link"]["port"]
+        try:
+            self.link = Link.open(self.config, port=self.port)
+        except LinkError as exc:
+            raise PreflightFailed([f"firmware handshake: {port}: {exc}: check the USB cable and the robot's power, "
+                                   f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
         self.camera = open_camera(self.config)
         self.presenter = LinkPresenter(self.link)
+        try:
+            self.preflight()
+        except BaseException:
+            self.close()  # `with` does not call __exit__ when __enter__ fails
+            raise
         return self
+
+    def preflight(self) -> None:
+        """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming
+        each failed check with its fix (nothing has moved yet)."""
+        from types import SimpleNamespace
+
+        from ..doctor import format_table
+        from ..doctor.preflight import failures, run_checks
+
+        self.say("Pre-flight checks...")
+        context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True)
+        rows = run_checks(self.config, context)
+        self.say(format_table(rows))
+        failed = failures(rows)
+        if failed:
+            raise PreflightFailed(failed)
 
     def close(self) -> None:
         if self.link is not None:
@@ -87,18 +118,52 @@ class HardwareRobot:
         pass
 
 
-def robot_attached(config, port=None) -> bool:
-    """True when the given, configured or a detectable port answers as our firmware."""
+# What answers on a port that is not simply absent or silent: something is there and it is not right.
+_SOMETHING_ANSWERED = ("wrong firmware", "wrong baud", "error")
+
+
+def choose_port(config, port=None) -> str | None:
+    """The port to drive, or None to simulate.
+
+    Simulation only when no port is named anywhere (neither --port nor link.port) and nothing
+    answers on any port.  A named port that does not answer as our firmware (silent, another
+    firmware, another protocol version) raises RobotNotReady naming the port, what answered
+    and the fix; so does an auto-detected port where something wrong answers.
+    """
     from ..link import ports
     from ..link.driver import LinkSettings
 
     settings = LinkSettings.from_config(config)
+    fix = "check the USB cable and the robot's power; flash the firmware with 'make -C firmware flash PORT={}'"
+    named = port or settings.port
+    if named:
+        probe = ports.probe(named, settings)
+        if probe.ok:
+            return named
+        source = "--port" if port else "link.port in config.yaml"
+        raise RobotNotReady(f"the robot's port {named} (from {source}) does not answer as the cube-robot firmware: "
+                            f"{probe.kind}: {probe.answer}\n  fix: {fix.format(named)} (the --sim flag runs the "
+                            "simulated robot instead)")
+    results = [ports.probe(device, settings, description) for device, description in ports.list_ports()]
+    found = [r for r in results if r.ok]
+    if len(found) == 1:
+        return found[0].port
+    if len(found) > 1:
+        raise RobotNotReady("the cube-robot firmware answers on several ports ("
+                            + ", ".join(r.port for r in found) + "): name one with --port or link.port")
+    wrong = [r for r in results if r.kind in _SOMETHING_ANSWERED]
+    if wrong:
+        raise RobotNotReady("no port answers as the cube-robot firmware, but something answers on "
+                            + "; ".join(f"{r.port}: {r.kind}: {r.answer}" for r in wrong)
+                            + f"\n  fix: {fix.format(wrong[0].port)} (the --sim flag runs the simulated robot)")
+    return None
+
+
+def robot_attached(config, port=None) -> bool:
+    """True when the given, configured or a detectable port answers as our firmware."""
     try:
-        if port or settings.port:
-            return ports.probe(port or settings.port, settings).ok
-        ports.find_robot(settings)
-        return True
-    except Exception:  # no port, or nothing of ours answers: that is the question asked
+        return choose_port(config, port) is not None
+    except RobotNotReady:
         return False
 
 
@@ -110,10 +175,11 @@ def run_hardware(config, options, say):
     from .report import RunReport
 
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port)
+    robot = HardwareRobot(config, options.port, say)
 
     def finish():
-        # SOLVED on a real robot only when the check rescan did not see otherwise.
-        report.solved = bool(report.execute_ok) and report.verified_solved is not False
+        # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);
+        # without it the outcome is EXECUTED (NOT VERIFIED), with the reason in report.verify.
+        report.solved = bool(report.execute_ok) and report.verified_solved is True
 
     return run_robot(config, robot, options, say, report, finish)

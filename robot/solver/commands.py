@@ -55,13 +55,20 @@ def register(subparsers) -> None:
 
 
 def _inputs(args):
-    """(label, kwargs for Solver.solve) for every input."""
+    """(label, kwargs for Solver.solve) for every input; a stdin line that is not UTF-8 text gives
+    kwargs {"error": ...} so it is reported like any bad cube and the other lines still go through."""
     if args.scramble is not None:
         yield args.scramble, {"scramble": args.scramble}
     for item in args.facelets:
         if item == "-":
-            for line in sys.stdin:
-                line = line.strip()
+            for number, raw in enumerate(sys.stdin.buffer, start=1):
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    label = raw.decode("utf-8", "replace").strip()
+                    yield label, {"error": f"stdin line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} "
+                                           f"at column {exc.start + 1})"}
+                    continue
                 if line:
                     yield line, {"facelets": line}
         else:
@@ -72,15 +79,27 @@ def run_solve(args) -> int:
     from .. import config as config_module
     from ..cube import CubeError, MoveError
     from . import Solver, Unsolvable
+    from .tables import TableError
 
     if args.scramble is None and not args.facelets:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
         return 2
     config = config_module.load(args.config)
-    solver = Solver(config)
+    pairs = list(config["robot"]["pairs"])
+    if args.start_grip is not None and args.start_grip not in pairs + ["any"]:
+        print(f"cube-robot solve: --start-grip {args.start_grip!r} is not an arm pair "
+              f"(pairs: {', '.join(pairs)}, or any)", file=sys.stderr)
+        return 2
+    try:
+        solver = Solver(config)
+    except TableError as exc:
+        print(f"cube-robot solve: {exc}", file=sys.stderr)
+        return 1
     failed = False
     for label, kwargs in _inputs(args):
         try:
+            if "error" in kwargs:
+                raise ValueError(kwargs["error"])
             plan = solver.solve(start_grip=args.start_grip, metric=args.metric, **kwargs)
         except (CubeError, MoveError, Unsolvable, ValueError) as exc:
             failed = True
@@ -132,13 +151,15 @@ def run_tables_build(args) -> int:
 
     config = config_module.load(args.config)
     directory = tables.tables_dir(config)
-    if args.force:
-        for path in directory.glob("*"):
-            if path.name != "README.md":
-                path.unlink()
-    loaded = tables.load(config, show_progress=None)
-    for metric in tables.METRIC_TURNS:
-        loaded.metric(metric)
+    try:
+        # --force rebuilds each table beside the current one and swaps it in once verified: a valid
+        # table is never deleted first, and no file we did not write is touched.
+        loaded = tables.load(config, show_progress=None, force=args.force)
+        for metric in tables.METRIC_TURNS:
+            loaded.metric(metric, force=args.force)
+    except tables.TableError as exc:
+        print(f"cube-robot tables: {exc}", file=sys.stderr)
+        return 1
     print(f"tables ready in {directory} ({loaded.nbytes / 2**20:.1f} MiB)")
     return 0
 

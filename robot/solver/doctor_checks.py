@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from ..doctor import OK, WARN, Result
+from ..doctor import FAIL, OK, WARN, Result
 
 
 def check_tables(config, args) -> list[Result]:
-    """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?"""
+    """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?
+
+    With args.build_tables (the run's pre-flight) they are loaded now, built with a progress bar if
+    needed, so a run never builds tables between the scan and the plan.
+    """
     from ..plan import RobotProfile
-    from .tables import TableStore, tables_dir
+    from .tables import TableError, TableStore, load, tables_dir
+
+    if getattr(args, "build_tables", False):
+        try:
+            loaded = load(config)
+        except TableError as exc:
+            return [Result(str(tables_dir(config)), FAIL, str(exc))]
+        return [Result(str(loaded.directory), OK,
+                       f"loaded ({loaded.nbytes / 2**20:.0f} MiB), valid for this robot profile")]
 
     directory = tables_dir(config)
     store = TableStore(directory)

@@ -139,13 +139,13 @@ class SolverTables:
     directory: Path
     _metric: dict
 
-    def metric(self, name: str) -> np.ndarray:
-        """The htm or qtm distance table (loaded or built on first use)."""
-        if name not in self._metric:
+    def metric(self, name: str, force: bool = False) -> np.ndarray:
+        """The htm or qtm distance table (loaded or built on first use; rebuilt with force)."""
+        if name not in self._metric or force:
             store = TableStore(self.directory)
             self._metric[name] = store.load_or_build(
                 f"{name}.npy", None, lambda progress: build_metric_table(self.coords, name, progress),
-                f"{name} distance table", N_STATES,
+                f"{name} distance table", N_STATES, force=force,
             )
         return self._metric[name]
 
@@ -197,51 +197,92 @@ class TableStore:
             return f"{name} is corrupt (SHA-256 does not match the manifest)"
         return None
 
-    def load_or_build(self, name: str, profile: dict | None, builder, what: str, total: int):
+    def load_or_build(self, name: str, profile: dict | None, builder, what: str, total: int,
+                      force: bool = False):
+        """The table, loaded when valid, else built into a temporary file, verified, then swapped in.
+
+        A valid table is never removed before its replacement is ready (Ctrl-C during a rebuild leaves
+        it as it was), and only files named in the manifest or our own temporary files are written.
+        """
         problem = self.problem(name, profile)
         path = self.directory / name
+        if problem is None and not force:
+            return _read(path)
+        self.check_writable(what)
         if problem is None:
-            if name.endswith(".npz"):
-                with np.load(path) as data:
-                    return {k: data[k] for k in data.files}
-            return np.load(path)
-        if problem != "not built yet":
+            self.log(f"rebuilding the {what} (--force; the current one stays until the new one is verified)")
+        elif problem != "not built yet":
             self.log(f"{problem}: rebuilding")
         else:
             self.log(f"building the {what} (first use; saved to {self.directory})")
-        self.directory.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with ProgressBar(total, f"  {what}", enabled=self.show_progress) as bar:
             value = builder(bar)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            if name.endswith(".npz"):
-                np.savez(f, **value)
-            else:
-                np.save(f, value)
-        os.replace(tmp, path)
-        entry = {"sha256": _sha256(path), "bytes": path.stat().st_size,
-                 "built_seconds": round(time.monotonic() - started, 2)}
+        tmp = self.directory / f".{name}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as f:
+                if name.endswith(".npz"):
+                    np.savez(f, **value)
+                else:
+                    np.save(f, value)
+            _verify_written(tmp, value)
+            entry = {"sha256": _sha256(tmp), "bytes": tmp.stat().st_size,
+                     "built_seconds": round(time.monotonic() - started, 2)}
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()  # ours: a build cut short leaves nothing behind
         if profile is not None:
             entry["profile"] = profile
         self._write_manifest_entry(name, entry)
         return value
+
+    def check_writable(self, what: str = "tables") -> None:
+        """One clear line when the tables folder cannot be written (the fix included)."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            probe = self.directory / f".write-test.{os.getpid()}.tmp"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise TableError(
+                f"the tables folder {self.directory} cannot be written ({exc.strerror or exc}), so the {what} "
+                f"cannot be built: make it writable (chmod u+w {self.directory}) or set tables.dir in "
+                "config.yaml to a writable folder, then run 'cube-robot tables build'") from None
+
+
+def _read(path: Path, archive: bool | None = None):
+    """A table file: .npz -> dict of arrays, .npy -> array (archive says which for temporary names)."""
+    if path.name.endswith(".npz") if archive is None else archive:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    return np.load(path)
+
+
+def _verify_written(path: Path, value) -> None:
+    """The file on disk reads back as what was built (else the old table stays)."""
+    stored = _read(path, archive=isinstance(value, dict))
+    expected = value if isinstance(value, dict) else {"": value}
+    got = stored if isinstance(stored, dict) else {"": stored}
+    if expected.keys() != got.keys() or any(not np.array_equal(expected[k], got[k]) for k in expected):
+        raise TableError(f"{path} does not read back as the table just built (disk full or failing?)")
 
 
 def tables_dir(config) -> Path:
     return project_path(config["tables"]["dir"])
 
 
-def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None) -> SolverTables:
-    """Load the tables for this config, building or rebuilding what is missing or stale."""
+def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None,
+         force: bool = False) -> SolverTables:
+    """Load the tables for this config, building or rebuilding what is missing or stale (all: force)."""
     profile = RobotProfile.from_config(config)
     store = TableStore(directory or tables_dir(config), log=log, show_progress=show_progress)
     coords = CoordTables(store.load_or_build(
-        "coords.npz", None, lambda progress: CoordTables.build().arrays(), "coordinate tables", 1,
+        "coords.npz", None, lambda progress: CoordTables.build().arrays(), "coordinate tables", 1, force=force,
     ))
     robot_cost = store.load_or_build(
         "robot-cost.npy", profile.describe(),
         lambda progress: build_cost_table(coords, profile, progress),
-        "robot cost table", len(profile.pairs) * N_STATES,
+        "robot cost table", len(profile.pairs) * N_STATES, force=force,
     )
     return SolverTables(coords, robot_cost, profile, store.directory, {})

@@ -22,7 +22,8 @@ whole run also works without a person, e.g. in tests):
 Answers (YAML mapping; every key optional, missing ones are asked, or take
 their default with --yes):
     solved_ready: yes            # a solved cube is in the robot
-    regions: detect              # detect | keep (the saved regions file) | click
+    regions: detect              # detect | keep (the saved regions file) | fix | click
+    fix_views: left right        # regions: fix: redo only these views, keep the saved others
     accept_regions: yes          # accept the detected regions of every view
     clicks: {top-front: [[x, y], ...]}   # sticker centres per view, in facelet order (regions: click)
     names: {U: white, R: red, ...}       # colour names, by the face each colour is on at the start
@@ -40,12 +41,27 @@ import numpy as np
 import yaml
 
 from .. import cube
+from .pose_fit import detected_regions_guess, fit_camera_pose  # noqa: F401  (re-exported)
 
 # Colours closer than this (Delta-E between centres) are hard to tell apart
 # once light varies; pairs within SEPARATION_RATIO spreads are flagged too.
 MIN_DELTA_E = 15.0
 SEPARATION_RATIO = 4.0
 GAIN_LIMITS = (0.6, 1.6)
+
+
+class LivePresenter:
+    """Presents each view with the given presenter (the robot's, as in a run), then shows it live with
+    the regions expected there overlaid, so the person sees the cube sits where the regions are."""
+
+    def __init__(self, presenter, camera, preview, regions, seconds: float):
+        self.presenter, self.camera, self.preview = presenter, camera, preview
+        self.regions, self.seconds = regions, seconds
+
+    def present(self, view) -> None:
+        self.presenter.present(view)
+        quads = self.regions.quads(view.name) if self.regions is not None else None
+        self.preview.live(self.camera, view, quads, self.seconds)
 
 
 class CalibrationAborted(RuntimeError):
@@ -150,6 +166,39 @@ class Preview:
                 raise CalibrationAborted("clicking cancelled (Esc)")
         return points
 
+    def live(self, camera, view, quads, seconds: float = 0.0, wait_key=None) -> Path | None:
+        """A live preview of the view with the regions overlaid: frames refreshed in the window until a
+        key (or `seconds`), or without a display the picture live-<view>.png rewritten with each frame."""
+        import time
+
+        import cv2
+
+        from .regions import draw_regions
+
+        deadline = time.monotonic() + seconds
+        path = None
+        while True:
+            frame = camera.capture(view.name)
+            image = draw_regions(frame, quads, view.facelets) if quads is not None else frame
+            cv2.putText(image, f"{view.name}: live" + (" (any key: go on)" if self.use_window else ""), (10, 25),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2)
+            if self.use_window:
+                try:
+                    cv2.imshow("cube-robot calibrate", image)
+                    if (wait_key or cv2.waitKey)(100) != -1:
+                        return None
+                except cv2.error:
+                    self.use_window = False
+                    continue
+            else:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                path = self.folder / f"live-{view.name}.png"
+                tmp = path.with_name(path.stem + ".tmp.png")
+                cv2.imwrite(str(tmp), image)
+                tmp.replace(path)  # a viewer never sees half a picture
+            if time.monotonic() >= deadline:
+                return path
+
     def close(self):
         if self.use_window:
             import cv2
@@ -199,10 +248,11 @@ def learn_colours(readings, sequence, names: dict | None = None):
                     f"does not match the other stickers of its face: is the cube solved and are the regions right?"
                 )
     stats = {face: ColourStats.from_rgb(rgb[members]) for face, members in groups.items()}
-    # Names: given, else a rough hue name; made unique.
+    # Names: given, else the standard colour names matched one to one to the measured colours.
+    standard = standard_colour_names({face: stats[face].lab for face in cube.FACES})
     named = {}
     for face in cube.FACES:
-        name = str((names or {}).get(face) or rough_colour_name(stats[face].lab))
+        name = str((names or {}).get(face) or standard.get(face) or rough_colour_name(stats[face].lab))
         while name in named.values():
             name += f"-{face}"
         named[face] = name
@@ -215,6 +265,33 @@ def learn_colours(readings, sequence, names: dict | None = None):
             gain = float(np.clip(mean.sum() / max(rgb[i].sum(), 1.0), *GAIN_LIMITS))
             regions[cube.facelet_name(i)] = RegionStats(gain=[gain, gain, gain])
     return Calibration(colours, regions=regions), problems
+
+
+# The usual sticker colours (sRGB) a measured colour is named after.
+STANDARD_COLOURS = {"white": (245, 245, 245), "yellow": (250, 215, 0), "red": (200, 20, 30),
+                    "orange": (255, 120, 0), "green": (20, 160, 60), "blue": (20, 60, 200)}
+
+
+def standard_colour_names(labs: dict) -> dict:
+    """Face -> colour name for six measured Lab centres: the one-to-one assignment of the standard
+    names with the smallest total distance (hue and chroma count more than lightness, which the
+    light changes most), after removing the light's colour cast (the least saturated colour is white).
+    Fewer or more than six colours: {} (the caller falls back to rough names)."""
+    from .colour import srgb_to_lab
+
+    faces = list(labs)
+    if len(faces) != len(STANDARD_COLOURS):
+        return {}
+    measured = np.array([labs[f] for f in faces], dtype=float)
+    white = measured[np.argmin(np.hypot(measured[:, 1], measured[:, 2]) - 0.2 * measured[:, 0])]
+    measured[:, 1:] -= white[1:]  # a colour cast moves every colour's a/b alike
+    names = list(STANDARD_COLOURS)
+    reference = np.array([srgb_to_lab(np.array(STANDARD_COLOURS[n], dtype=float)) for n in names]).reshape(-1, 3)
+    weights = np.array([0.35, 1.0, 1.0])
+    cost = np.linalg.norm((measured[:, None, :] - reference[None, :, :]) * weights, axis=2)
+    best = min(itertools.permutations(range(len(names))),
+               key=lambda order: sum(cost[i, order[i]] for i in range(len(faces))))
+    return {face: names[best[i]] for i, face in enumerate(faces)}
 
 
 def separations(calibration, spreads: dict | None = None) -> list[Separation]:
@@ -264,33 +341,50 @@ def _annotated(frame, quads, labels, inner_fraction):
 def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print):
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click."""
     from ..sim.render import scan_regions
+    from . import pose_fit
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
     from ..config import project_path
 
     inner = config["scan"]["sampling"]["inner_fraction"]
     regions_path = project_path(config["scan"]["regions_file"])
-    mode = str(answers.get("regions", "Regions: detect, keep (the saved file) or click?",
-                           "keep" if regions_path.exists() else "detect")).strip().lower()
+    mode = str(answers.get("regions", "Regions: detect, keep (the saved file), fix (redo some views of the "
+                           "saved file) or click?", "keep" if regions_path.exists() else "detect")).strip().lower()
     first = frames[sequence.views[0].name]
     size = (first.shape[1], first.shape[0])
-    if mode == "keep":
+    kept: dict = {}
+    if mode in ("keep", "fix"):
         regions = Regions.load(regions_path)
         regions.check(sequence)
         for view in sequence.views:
             regions.check_frame(view.name, frames[view.name])
-        return regions
+        if mode == "keep":
+            return regions
+        names = [v.name for v in sequence.views]
+        redo = str(answers.get("fix_views", f"Which views to redo ({' '.join(names)})?", "")).replace(",", " ").split()
+        unknown = [name for name in redo if name not in names]
+        if unknown or not redo:
+            raise CalibrationAborted(f"fix_views: name views to redo from {' '.join(names)} (got {redo or 'none'})")
+        kept = {name: regions.quads(name) for name in names if name not in redo}
+        say(f"keeping the saved regions of {', '.join(kept) or 'no view'}; redoing {', '.join(redo)}")
+        mode = "detect"
     if mode not in ("detect", "click"):
-        raise CalibrationAborted(f"regions: answer detect, keep or click (got {mode!r})")
-    guess = scan_regions(_pose_for(config, size), sequence)
+        raise CalibrationAborted(f"regions: answer detect, keep, fix or click (got {mode!r})")
+    detected = {view.name: detect_sticker_quads(frames[view.name]) for view in sequence.views} \
+        if mode == "detect" else {}
+    guess = pose_fit.detected_regions_guess(detected, sequence, _pose_for(config, size)) if detected \
+        else scan_regions(_pose_for(config, size), sequence)
     views = {}
     clicks = answers.given.get("clicks") or {}
     for view in sequence.views:
         frame = frames[view.name]
         quads = None
+        if view.name in kept:  # `fix`: this view's saved regions stay as they were
+            views[view.name] = np.asarray(kept[view.name], dtype=np.float64)
+            continue
         if mode == "detect":
-            quads, found = refine_with_detections(guess.quads(view.name), detect_sticker_quads(frame))
+            quads, found = refine_with_detections(guess.quads(view.name), detected[view.name])
             say(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
-                f"({len(view.facelets) - found} placed from the camera pose)")
+                f"({len(view.facelets) - found} placed from the camera pose fitted to the stickers of all views)")
             preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
             if not answers.yes(f"accept_regions.{view.name}" if f"accept_regions.{view.name}" in answers.given
                                else "accept_regions", f"Regions of view {view.name!r} right?"):
@@ -314,7 +408,19 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
                 raise CalibrationAborted(f"view {view.name!r}: {exc}") from None
             preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
         views[view.name] = np.asarray(quads, dtype=np.float64)
-    return Regions(views, size, source=mode)
+    return Regions(views, size, source=mode if not kept else "fixed")
+
+
+def _expected_regions(config, sequence, regions_path):
+    """The regions to overlay on the live preview: the saved ones, else those of camera.pose."""
+    from ..sim.render import scan_regions
+    from .regions import Regions, RegionsError
+
+    try:
+        return Regions.load(regions_path) if regions_path.exists() else scan_regions(
+            _pose_for(config, (config["camera"]["width"], config["camera"]["height"])), sequence)
+    except (RegionsError, OSError, ValueError):
+        return None
 
 
 def _pose_for(config, size):
@@ -353,7 +459,9 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
         with solved_camera:
             camera_settings = solved_camera.settings()
             say(f"camera: {camera_settings}")
-            frames = capture_views(solved_camera, sequence, presenter)
+            expected = _expected_regions(config, sequence, regions_path)
+            live = LivePresenter(presenter, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
+            frames = capture_views(solved_camera, sequence, live)
         # 3. Regions.
         regions = setup_regions(frames, sequence, config, answers, preview, say)
         regions.check(sequence)

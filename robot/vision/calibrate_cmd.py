@@ -33,11 +33,41 @@ def register_calibrate(group) -> None:
     colours.add_argument("--colours-out", "--colors-out", dest="colours_out", metavar="PATH",
                          help="where to save the colours (default: scan.colours_file)")
     colours.add_argument("--regions-out", metavar="PATH", help="where to save the regions (default: scan.regions_file)")
+    colours.add_argument("--port", metavar="PATH",
+                         help="the robot presents each view itself (default: link.port, else a robot "
+                              "found on any port; none: you turn the cube by hand)")
+    colours.add_argument("--no-robot", action="store_true", help="turn the cube by hand even if a robot answers")
     colours.set_defaults(handler=_colours)
+
+
+def _robot_presenter(config, args, say):
+    """(presenter, link): the robot presents each scan view itself with the run's LinkPresenter when one
+    is named (--port, link.port) or, without picture folders, found on a port; else (None, None)."""
+    from ..link import ports
+    from ..link.driver import Link, LinkSettings
+    from ..link.errors import LinkError
+    from .scan import LinkPresenter
+
+    if args.no_robot:
+        return None, None
+    settings = LinkSettings.from_config(config)
+    port = args.port or settings.port
+    if port is None:
+        if args.solved_images:
+            return None, None
+        try:
+            port = ports.find_robot(settings).port
+        except LinkError:
+            say("no robot answers on a serial port: you will be asked to turn the cube for each view")
+            return None, None
+    link = Link.open(config, port=port)  # a named robot that does not answer is an error (LinkError)
+    say(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
+    return LinkPresenter(link), link
 
 
 def _colours(args) -> int:
     from .. import config as config_module
+    from ..link.errors import LinkError
     from .calibrate import Answers, CalibrationAborted, run
     from .camera import CameraError, FileCamera
     from .colour import CalibrationError
@@ -54,9 +84,14 @@ def _colours(args) -> int:
         solved = FileCamera(args.solved_images) if args.solved_images else None
         scrambled = FileCamera(args.scrambled_images) if args.scrambled_images else None
         use_window = bool(os.environ.get("DISPLAY")) and not args.no_window
-        outcome = run(config, answers, solved, scrambled, use_window=use_window,
-                      colours_path=args.colours_out, regions_path=args.regions_out)
-    except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError) as exc:
+        presenter, link = _robot_presenter(config, args, print)
+        try:
+            outcome = run(config, answers, solved, scrambled, presenter=presenter, use_window=use_window,
+                          colours_path=args.colours_out, regions_path=args.regions_out)
+        finally:
+            if link is not None:
+                link.close()
+    except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError, LinkError) as exc:
         print(f"cube-robot calibrate colours: {exc}", file=sys.stderr)
         return 1
     print(f"calibration done ({outcome.verified} on a scrambled cube, {len(outcome.warnings)} warning(s))")

@@ -25,8 +25,9 @@ SHOW_EXAMPLES = """examples:
   cube-robot vision show wwwwrrrrggggyyyyoooobbbb -o net.png --doubtful F3,U1
   cube-robot vision show UUUURRRRFFFFDDDDLLLLBBBB -o net.png --no-labels
 
-Letters U R F D L B get the usual colours (white red green yellow orange blue);
-other symbols are drawn grey with their letter written on them."""
+Letters U R F D L B, and the colour letters w r g y o b (either case), get the usual
+colours (white red green yellow orange blue); other symbols are drawn grey with their
+letter written on them."""
 
 
 def register(subparsers) -> None:

@@ -39,35 +39,70 @@ def check_colour_calibration(config, args) -> list[Result]:
     return [Result(str(path), OK, f"{age_days:.0f} days old")]
 
 
-def _open_capture(device, outcome: dict) -> None:
-    import cv2
+def _grab_first_view(config, camera, outcome: dict) -> None:
+    from ..scan_sequence import ScanSequence
 
-    capture = cv2.VideoCapture(device)
     try:
-        outcome["opened"] = bool(capture.isOpened())
-    finally:
-        capture.release()
+        view = ScanSequence.from_config(config).views[0].name
+        with camera:
+            frame = camera.capture(view)
+        outcome["size"] = (int(frame.shape[1]), int(frame.shape[0]))
+    except Exception as exc:  # what the camera said is the finding
+        outcome["error"] = f"{type(exc).__name__}: {exc}"
 
 
 def check_camera(config, args) -> list[Result]:
-    """Can the configured camera be opened?  Never blocks longer than CAMERA_OPEN_TIMEOUT_S."""
+    """Does the camera open and give a frame?  Never blocks longer than CAMERA_OPEN_TIMEOUT_S.
+
+    The run's pre-flight passes its own camera (args.camera); the frame size found is left in
+    args.camera_frame_size for the regions check.
+    """
+    from .camera import open_camera
+
     device = str(config["camera"]["device"]).strip()
     item = f"camera.device {device}"
-    if os.path.isdir(device):
-        views = sorted(p for p in os.listdir(device) if p.endswith(".png"))
-        return [Result(item, OK, f"image folder with {len(views)} .png file(s)")]
-    if device.isdigit() and os.name == "posix" and not os.path.exists(f"/dev/video{device}"):
-        return [Result(item, WARN, f"not found: no /dev/video{device}; plug the camera in or set camera.device")]
-    if not device.isdigit() and "%" not in device and not os.path.exists(device):
-        return [Result(item, WARN, f"not found: {device} does not exist; set camera.device")]
+    fix = "plug the camera in (not used by another program) or set camera.device in config.yaml"
+    camera = getattr(args, "camera", None)
+    if camera is None:
+        if device.isdigit() and os.name == "posix" and not os.path.exists(f"/dev/video{device}"):
+            return [Result(item, FAIL, f"not found: no /dev/video{device}; {fix}")]
+        if not device.isdigit() and "%" not in device and not os.path.exists(device):
+            return [Result(item, FAIL, f"not found: {device} does not exist; {fix}")]
+        camera = open_camera(config)
     outcome: dict = {}
     # A wedged driver can block VideoCapture for a long time: open it in a daemon thread.
-    opener = threading.Thread(target=_open_capture, args=(int(device) if device.isdigit() else device, outcome),
-                              daemon=True)
-    opener.start()
-    opener.join(CAMERA_OPEN_TIMEOUT_S)
-    if opener.is_alive():
-        return [Result(item, WARN, f"not answering: OpenCV did not open it within {CAMERA_OPEN_TIMEOUT_S:.0f} s")]
-    if not outcome.get("opened"):
-        return [Result(item, WARN, "not found: OpenCV cannot open it (busy, unplugged or no permission?)")]
-    return [Result(item, OK, "opens")]
+    grabber = threading.Thread(target=_grab_first_view, args=(config, camera, outcome), daemon=True)
+    grabber.start()
+    grabber.join(CAMERA_OPEN_TIMEOUT_S + float(config["camera"]["settle_frames"]) / 10)
+    if grabber.is_alive():
+        return [Result(item, FAIL, f"not answering: no frame within {CAMERA_OPEN_TIMEOUT_S:.0f} s; {fix}")]
+    if "error" in outcome:
+        return [Result(item, FAIL, f"gives no frame: {outcome['error']}; {fix}")]
+    width, height = outcome["size"]
+    if args is not None:
+        args.camera_frame_size = (width, height)
+    return [Result(item, OK, f"opens and gives a {width}x{height} frame")]
+
+
+def check_regions(config, args) -> list[Result]:
+    """Is the regions file there, readable, complete for the scan views, and for this camera's frame size?"""
+    from ..config import project_path
+    from ..scan_sequence import ScanSequence
+    from .regions import Regions
+
+    path = project_path(config["scan"]["regions_file"])
+    fix = "run 'cube-robot calibrate colours' (it writes the regions) or set scan.regions_file"
+    if not path.exists():
+        return [Result(str(path), FAIL, f"missing: {fix}")]
+    try:
+        regions = Regions.load(path)
+        regions.check(ScanSequence.from_config(config))
+    except Exception as exc:
+        return [Result(str(path), FAIL, f"unusable: {exc}; {fix}")]
+    size = getattr(args, "camera_frame_size", None)
+    width, height = (int(v) for v in regions.image_size)
+    if size is not None and tuple(size) != (width, height):
+        return [Result(str(path), FAIL, f"set for {width}x{height} frames but the camera gives {size[0]}x{size[1]}: "
+                                        f"set camera.width/height to {width}x{height} or {fix}")]
+    checked = "matches the camera's frame size" if size is not None else "camera frame size not checked"
+    return [Result(str(path), OK, f"{width}x{height}, {checked}")]

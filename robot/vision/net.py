@@ -30,6 +30,11 @@ DEFAULT_PALETTE = {
     "U": (245, 245, 245), "R": (200, 20, 30), "F": (20, 160, 60),
     "D": (250, 215, 0), "L": (255, 120, 0), "B": (20, 60, 200),
 }
+# Colour letters (as in the help's example wwwwrrrrggggyyyyoooobbbb), either case: the same colours.
+COLOUR_LETTERS = {"w": "U", "r": "R", "g": "F", "y": "D", "o": "L", "b": "B"}
+for _letter, _face in COLOUR_LETTERS.items():
+    DEFAULT_PALETTE.setdefault(_letter, DEFAULT_PALETTE[_face])
+    DEFAULT_PALETTE.setdefault(_letter.upper(), DEFAULT_PALETTE[_face])
 BACKGROUND = (40, 40, 40)  # BGR
 DOUBT = (255, 0, 255)  # BGR magenta: unlike any sticker colour
 
@@ -39,7 +44,7 @@ def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None,
     """The net as a BGR image.
 
     facelets: 24 letters (any 6 symbols); colours: symbol -> (R, G, B) for
-    them (default: the usual scheme for URFDLB, grey otherwise).  rgb: (24, 3)
+    them (default: the usual scheme for URFDLB and the colour letters wrgyob, grey otherwise).  rgb: (24, 3)
     readings to paint instead (e.g. when decoding failed).  doubtful: facelet
     names to highlight.  labels: write each facelet's name (and letter).
     """
@@ -105,6 +110,11 @@ def save_net(source, path, **options) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not cv2.imwrite(str(path), net_for(source, **options)):
-        raise OSError(f"could not write the net picture {path} (is the name a .png?)")
+    image = net_for(source, **options)
+    try:
+        written = cv2.imwrite(str(path), image)
+    except cv2.error:  # OpenCV raises for a name it has no writer for (e.g. x.jpgx)
+        written = False
+    if not written:
+        raise OSError(f"could not write the net picture {path} (is the name a .png, and the folder writable?)")
     return path

@@ -245,6 +245,35 @@ def read_frames(frames, sequence, regions, calibration=None, sampling=None, conf
     return result
 
 
+def label_box(image: np.ndarray, text: str, centre, scale: float | None = None) -> tuple:
+    """White text on a black box above a sticker's centre: readable on any sticker colour.
+    Returns the box (x0, y0, x1, y1)."""
+    import cv2
+
+    scale = scale or max(0.5, image.shape[1] / 1000)
+    (width, height), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+    x0 = int(np.clip(centre[0] - width / 2 - 3, 0, max(0, image.shape[1] - width - 6)))
+    y0 = int(np.clip(centre[1] - height - base - 12, 0, max(0, image.shape[0] - height - base - 6)))
+    x1, y1 = x0 + width + 6, y0 + height + base + 6
+    cv2.rectangle(image, (x0, y0), (x1, y1), (0, 0, 0), thickness=-1)
+    cv2.putText(image, text, (x0 + 3, y1 - base - 3), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1,
+                cv2.LINE_AA)
+    return x0, y0, x1, y1
+
+
+def add_legend(image: np.ndarray, lines: list) -> np.ndarray:
+    """The image with a black band below it holding the legend lines in white."""
+    import cv2
+
+    scale = max(0.4, image.shape[1] / 1600)
+    line_px = int(30 * scale) + 6
+    band = np.zeros((line_px * len(lines) + 8, image.shape[1], 3), dtype=image.dtype)
+    for k, line in enumerate(lines):
+        cv2.putText(band, line, (6, line_px * (k + 1)), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1,
+                    cv2.LINE_AA)
+    return np.vstack([image, band])
+
+
 def save_pictures(result: ScanResult, sequence: ScanSequence, regions, folder) -> list[Path]:
     """Annotated frames (regions, facelet names, read colour) and the decoded net, in a timestamped folder."""
     import cv2
@@ -260,10 +289,16 @@ def save_pictures(result: ScanResult, sequence: ScanSequence, regions, folder) -
         labels, swatches = [], []
         for r, final in enumerate(finals):
             letter = result.decoded.facelets[final] if result.decoded is not None else "?"
-            labels.append(f"{view.facelets[r]}>{cube.facelet_name(final)}:{letter}")
+            labels.append(f"{cube.facelet_name(final)} {letter}")
             sample = result.readings.samples[final]
             swatches.append(tuple(int(c) for c in sample.rgb[::-1]))
-        image = draw_regions(result.frames[view.name], regions.quads(view.name), labels, swatches)
+        quads = regions.quads(view.name)
+        image = draw_regions(result.frames[view.name], quads, (), swatches)
+        for quad, label in zip(quads, labels):
+            label_box(image, label, np.asarray(quad, dtype=np.float64).mean(axis=0))
+        image = add_legend(image, [
+            f"view {view.name}: each sticker shows the facelet it is in the scanned cube (e.g. R3) and the",
+            "colour letter read for it (? = not decoded); the small square is the colour measured there."])
         path = folder / f"{v + 1:02d}-{view.name}.png"
         cv2.imwrite(str(path), image)
         paths.append(path)

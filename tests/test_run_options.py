@@ -1,0 +1,68 @@
+"""`cube-robot run` options that cannot work are said, not silently ignored."""
+
+import pytest
+
+from robot import config as config_module
+from robot.cli import build_parser
+from robot.run.options import RunOptions
+from robot.run.simulated import run_simulated
+
+
+@pytest.mark.parametrize("value", ["2", "-0.1", "lots"])
+def test_fault_rate_must_be_a_probability(value, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["run", "--sim", "--fault-rate", value])
+    assert stop.value.code == 2 and "--fault-rate" in capsys.readouterr().err
+    assert build_parser().parse_args(["run", "--fault-rate", "0.01"]).fault_rate == 0.01
+
+
+def test_estop_at_beyond_the_plan_is_said(tmp_path):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    messages = []
+    options = RunOptions(sim=True, firmware="mock", scramble="R U", estop_at=99, verify=False)
+    report = run_simulated(config, options, messages.append)
+    actions = len(report["plan"]["plan"])
+    expected = f"--estop-at 99 is outside this plan's actions 1..{actions}: that fault is not made in this run"
+    assert expected in messages and expected in report["warnings"]
+    assert f"warning     {expected}" in report.format() and report["solved"] is True
+
+
+def test_doubtful_scan_attempts_pictures_are_in_the_report(tmp_path):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    text = text.replace("save_images: false", "save_images: true")
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", bad_scan="dark",
+                                              verify=False), lambda m: None)
+    [failed] = report["failed_scan_images"]
+    assert failed["attempt"] == 1 and failed["images"] and all(
+        str(tmp_path / "scans") in p for p in failed["images"])
+    assert failed["images"][0] not in report["scan_images"]  # the doubtful attempt's own pictures
+    assert f"doubtful    attempt 1: {failed['images'][0]}" in report.format()
+
+
+def test_no_port_named_and_nothing_answering_is_a_simulation_said_everywhere(tmp_path, monkeypatch, capsys):
+    import json
+
+    from robot import cli
+    from robot.link import ports
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    monkeypatch.setattr(ports, "list_ports", lambda: [])  # no serial port on this machine
+    code = cli.main(["run", "--firmware", "mock", "--no-verify", "--config", str(tmp_path / "config.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    body = [line for line in out.splitlines() if line and not line.startswith("=")]
+    assert body and all(line.startswith("SIMULATED | ") for line in body)
+    assert "RESULT      SIMULATED SOLVED" in out
+    [logged] = [json.loads(line) for line in (tmp_path / "data" / "solve-log.jsonl").read_text().splitlines()]
+    assert logged["simulated"] is True and logged["mode"] == "simulated" and logged["outcome"] == "SOLVED"
