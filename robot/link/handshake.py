@@ -333,9 +333,9 @@ class Connection:
             f"no answer on {where} within {waited} (wrong port, board unpowered, or wrong baud)"
         )
 
-_OURS = re.compile(rb"\*[0-9A-F]{2}")
+_OURS = re.compile(rb"\*[0-9A-F]{%d}" % P.CRC_HEX_DIGITS)
 
 
 def looks_ours(raw: bytes) -> bool:
-    """A damaged line of our own protocol (has a *CC checksum) rather than another device's text."""
+    """A damaged line of our own protocol (has a *CCCCCCCC checksum) rather than another device's text."""
     return P.FIRMWARE_NAME.encode() in raw or bool(_OURS.search(raw))
