@@ -49,6 +49,7 @@ class LinkSettings:
     silence_timeout_s: float = 0.5
     handshake_timeout_s: float = 3.0
     max_resends: int = 10
+    reconnect_window_s: float = 10.0  # after a disconnect, wait this long for the port to come back
 
     @classmethod
     def from_config(cls, config) -> "LinkSettings":
@@ -57,6 +58,7 @@ class LinkSettings:
             port=link["port"], baud=link["baud"],
             ack_timeout_s=link["ack_timeout_ms"] / 1000, silence_timeout_s=link["silence_timeout_ms"] / 1000,
             handshake_timeout_s=link["handshake_timeout_ms"] / 1000, max_resends=link["max_resends"],
+            reconnect_window_s=link.get("reconnect_window_s", cls.reconnect_window_s),
         )
 
 
@@ -70,6 +72,7 @@ class Connection:
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
         self.stats = collections.Counter()
         self.handshake_attempts = 0  # HELLOs sent by the last handshake()
+        self.handshakes_done = 0  # a banner after the first one means the board reset
         self._lines = LineWindow()
         self._last_answer = time.monotonic()
         self._last_heard = time.monotonic()
@@ -287,6 +290,8 @@ class Connection:
                     self._check_identity(message)
                     if not hello_pending:  # a banner: the board just reset; it accepts any seq > last
                         self._lines.next_seq = max(self._lines.next_seq, message.last + 1)
+                        if self.handshakes_done:
+                            self.stats["board_resets"] += 1
                     self.identity = message
                 case P.Status():
                     ours += 1
@@ -321,6 +326,7 @@ class Connection:
         if self.identity is None:
             raise self._handshake_failure(foreign, ours)
         self._last_answer = self._last_heard = time.monotonic()
+        self.handshakes_done += 1
         return self.identity
 
     def _check_identity(self, identity: P.Identity) -> None:

@@ -152,6 +152,7 @@ class Stream:
         self.next = 0  # next entry to submit
         self.by_seq: dict[int, StreamEntry] = {}
         self.started = time.monotonic()
+        self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
 
     def outstanding(self) -> int:

@@ -54,6 +54,29 @@ def advice_for(exc) -> str:
     return "see the error above; 'cube-robot doctor' checks the whole setup"
 
 
+def stop_advice(exc) -> str:
+    """What to do after a stop while the plan ran, by its cause."""
+    from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
+                               HandshakeError, SilentBoardError)
+    from ..link.protocol import AlarmCode
+
+    rerun = "then run again (the cube will be rescanned)"
+    if isinstance(exc, CubeStateUncertainError):
+        return ("the board reset while an arm was moving: turn the interrupted layer by hand to the nearest "
+                f"quarter position so the cube sits straight in the grippers, clear the alarm, {rerun}")
+    if isinstance(exc, AlarmError):
+        if exc.code in (AlarmCode.ESTOP_INPUT, AlarmCode.ESTOP_BYTE):
+            return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
+        return f"alarm {exc.code.name}: check the robot, clear the alarm (cube-robot link reset-alarm), {rerun}"
+    if isinstance(exc, CommandRejectedError):
+        return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"
+    if isinstance(exc, HandshakeError):
+        return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
+    if isinstance(exc, (DisconnectedError, SilentBoardError)):
+        return f"the serial port did not come back: reconnect the USB cable and check the robot's power, {rerun}"
+    return f"check the USB cable and the robot's power, {rerun}"
+
+
 class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot)."""
 
@@ -97,15 +120,12 @@ class Pipeline:
             robot.action_done(p.completed)
 
         t = time.perf_counter()
+        robot.link.reconnect_log = lambda text: say(f"\n{text}")
         try:
-            try:
-                result = robot.link.run(plan, progress=progress)
-            except DisconnectedError as exc:
-                say(f"\nSerial link lost ({exc.args[0].splitlines()[0]}); reconnecting and resuming...")
-                report.errors.append(f"recovered: {type(exc).__name__}")
-                result = robot.link.resume()
-        except AlarmError as exc:
+            result = self._execute(plan, progress, report)
+        except LinkError as exc:
             bar.finish()
+            report.link_stats = dict(robot.link.stats)
             progress_info = exc.progress
             completed = progress_info.completed if progress_info else 0
             state, _ = replay(scan.cubie, plan.actions[:completed], solver.profile)
@@ -116,12 +136,8 @@ class Pipeline:
                 note += (f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
                          "turn that layer by hand to the nearest quarter position")
             report.stopped_at_action = completed
-            raise RunFailed(
-                exc.args[0].splitlines()[0], "release the emergency stop, check the cube sits straight in the "
-                "grippers, then run again (the cube will be rescanned)", f"{facelets} ({note})") from None
-        except LinkError as exc:
-            bar.finish()
-            raise RunFailed(str(exc), "check the USB cable and power, then run again (the cube is rescanned)") from None
+            message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
+            raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
         bar.finish()
         report.execute_ms = round((time.perf_counter() - t) * 1000, 1)
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
@@ -130,6 +146,19 @@ class Pipeline:
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
+
+    def _execute(self, plan, progress, report: RunReport):
+        """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
+        from ..link.errors import DisconnectedError, SilentBoardError
+
+        link = self.robot.link
+        try:
+            return link.run(plan, progress=progress)
+        except (DisconnectedError, SilentBoardError) as exc:
+            self.say(f"\nSerial link lost ({exc.args[0].splitlines()[0]}); reconnecting and resuming...")
+            result = link.resume()
+            report.errors.append(f"recovered: {type(exc).__name__} (the link was resumed)")
+            return result
 
     def _scan(self, report: RunReport):
         from .. import cube

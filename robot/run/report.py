@@ -51,6 +51,7 @@ class RunReport:
     stopped_at_action: int | None = None
     advice: str | None = None
     cube_state_after_stop: str | None = None
+    virtual_cube: str | None = None  # simulation: the virtual cube's true facelets (robot frame) at the end
 
     def to_json(self) -> dict:
         data = {}
