@@ -33,3 +33,44 @@ def test_pulled_cable_resets_the_emulated_board_between_moves():
     assert report.link_stats["board_resets"] == 1
     assert report.link_stats["reopen_wait_ms"] > 0  # reopened only once the queued actions had ended
     assert report.solved and report.virtual_cube == report.final_state
+
+
+def test_a_port_that_does_not_come_back_stops_with_exact_progress_after_the_window():
+    import time
+
+    from robot.link import ports
+    from robot.link.driver import Link, LinkSettings
+    from robot.link.errors import DisconnectedError, PortError
+    from robot.sim.fault_proxy import TO_HOST, FaultProxy
+    from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
+    from tests.test_link_driver import COMMANDS, PLAN, SCALE
+
+    settings = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=1.0,
+                            reconnect_window_s=0.6)
+    with MockFirmware("tcp", time_scale=SCALE) as mock:
+        proxy = FaultProxy(mock.url, rate=0.0).start()
+        link = Link(ports.open_port(proxy.url, 115200), settings, motion=DEFAULT_MOTION, url=proxy.url)
+        link.handshake()
+        link.configure()
+        link.work_time_scale = SCALE
+        messages = []
+        link.reconnect_log = messages.append
+        proxy.disconnect_after(120, TO_HOST)
+        with pytest.raises(DisconnectedError):
+            link.run(PLAN)
+        proxy.stop()  # the port is gone for good
+        started = time.monotonic()
+        with pytest.raises(PortError, match="did not come back within") as info:
+            link.resume()
+        assert time.monotonic() - started >= settings.reconnect_window_s  # it waited the window
+        assert any("to come back" in m for m in messages)  # and said so while waiting
+        time.sleep(2)  # let the board finish what was queued before comparing with what it did
+        executed = [command.strip() for _, command in mock.executed]
+    progress = info.value.progress
+    assert progress is not None
+    # The stop names the actions known to be done; the board may have finished more after the pull
+    # (their `done` never arrived): those are named as possibly cut, never as done.
+    assert executed[:progress.completed] == COMMANDS[:progress.completed]
+    assert progress.completed <= len(executed)
+    if progress.completed < len(executed):
+        assert progress.interrupted == progress.completed

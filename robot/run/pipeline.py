@@ -143,6 +143,8 @@ class Pipeline:
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
         report.measured_machine_ms = sum(d for d in result.durations_ms[charged_from(plan.actions):] if d is not None)
         report.link_stats = dict(result.stats) if result.stats else {}
+        # Actions whose `done` was lost ran, but their time is unknown (None): say how many.
+        report.link_stats["durations_unknown"] = sum(d is None for d in result.durations_ms[charged_from(plan.actions):])
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
