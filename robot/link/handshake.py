@@ -58,7 +58,7 @@ class LinkSettings:
             port=link["port"], baud=link["baud"],
             ack_timeout_s=link["ack_timeout_ms"] / 1000, silence_timeout_s=link["silence_timeout_ms"] / 1000,
             handshake_timeout_s=link["handshake_timeout_ms"] / 1000, max_resends=link["max_resends"],
-            reconnect_window_s=link.get("reconnect_window_s", cls.reconnect_window_s),
+            reconnect_window_s=link["reconnect_window_ms"] / 1000,
         )
 
 
