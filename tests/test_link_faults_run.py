@@ -74,3 +74,29 @@ def test_a_port_that_does_not_come_back_stops_with_exact_progress_after_the_wind
     assert progress.completed <= len(executed)
     if progress.completed < len(executed):
         assert progress.interrupted == progress.completed
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_a_reset_keeps_the_holding_grippers_closed():
+    """Out of a reset the grippers that held the cube get closed pulses at once; the others stay limp."""
+    from robot.link.driver import Link
+    from robot.sim import pinlog
+
+    config = config_module.defaults()
+    closed, opened = config["motion"]["servo_closed_us"], config["motion"]["servo_open_us"]
+    with emulator.Emulator() as emu:
+        link = Link.open(config, port=emu.port)
+        try:
+            link.run(["GRIP RL", "DWELL 50"])
+            mark = emu.reset()
+            link.status()  # the firmware is running again (and its pin log written out)
+            after = {arm: [p for p in pulses if p.start_cycle > mark]
+                     for arm, pulses in pinlog.servo_pulses(emu.pin_events()).items()}
+        finally:
+            link.close()
+    for arm in "RL":
+        assert after[arm], f"gripper {arm} got no pulses after the reset: it would let go"
+        assert all(abs(p.width_us - closed) < 20 for p in after[arm]), f"gripper {arm} moved: {after[arm][:3]}"
+    for arm in "FB":  # they were open: still no pulse that could close or move them
+        assert all(abs(p.width_us - opened) < 20 for p in after[arm])
