@@ -100,3 +100,12 @@ def test_a_reset_keeps_the_holding_grippers_closed():
         assert all(abs(p.width_us - closed) < 20 for p in after[arm]), f"gripper {arm} moved: {after[arm][:3]}"
     for arm in "FB":  # they were open: still no pulse that could close or move them
         assert all(abs(p.width_us - opened) < 20 for p in after[arm])
+
+
+def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan():
+    plain = _run(firmware="mock", scramble="R U F")
+    actions = len(plain.plan["plan"])
+    report = _run(firmware="mock", scramble="R U F", disconnect_at=actions + 1)  # pulled as the last ends
+    assert report.verify == "rescan shows solved" and report.verified_solved
+    assert any("during the rescan" in e for e in report.errors)
+    assert report.solved and report.virtual_cube == report.final_state

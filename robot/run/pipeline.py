@@ -54,6 +54,25 @@ def advice_for(exc) -> str:
     return "see the error above; 'cube-robot doctor' checks the whole setup"
 
 
+class ResumingPresenter:
+    """A LinkPresenter whose view stream is resumed after a lost connection (as the plan's is)."""
+
+    def __init__(self, inner, say, report: RunReport):
+        self.inner, self.say, self.report = inner, say, report
+
+    def present(self, view) -> None:
+        from ..link.errors import DisconnectedError, SilentBoardError
+
+        try:
+            self.inner.present(view)
+        except (DisconnectedError, SilentBoardError) as exc:
+            self.say(f"\nSerial link lost during the rescan ({exc.args[0].splitlines()[0]}); reconnecting...")
+            self.inner.link.resume()
+            self.report.errors.append(f"recovered: {type(exc).__name__} during the rescan (the link was resumed)")
+            if self.inner.after:
+                self.inner.after()
+
+
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
@@ -193,7 +212,13 @@ class Pipeline:
         from .. import cube
 
         self.robot.before_scan(None)
-        result = self.scanner.scan()
+        presenter = self.scanner.presenter
+        if presenter is not None and hasattr(presenter, "link"):  # the rescan resumes like the plan
+            self.scanner.presenter = ResumingPresenter(presenter, self.say, report)
+        try:
+            result = self.scanner.scan()
+        finally:
+            self.scanner.presenter = presenter
         if result.decoded is None:
             report.verify = f"rescan refused: {result.error}"
             return
