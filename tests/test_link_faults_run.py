@@ -109,3 +109,40 @@ def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan():
     assert report.verify == "rescan shows solved" and report.verified_solved
     assert any("during the rescan" in e for e in report.errors)
     assert report.solved and report.virtual_cube == report.final_state
+
+
+def test_a_reset_while_disconnected_names_every_action_the_board_completed():
+    """The `done` lines of the actions run while the cable was out are lost; the board's memory
+    (`last` in the banner) still names them, and the cut action is named as cut."""
+    import time
+
+    from robot.link import ports
+    from robot.link.driver import Link, LinkSettings
+    from robot.link.errors import CubeStateUncertainError, DisconnectedError
+    from robot.sim.fault_proxy import TO_HOST, FaultProxy
+    from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
+    from tests.test_link_driver import COMMANDS, PLAN
+
+    settings = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=1.0)
+    with MockFirmware("tcp", time_scale=0.2) as mock, FaultProxy(mock.url, rate=0.0) as proxy:
+        link = Link(ports.open_port(proxy.url, 115200), settings, motion=DEFAULT_MOTION, url=proxy.url)
+        link.handshake()
+        link.configure()
+        proxy.disconnect_after(60, TO_HOST)
+        with pytest.raises(DisconnectedError) as lost:
+            link.run(PLAN)
+        known = lost.value.progress.completed
+        deadline = time.monotonic() + 20
+        while len(mock.executed) < known + 3 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        mock.reset()  # the board resets while the cable is out, in the middle of an action
+        assert mock.interrupted, "the reset did not hit a running action"
+        with pytest.raises(CubeStateUncertainError) as info:
+            link.resume(ports.open_port(proxy.url, 115200))
+        link.close()
+    executed = [command.strip() for _, command in mock.executed]
+    progress = info.value.progress
+    assert progress.completed == len(executed) > known + 2  # all of them, not just those acknowledged
+    assert executed == COMMANDS[:progress.completed]
+    assert progress.interrupted == progress.completed
+    assert mock.interrupted[-1][1].strip() == COMMANDS[progress.interrupted]

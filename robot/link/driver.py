@@ -266,6 +266,10 @@ class Link(Connection):
         self.identity = None
         self._attach(port)
         identity = self.handshake()
+        # What the board remembers comes first: every action up to `last` completed (their `done`
+        # lines may have been lost with the cable), then a cut action stops the run.
+        self._check_memory(identity.last)
+        stream.mark_done_through(identity.last)
         self._check_cut(identity)
         status = self.wait_idle()  # let the board finish what it had queued; `done` lines complete entries
         self._check_memory(max(status.done, identity.last))
@@ -406,8 +410,8 @@ class Link(Connection):
         self._lines.next_seq = max(self._lines.next_seq, identity.last + 1)
         if stream is None:
             return
-        self._check_cut(identity)
         self._check_memory(identity.last)
         stream.mark_done_through(identity.last)
+        self._check_cut(identity)
         stream.restart_after_reset()
         self.configure()
