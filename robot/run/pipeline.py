@@ -66,9 +66,9 @@ class ResumingPresenter:
         try:
             self.inner.present(view)
         except (DisconnectedError, SilentBoardError) as exc:
-            self.say(f"\nSerial link lost during the rescan ({exc.args[0].splitlines()[0]}); reconnecting...")
+            self.say(f"\nSerial link lost during a scan ({exc.args[0].splitlines()[0]}); reconnecting...")
             self.inner.link.resume()
-            self.report.errors.append(f"recovered: {type(exc).__name__} during the rescan (the link was resumed)")
+            self.report.errors.append(f"recovered: {type(exc).__name__} during a scan (the link was resumed)")
             if self.inner.after:
                 self.inner.after()
 
@@ -186,7 +186,10 @@ class Pipeline:
         from ..vision.scan import Scanner
 
         attempts = self.config["run"]["scan_attempts"]
-        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
+        presenter = self.robot.presenter
+        if presenter is not None and hasattr(presenter, "link"):  # a lost cable mid-scan is resumed too
+            presenter = ResumingPresenter(presenter, self.say, report)
+        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=presenter,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         t = time.perf_counter()
         for attempt in range(1, attempts + 1):
@@ -212,13 +215,7 @@ class Pipeline:
         from .. import cube
 
         self.robot.before_scan(None)
-        presenter = self.scanner.presenter
-        if presenter is not None and hasattr(presenter, "link"):  # the rescan resumes like the plan
-            self.scanner.presenter = ResumingPresenter(presenter, self.say, report)
-        try:
-            result = self.scanner.scan()
-        finally:
-            self.scanner.presenter = presenter
+        result = self.scanner.scan()  # its presenter resumes after a lost connection, like the plan
         if result.decoded is None:
             report.verify = f"rescan refused: {result.error}"
             return
