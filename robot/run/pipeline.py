@@ -76,7 +76,7 @@ class ResumingPresenter:
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                               HandshakeError, SilentBoardError)
+                               HandshakeError, PortError, SilentBoardError)
     from ..link.protocol import AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
@@ -91,7 +91,7 @@ def stop_advice(exc) -> str:
         return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"
     if isinstance(exc, HandshakeError):
         return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
-    if isinstance(exc, (DisconnectedError, SilentBoardError)):
+    if isinstance(exc, (DisconnectedError, SilentBoardError, PortError)):
         return f"the serial port did not come back: reconnect the USB cable and check the robot's power, {rerun}"
     return f"check the USB cable and the robot's power, {rerun}"
 
