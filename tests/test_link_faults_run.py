@@ -169,3 +169,17 @@ def test_each_stop_cause_gets_its_own_advice():
     assert "RESET_DURING_MOTION" in advice["alarm"] and "emergency" not in advice["alarm"]
     assert "refused" in advice["refused"]
     assert len(set(advice.values())) == 5
+
+
+def _same_cube(claimed: str, truth: str) -> bool:
+    """Equal up to the naming of the colours (the scan names them, the virtual cube by face)."""
+    pairs = set(zip(claimed[:24], truth))
+    return len(truth) == 24 and len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+
+
+def test_a_stop_claims_the_cube_state_the_virtual_cube_really_has():
+    report = _run(firmware="mock", estop_at=4)
+    assert not report.solved and report.cube_state_after_stop
+    assert _same_cube(report.cube_state_after_stop, report.virtual_cube), (
+        report.cube_state_after_stop, report.virtual_cube)
+    assert not _same_cube(report.cube_state_after_stop, "UUUURRRRFFFFDDDDLLLLBBBB") or report.stopped_at_action == 0
