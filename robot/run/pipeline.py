@@ -84,8 +84,11 @@ def stop_advice(exc) -> str:
         return ("the board reset while an arm was moving: turn the interrupted layer by hand to the nearest "
                 f"quarter position so the cube sits straight in the grippers, clear the alarm, {rerun}")
     if isinstance(exc, AlarmError):
-        if exc.code in (AlarmCode.ESTOP_INPUT, AlarmCode.ESTOP_BYTE):
+        if exc.code == AlarmCode.ESTOP_INPUT:
             return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
+        if exc.code == AlarmCode.ESTOP_BYTE:
+            return ("the board received the stop byte '!' (the host sends it on a stop; otherwise line noise "
+                    f"made it): check the cube sits straight in the grippers and the USB cable, {rerun}")
         return f"alarm {exc.code.name}: check the robot, clear the alarm (cube-robot link reset-alarm), {rerun}"
     if isinstance(exc, CommandRejectedError):
         return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"

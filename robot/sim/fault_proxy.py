@@ -144,10 +144,10 @@ class FaultProxy:
                 continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(0.01)
+            with self._lock:
+                self._host = conn  # first: the banner of the reset that opening causes must reach it
             if self.reopen_device:
                 self._device = self._open_device()
-            with self._lock:
-                self._host = conn
             self.connections += 1
             if self.on_host_connect is not None:
                 self.on_host_connect()
