@@ -159,6 +159,10 @@ SCHEMA: dict = {
         "max_resends": Setting(
             int, 10, "resends of one command line before the link gives up", min=1, max=1000,
         ),
+        "reconnect_window_ms": Setting(
+            int, 10000, "after a lost connection, how long to wait for the serial port to come back "
+            "before the run stops with the cube state", min=0, max=600000,
+        ),
     },
     "motion": {
         # Defaults and limits are the firmware's (firmware/cube_robot/defaults.h, read at import);

@@ -280,7 +280,9 @@ def test_bad_checksum_asks_for_a_resend(device):
     board = device.connect()
     seq = board.seq + 1
     line = P.command_line(seq, "HELLO")
-    corrupt = line[:-3] + (b"00" if line[-3:-1] != b"00" else b"01") + b"\n"
+    digits = P.CRC_HEX_DIGITS
+    zeros = b"0" * digits
+    corrupt = line[:-digits - 1] + (zeros if line[-digits - 1:-1] != zeros else zeros[:-1] + b"1") + b"\n"
     board.send_raw(corrupt)
     assert board.read_reply() == P.Resend(seq)
     board.send_raw(b"N%d HELLO*zz\n" % seq)
@@ -297,13 +299,13 @@ def test_bad_checksum_asks_for_a_resend(device):
 
 def test_pair_errors_that_xor_missed_get_a_resend_not_a_move(device):
     # Two identical bytes doubled / dropped in one line: XOR (protocol 1) accepted
-    # these; the CRC-8 line check makes the firmware ask again instead.
+    # these; the CRC line check makes the firmware ask again instead.
     board = device.connect()
     seq = board.seq + 1
     for good, damaged in [("SERVO O1000 C2000 G95", b"SERVO O10000 C20000 G95"),
                           ("TURN R-90 L-90", b"TURN R90 L90")]:
         line = P.command_line(seq, good)
-        board.send_raw(b"N%d %s" % (seq, damaged) + line[-4:])
+        board.send_raw(b"N%d %s" % (seq, damaged) + line[-(P.CRC_HEX_DIGITS + 2):])
         assert board.read_reply() == P.Resend(seq)
     assert board.request("HELLO")[0] == P.Ok(seq)  # the seq was not consumed
 
@@ -323,10 +325,11 @@ def test_fuzzed_input_never_crashes_or_moves(device):
                 data += b"x"
             return data + b"\n"
         if kind == 1:  # overlong
-            return bytes(rng.choice(garbage_bytes) for _ in range(rng.randint(48, 120))) + b"\n"
+            return bytes(rng.choice(garbage_bytes) for _ in range(rng.randint(P.MAX_LINE, 120))) + b"\n"
         if kind == 2:  # bad checksum on a good command
             line = P.command_line(board.seq + 1, "TURN R90")
-            return line[:-3] + b"%02X\n" % (int(line[-3:-1], 16) ^ rng.randint(1, 255))
+            digits = P.CRC_HEX_DIGITS
+            return line[:-digits - 1] + b"%0*X\n" % (digits, int(line[-digits - 1:-1], 16) ^ rng.randint(1, 255))
         # well framed, right seq, bad command
         command = rng.choice([
             "FOO", "TURN R45", "TURN Q90", "TURN R90", "TURN R-0", "TURN R99999999999", "DWELL 0", "DWELL -5",

@@ -133,7 +133,7 @@ def test_reset_between_actions_resumes_after_last():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         mock.reset_after_seq = link._lines.next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
         result = link.run(PLAN)
-        assert link.stats["resets"] == 1
+        assert link.stats["board_resets"] == 1
     # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.
     assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
     assert all(ms is not None for ms in result.durations_ms[5:])

@@ -39,20 +39,25 @@ static bool allowed_in_payload(char c) {
 }
 
 static void handle_line(void) {
-  // Framing: PAYLOAD*CC with exactly two upper-case hex digits.
-  if (length < 3 || line[length - 3] != '*') {
+  // Framing: PAYLOAD*CCCCCCCC with exactly eight upper-case hex digits.
+  const uint8_t tail = 1 + CRC_HEX_DIGITS;  // "*" and the digits
+  if (length < tail || line[length - tail] != '*') {
     bool has_star = false;
     for (uint8_t i = 0; i < length; i++) has_star |= line[i] == '*';
     report_error(0, has_star ? ERR_BAD_CHECKSUM : ERR_BAD_FORMAT);
     return;
   }
-  int8_t hi = hex_value(line[length - 2]), lo = hex_value(line[length - 1]);
-  if (hi < 0 || lo < 0) {
-    report_error(0, ERR_BAD_CHECKSUM);
-    return;
+  uint32_t given = 0;
+  for (uint8_t i = length - CRC_HEX_DIGITS; i < length; i++) {
+    int8_t digit = hex_value(line[i]);
+    if (digit < 0) {
+      report_error(0, ERR_BAD_CHECKSUM);
+      return;
+    }
+    given = (given << 4) | (uint8_t)digit;
   }
-  uint8_t payload = length - 3;
-  if (line_crc8(line, payload) != (uint8_t)((hi << 4) | lo)) {
+  uint8_t payload = length - tail;
+  if (line_crc32(line, payload) != given) {
     report_resend(accepted + 1);  // the line cannot be trusted, not even its seq
     return;
   }

@@ -1,4 +1,4 @@
-// Line assembly and the sequence rules: `N<seq> <COMMAND>...*CC\n` in,
+// Line assembly and the sequence rules: `N<seq> <COMMAND>...*CCCCCCCC\n` in,
 // exactly-once acceptance, `ok` / `err` / `rs` out.  Commands themselves are
 // command.cpp's business.
 #ifndef FRAMING_H

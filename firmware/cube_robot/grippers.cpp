@@ -37,6 +37,14 @@ void servo_init(void) {
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
     width_ticks[arm] = DEFAULT_SERVO_OPEN_US * TICKS_PER_US;
     positions[arm] = SERVO_LIMP;
+    // After a reset (not a power-up: system_init cleared the mask then), grippers that held the
+    // cube hold it again at once, at the width they had; the others stay limp (no pulses), as
+    // they were in the bootloader.  A reset never drops the cube.
+    if (persist.closed_mask & (1 << arm)) {
+      width_ticks[arm] = persist.closed_us * TICKS_PER_US;
+      positions[arm] = SERVO_CLOSED;
+      enabled_mask |= (uint8_t)(1 << arm);
+    }
   }
   OCR1B = TCNT1 + 100;
   TIFR1 = (1 << OCF1B);
@@ -70,6 +78,13 @@ void servo_set(uint8_t arm, servo_position position) {
   width_ticks[arm] = us * TICKS_PER_US;
   enabled_mask |= (uint8_t)(1 << arm);
   SREG = sreg;
+  if (position == SERVO_CLOSED) {
+    persist.closed_mask |= (uint8_t)(1 << arm);
+    persist.closed_us = us;
+  } else {
+    persist.closed_mask &= (uint8_t)~(1 << arm);
+  }
+  persist_save();
 }
 
 servo_position servo_get(uint8_t arm) { return positions[arm]; }

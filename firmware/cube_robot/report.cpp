@@ -20,7 +20,7 @@ static char line[MAX_REPLY];
 static uint8_t length;
 
 static void add_char(char c) {
-  if (length < MAX_REPLY - 4) line[length++] = c;  // room for "*CC\n"
+  if (length < MAX_REPLY - 2 - CRC_HEX_DIGITS) line[length++] = c;  // room for "*CCCCCCCC\n"
 }
 
 static void add_str_P(const char *s) {
@@ -59,11 +59,12 @@ static void begin(const char *word) {
 }
 
 static void finish(void) {
-  uint8_t sum = line_crc8(line, length);
+  uint32_t sum = line_crc32(line, length);
   static const char HEX_DIGITS[] = "0123456789ABCDEF";
   line[length++] = '*';
-  line[length++] = HEX_DIGITS[sum >> 4];
-  line[length++] = HEX_DIGITS[sum & 15];
+  for (int8_t shift = 4 * (CRC_HEX_DIGITS - 1); shift >= 0; shift -= 4) {
+    line[length++] = HEX_DIGITS[(sum >> shift) & 15];
+  }
   line[length++] = '\n';
   for (uint8_t i = 0; i < length; i++) serial_write((uint8_t)line[i]);
 }

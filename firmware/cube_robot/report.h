@@ -1,5 +1,5 @@
 // Everything the firmware sends.  Each line is built whole, checksummed
-// (`PAYLOAD*CC\n`) and put into the transmit ring; callers check
+// (`PAYLOAD*CCCCCCCC\n`) and put into the transmit ring; callers check
 // report_has_room() first, so a report is never cut or waited for.
 #ifndef REPORT_H
 #define REPORT_H

@@ -29,7 +29,8 @@ static const uint32_t PERSIST_MAGIC = 0x43554245UL;  // "CUBE"
 
 static uint32_t persist_checksum(void) {
   // All-zero RAM (a power-up in simavr) or random RAM must not pass.
-  return PERSIST_MAGIC ^ persist.last ^ (persist.cut * 3UL) ^ (persist.running * 7UL);
+  return PERSIST_MAGIC ^ persist.last ^ (persist.cut * 3UL) ^ (persist.running * 7UL) ^
+         ((uint32_t)persist.closed_us << 8) ^ ((uint32_t)persist.closed_mask * 0x01010101UL);
 }
 
 void persist_save(void) { persist.check = persist_checksum(); }
@@ -78,6 +79,8 @@ void system_init(void) {
 
   if (persist.check != persist_checksum()) {
     persist.last = persist.cut = persist.running = 0;  // power-up: nothing to resume
+    persist.closed_mask = 0;  // and no gripper held anything (they get no pulses until told)
+    persist.closed_us = 0;
   } else if (persist.running != 0) {
     persist.cut = persist.running;  // a reset hit a GRIP/TURN: the cube may be between positions
     persist.running = 0;

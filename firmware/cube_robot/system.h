@@ -22,6 +22,8 @@ struct persist_t {
   uint32_t last;     // last completed action
   uint32_t cut;      // action a reset interrupted (0: none); cleared by RESET
   uint32_t running;  // GRIP/TURN in progress (becomes `cut` if a reset hits it)
+  uint16_t closed_us;   // pulse width of the closed grippers, and which arms were
+  uint8_t closed_mask;  // closed: a reset keeps them closed (grippers.cpp servo_init)
   uint32_t check;
 };
 extern persist_t persist;

@@ -24,6 +24,7 @@ import queue
 import time
 from typing import Callable
 
+from . import motion as motion_model
 from . import ports
 from . import protocol as P
 from .errors import (
@@ -42,6 +43,21 @@ from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lo
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
 CLEAR_ALARM_HINT = "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
+REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
+REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
+REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
+
+
+def predicted_action_ms(command: str, motion: dict) -> float:
+    """How long the firmware takes for one queued action (robot/link/motion.py, the same model)."""
+    words = command.split()
+    if words[0] == "GRIP":
+        return motion_model.grip_ms(motion)
+    if words[0] == "TURN":
+        return motion_model.turn_ms([int(w[1:]) for w in words[1:]], motion)
+    if words[0] == "DWELL":
+        return float(words[1])
+    return 0.0
 
 
 class Link(Connection):
@@ -49,6 +65,8 @@ class Link(Connection):
 
     def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: dict | None = None, url=None):
         self.motion = motion
+        self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
+        self.reconnect_log: Callable[[str], None] | None = None  # live messages while resume() waits
         self._stream: Stream | None = None
         self._stream_progress_cb = None
         super().__init__(port, settings, url=url)
@@ -84,6 +102,7 @@ class Link(Connection):
         match message:
             case P.Done(seq, ms):
                 newly = self._stream.mark_done_through(seq, ms)
+                self._stream.last_done_at = time.monotonic()
                 self.stats["done_lost"] += sum(1 for e in newly if e.seq != seq)
                 self._report_progress(newly)
             case P.Status(done=done) if done:
@@ -224,12 +243,33 @@ class Link(Connection):
         stream = self._stream
         if stream is None:
             raise LinkError("nothing to resume: no stream was interrupted")
+        try:
+            return self._resume(stream, port)
+        except LinkError as exc:
+            if exc.progress is None:  # what is known: the actions reported done; the next may be cut
+                exc.with_progress(stream.progress(interrupted=True))
+            raise
+
+    def _resume(self, stream: Stream, port) -> StreamResult:
         self._detach()
         if port is None or isinstance(port, str):
-            port = ports.open_port(port or self.url, self.settings.baud)
+            # A real Uno resets when its port is opened: open it only once the actions already
+            # queued on the board have ended, so the reset lands between moves, not in one.
+            wait_s = self._queued_work_end() - time.monotonic()
+            if wait_s > 0:
+                if self.reconnect_log:
+                    self.reconnect_log(f"waiting {wait_s:.1f} s for the queued actions to finish before reopening "
+                                       "the port (opening resets the board)")
+                self.stats["reopen_wait_ms"] += round(wait_s * 1000)
+                time.sleep(wait_s)  # the board is working on its own; nothing to acknowledge
+            port = self._reopen(port or self.url)
         self.identity = None
         self._attach(port)
         identity = self.handshake()
+        # What the board remembers comes first: every action up to `last` completed (their `done`
+        # lines may have been lost with the cable), then a cut action stops the run.
+        self._check_memory(identity.last)
+        stream.mark_done_through(identity.last)
         self._check_cut(identity)
         status = self.wait_idle()  # let the board finish what it had queued; `done` lines complete entries
         self._check_memory(max(status.done, identity.last))
@@ -237,6 +277,37 @@ class Link(Connection):
         stream.restart_after_reset()
         self.configure()
         return self._run_stream()
+
+    def _reopen(self, url: str):
+        """Open the port again, waiting up to link reconnect window for it to come back."""
+        deadline = time.monotonic() + self.settings.reconnect_window_s
+        told = False
+        while True:
+            try:
+                return ports.open_port(url, self.settings.baud)
+            except ports.PortError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ports.PortError(
+                        f"{exc}; it did not come back within {self.settings.reconnect_window_s:.0f} s") from None
+                if not told and self.reconnect_log:
+                    self.reconnect_log(f"waiting up to {left:.0f} s for {url} to come back (reconnect the USB cable)")
+                    told = True
+                time.sleep(min(REOPEN_POLL_S, left))  # polling for a device node to reappear
+
+    def _queued_work_end(self) -> float:
+        """When the actions sent but not reported done will have ended at the latest (monotonic time).
+
+        Each is timed from the last `done` (or the stream's start) at its predicted duration (the
+        motion settings, as the firmware runs them) plus a margin for the firmware's own timing.
+        """
+        stream = self._stream
+        queued = [e for e in stream.entries if e.seq is not None and not e.done and not e.rejected]
+        if not queued or self.motion is None:
+            return time.monotonic()
+        predicted_ms = sum(predicted_action_ms(e.command, self.motion) for e in queued)
+        margin_s = REOPEN_MARGIN_S + REOPEN_MARGIN_FRACTION * predicted_ms / 1000
+        return stream.last_done_at + (predicted_ms / 1000) * self.work_time_scale + margin_s
 
     def _run_stream(self) -> StreamResult:
         stream = self._stream
@@ -331,7 +402,7 @@ class Link(Connection):
 
     def _on_banner(self, identity: P.Identity) -> None:
         """The board reset (its start-up banner): resume after `last`, or stop if an arm was moving."""
-        self.stats["resets"] += 1
+        self.stats["board_resets"] += 1
         self._check_identity(identity)
         self.identity = identity
         stream = self._stream
@@ -339,8 +410,8 @@ class Link(Connection):
         self._lines.next_seq = max(self._lines.next_seq, identity.last + 1)
         if stream is None:
             return
-        self._check_cut(identity)
         self._check_memory(identity.last)
         stream.mark_done_through(identity.last)
+        self._check_cut(identity)
         stream.restart_after_reset()
         self.configure()

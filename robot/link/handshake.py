@@ -28,13 +28,16 @@ from .errors import (
     LinkError,
     NoAnswerError,
     SilentBoardError,
+    TooManyResendsError,
     WrongBaudError,
     WrongFirmwareError,
 )
 from .reader import Disconnected, Foreign, Garbled, Reader
 from .stream import LineWindow
 
-MIN_STATUS_POLL_S = 0.25  # `?` interval while waiting for an identity
+MIN_STATUS_POLL_S = 0.25  # longest wait between handshake retries (`?` or HELLO)
+FIRST_RETRY_S = 0.03  # first handshake retry wait; doubles up to the poll interval (a real Uno
+                      # answers HELLO in about 12 ms at 115200 baud)
 MIN_WAIT_S = 0.001  # shortest wait for the next message
 
 
@@ -46,6 +49,7 @@ class LinkSettings:
     silence_timeout_s: float = 0.5
     handshake_timeout_s: float = 3.0
     max_resends: int = 10
+    reconnect_window_s: float = 10.0  # after a disconnect, wait this long for the port to come back
 
     @classmethod
     def from_config(cls, config) -> "LinkSettings":
@@ -54,6 +58,7 @@ class LinkSettings:
             port=link["port"], baud=link["baud"],
             ack_timeout_s=link["ack_timeout_ms"] / 1000, silence_timeout_s=link["silence_timeout_ms"] / 1000,
             handshake_timeout_s=link["handshake_timeout_ms"] / 1000, max_resends=link["max_resends"],
+            reconnect_window_s=link["reconnect_window_ms"] / 1000,
         )
 
 
@@ -66,6 +71,8 @@ class Connection:
         self.identity: P.Identity | None = None
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
         self.stats = collections.Counter()
+        self.handshake_attempts = 0  # HELLOs sent by the last handshake()
+        self.handshakes_done = 0  # a banner after the first one means the board reset
         self._lines = LineWindow()
         self._last_answer = time.monotonic()
         self._last_heard = time.monotonic()
@@ -235,10 +242,16 @@ class Connection:
         deadline = time.monotonic() + settings.handshake_timeout_s
         self.identity = None
         self._write(b"\n" + P.RT_STATUS)  # end any partial line, then ask for a status
-        next_poll = time.monotonic() + poll_interval
+        # Noise costs attempts, not the handshake: the long `id` line is the likeliest to be hit
+        # (about 1 in 5 arrive whole at 2% byte faults), so every attempt that fails is followed at
+        # once by another when the board answered something, and after a backoff (doubling from
+        # FIRST_RETRY_S to poll_interval) when nothing came back, until the handshake timeout.
+        retry_wait = FIRST_RETRY_S
+        next_poll = time.monotonic() + retry_wait
         foreign: list[str] = []
         ours = 0  # lines of our protocol seen (even damaged ones)
         hello_seq = None
+        self.handshake_attempts = 0
         while True:
             hello_pending = hello_seq is not None and hello_seq in self._lines.pending
             if self.identity is not None and not hello_pending:
@@ -246,8 +259,17 @@ class Connection:
             now = time.monotonic()
             if now >= deadline:
                 break
+            if hello_seq is not None and not hello_pending and self.identity is None:
+                hello_seq = self._submit("HELLO")  # HELLO answered but its `id` line was lost: ask again
+                self.handshake_attempts += 1
+                hello_pending = True
             if hello_pending:
-                self._pump()
+                try:
+                    self._pump()
+                except TooManyResendsError:  # this HELLO is lost in noise: start over from `?`
+                    self._lines.clear()
+                    hello_seq, hello_pending = None, False
+                    self._write(P.RT_STATUS)
             try:
                 arrived, message = self._inbox.get(timeout=max(0.0, min(deadline, next_poll) - now))
             except queue.Empty:
@@ -257,15 +279,19 @@ class Connection:
                         self._lines.rewind()  # HELLO unanswered: resend it (same seq)
                     else:
                         self._write(P.RT_STATUS)
-                    next_poll = time.monotonic() + poll_interval
+                    retry_wait = min(2 * retry_wait, poll_interval)
+                    next_poll = time.monotonic() + retry_wait
                 continue
             self._last_heard = arrived
+            ours_before = ours
             match message:
                 case P.Identity():
                     ours += 1
                     self._check_identity(message)
                     if not hello_pending:  # a banner: the board just reset; it accepts any seq > last
                         self._lines.next_seq = max(self._lines.next_seq, message.last + 1)
+                        if self.handshakes_done:
+                            self.stats["board_resets"] += 1
                     self.identity = message
                 case P.Status():
                     ours += 1
@@ -275,12 +301,16 @@ class Connection:
                         self._lines.clear()
                         self._lines.next_seq = max(message.accepted, message.done) + 1
                         hello_seq = self._submit("HELLO")
+                        self.handshake_attempts += 1
                 case Foreign(text):
                     foreign.append(text)
                 case Garbled(raw) if looks_ours(raw):
                     ours += 1
-                    next_poll = min(next_poll, time.monotonic() + settings.ack_timeout_s)  # ask again soon
-                    self._apply(message)
+                    self.stats["handshake_garbled"] += 1
+                    if hello_seq is None:
+                        self._write(P.RT_STATUS)  # the status was hit: ask again at once
+                    else:
+                        self._apply(message)
                 case Garbled(raw) if message.readable:
                     foreign.append(raw.decode("ascii"))
                 case Disconnected(reason):
@@ -290,9 +320,13 @@ class Connection:
                 case _:
                     ours += 1
                     self._apply(message)
+            if ours > ours_before:  # the board is there: the next retry comes soon again
+                retry_wait = FIRST_RETRY_S
+                next_poll = time.monotonic() + retry_wait
         if self.identity is None:
             raise self._handshake_failure(foreign, ours)
         self._last_answer = self._last_heard = time.monotonic()
+        self.handshakes_done += 1
         return self.identity
 
     def _check_identity(self, identity: P.Identity) -> None:
@@ -314,9 +348,12 @@ class Connection:
         sample = bytes(self._reader.sample)
         printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in sample)
         if ours:
+            damaged = self.stats["handshake_garbled"]
             return HandshakeError(
                 f"the cube-robot firmware on {where} answers, but the identity exchange did not complete "
-                f"within {waited}: the link is losing bytes (check the USB cable; try again)"
+                f"within {waited} ({self.handshake_attempts} attempts): the link is losing bytes, "
+                f"{damaged} of {ours} lines from the board arrived damaged (link quality too poor: check the "
+                "USB cable, keep it away from the motor wires, try a shorter one)"
             )
         if sample and (foreign or printable >= 0.9 * len(sample)):
             text = "; ".join(repr(t[:40]) for t in foreign[:3]) or repr(sample[:40].decode("ascii", "replace"))
@@ -333,9 +370,9 @@ class Connection:
             f"no answer on {where} within {waited} (wrong port, board unpowered, or wrong baud)"
         )
 
-_OURS = re.compile(rb"\*[0-9A-F]{2}")
+_OURS = re.compile(rb"\*[0-9A-F]{%d}" % P.CRC_HEX_DIGITS)
 
 
 def looks_ours(raw: bytes) -> bool:
-    """A damaged line of our own protocol (has a *CC checksum) rather than another device's text."""
+    """A damaged line of our own protocol (has a *CCCCCCCC checksum) rather than another device's text."""
     return P.FIRMWARE_NAME.encode() in raw or bool(_OURS.search(raw))

@@ -143,6 +143,11 @@ class StreamResult:
     elapsed_s: float
     stats: dict = field(default_factory=dict)
 
+    @property
+    def durations_complete(self) -> bool:
+        """False when some action's time is unknown (its `done` was lost): a sum would understate."""
+        return all(d is not None for d in self.durations_ms)
+
 
 class Stream:
     def __init__(self, commands: list[str], regrip_before: Callable[[int], str | None]):
@@ -152,6 +157,7 @@ class Stream:
         self.next = 0  # next entry to submit
         self.by_seq: dict[int, StreamEntry] = {}
         self.started = time.monotonic()
+        self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
 
     def outstanding(self) -> int:

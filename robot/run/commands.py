@@ -46,6 +46,8 @@ def register(subparsers) -> None:
                      help="simulation: corrupt/drop/duplicate/delay serial bytes with probability P")
     run.add_argument("--disconnect-at", type=int, metavar="N", help="simulation: pull the cable at plan action N")
     run.add_argument("--estop-at", type=int, metavar="N", help="simulation: press e-stop during plan action N")
+    run.add_argument("--keep-power", action="store_true",
+                     help="simulation: a pulled cable does not reset the board on reconnect (a real Uno resets)")
     run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
     run.add_argument("--no-verify", action="store_true", help="do not re-scan after solving to confirm")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")

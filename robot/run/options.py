@@ -21,6 +21,7 @@ class RunOptions:
     disconnect_at: int | None = None  # pull the cable at plan action N
     estop_at: int | None = None  # press e-stop during plan action N
     bad_scan: str | None = None  # "dark" or "glare": the first scan gets a bad picture
+    keep_power: bool = False  # a pulled cable does not reset the board on reconnect (an Uno does)
 
     @classmethod
     def from_args(cls, args) -> "RunOptions":
@@ -28,13 +29,14 @@ class RunOptions:
         return cls(sim=args.sim, port=args.port, verify=not args.no_verify, json=args.json,
                    scramble=args.scramble, seed=args.seed, firmware=args.firmware, realtime=args.realtime,
                    fault_rate=args.fault_rate, disconnect_at=args.disconnect_at, estop_at=args.estop_at,
-                   bad_scan=args.bad_scan)
+                   bad_scan=args.bad_scan, keep_power=getattr(args, "keep_power", False))
 
     def simulation_flags(self) -> list[str]:
         """The simulation-only options given (each makes sense only for the virtual robot)."""
         return [flag for flag, value in (("--scramble", self.scramble), ("--fault-rate", self.fault_rate),
                 ("--disconnect-at", self.disconnect_at), ("--estop-at", self.estop_at),
-                ("--bad-scan", self.bad_scan), ("--realtime", self.realtime)) if value]
+                ("--bad-scan", self.bad_scan), ("--realtime", self.realtime), ("--keep-power", self.keep_power))
+                if value]
 
     def replace(self, **changes) -> "RunOptions":
         return dataclasses.replace(self, **changes)

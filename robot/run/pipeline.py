@@ -93,6 +93,51 @@ def advice_for(exc) -> str:
     return "see the error above; 'cube-robot doctor' checks the whole setup"
 
 
+class ResumingPresenter:
+    """A LinkPresenter whose view stream is resumed after a lost connection (as the plan's is)."""
+
+    def __init__(self, inner, say, report: RunReport):
+        self.inner, self.say, self.report = inner, say, report
+
+    def present(self, view) -> None:
+        from ..link.errors import DisconnectedError, SilentBoardError
+
+        try:
+            self.inner.present(view)
+        except (DisconnectedError, SilentBoardError) as exc:
+            self.say(f"\nSerial link lost during a scan ({exc.args[0].splitlines()[0]}); reconnecting...")
+            self.inner.link.resume()
+            self.report.errors.append(f"recovered: {type(exc).__name__} during a scan (the link was resumed)")
+            if self.inner.after:
+                self.inner.after()
+
+
+def stop_advice(exc) -> str:
+    """What to do after a stop while the plan ran, by its cause."""
+    from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
+                               HandshakeError, PortError, SilentBoardError)
+    from ..link.protocol import AlarmCode
+
+    rerun = "then run again (the cube will be rescanned)"
+    if isinstance(exc, CubeStateUncertainError):
+        return ("the board reset while an arm was moving: turn the interrupted layer by hand to the nearest "
+                f"quarter position so the cube sits straight in the grippers, clear the alarm, {rerun}")
+    if isinstance(exc, AlarmError):
+        if exc.code == AlarmCode.ESTOP_INPUT:
+            return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
+        if exc.code == AlarmCode.ESTOP_BYTE:
+            return ("the board received the stop byte '!' (the host sends it on a stop; otherwise line noise "
+                    f"made it): check the cube sits straight in the grippers and the USB cable, {rerun}")
+        return f"alarm {exc.code.name}: check the robot, clear the alarm (cube-robot link reset-alarm), {rerun}"
+    if isinstance(exc, CommandRejectedError):
+        return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"
+    if isinstance(exc, HandshakeError):
+        return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
+    if isinstance(exc, (DisconnectedError, SilentBoardError, PortError)):
+        return f"the serial port did not come back: reconnect the USB cable and check the robot's power, {rerun}"
+    return f"check the USB cable and the robot's power, {rerun}"
+
+
 class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot)."""
 
@@ -165,15 +210,12 @@ class Pipeline:
 
         t = time.perf_counter()
         self.executing = True
+        robot.link.reconnect_log = lambda text: say(f"\n{text}")
         try:
-            try:
-                result = robot.link.run(plan, progress=progress)
-            except DisconnectedError as exc:
-                say(f"\nSerial link lost ({exc.args[0].splitlines()[0]}); reconnecting and resuming...")
-                report.errors.append(f"recovered: {type(exc).__name__}")
-                result = robot.link.resume()
-        except AlarmError as exc:
+            result = self._execute(plan, progress, report)
+        except LinkError as exc:
             bar.finish()
+            report.link_stats = dict(robot.link.stats)
             progress_info = exc.progress
             completed = progress_info.completed if progress_info else 0
             state, _ = replay(scan.cubie, plan.actions[:completed], solver.profile)
@@ -184,12 +226,8 @@ class Pipeline:
                 note += (f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
                          "turn that layer by hand to the nearest quarter position")
             report.stopped_at_action = completed
-            raise RunFailed(
-                exc.args[0].splitlines()[0], "release the emergency stop, check the cube sits straight in the "
-                "grippers, then run again (the cube will be rescanned)", f"{facelets} ({note})") from None
-        except LinkError as exc:
-            bar.finish()
-            raise RunFailed(str(exc), "check the USB cable and power, then run again (the cube is rescanned)") from None
+            message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
+            raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
         bar.finish()
         self.executing, self.completed = False, len(plan.actions)
         report.execute_ms = round((time.perf_counter() - t) * 1000, 1)
@@ -199,6 +237,8 @@ class Pipeline:
         report.measured_machine_ms = None if unknown else sum(charged)  # never a partial sum
         report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
+        # Actions whose `done` was lost ran, but their time is unknown (None): say how many.
+        report.link_stats["durations_unknown"] = unknown
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
@@ -206,12 +246,28 @@ class Pipeline:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             report.verify = f"not checked: {reason}"
 
+    def _execute(self, plan, progress, report: RunReport):
+        """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
+        from ..link.errors import DisconnectedError, SilentBoardError
+
+        link = self.robot.link
+        try:
+            return link.run(plan, progress=progress)
+        except (DisconnectedError, SilentBoardError) as exc:
+            self.say(f"\nSerial link lost ({exc.args[0].splitlines()[0]}); reconnecting and resuming...")
+            result = link.resume()
+            report.errors.append(f"recovered: {type(exc).__name__} (the link was resumed)")
+            return result
+
     def _scan(self, report: RunReport):
         from .. import cube
         from ..vision.scan import Scanner
 
         attempts = self.config["run"]["scan_attempts"]
-        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=self.robot.presenter,
+        presenter = self.robot.presenter
+        if presenter is not None and hasattr(presenter, "link"):  # a lost cable mid-scan is resumed too
+            presenter = ResumingPresenter(presenter, self.say, report)
+        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=presenter,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         t = time.perf_counter()
         for attempt in range(1, attempts + 1):
@@ -239,7 +295,7 @@ class Pipeline:
         from .. import cube
 
         self.robot.before_scan(None)
-        result = self.scanner.scan()
+        result = self.scanner.scan()  # its presenter resumes after a lost connection, like the plan
         if result.decoded is None:
             report.verify = f"rescan refused: {result.error}"
             return

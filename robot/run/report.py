@@ -72,6 +72,7 @@ class RunReport:
     stopped_at_action: int | None = None
     advice: str | None = None
     cube_state_after_stop: str | None = None
+    virtual_cube: str | None = None  # simulation: the virtual cube's true facelets (robot frame) at the end
 
     def __post_init__(self):
         if self.simulated is None:

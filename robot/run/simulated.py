@@ -29,7 +29,7 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
     robot = SimulatedRobot(config, state, firmware=options.firmware, realtime=options.realtime,
                            fault_rate=options.fault_rate, seed=int(rng.integers(1 << 30)),
                            bad_scan=options.bad_scan, disconnect_at=options.disconnect_at,
-                           estop_at=options.estop_at)
+                           estop_at=options.estop_at, keep_power=options.keep_power)
     report.firmware = robot.backend
     say(f"Simulated robot: {robot.backend}.")
 
@@ -40,6 +40,7 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
         report.turned_quarters = robot.virtual.turned_quarters
 
     run_robot(config, robot, options, say, report, finish)
+    report.virtual_cube = robot.virtual.facelets()
     if robot.proxy is not None:
         report.serial_faults, report.faults_made_estop_byte = robot.serial_fault_counts()
     return report

@@ -47,11 +47,12 @@ class Fault:
 class FaultProxy:
     def __init__(self, device_url: str, rate: float = 0.01, seed: int = 0, kinds=KINDS,
                  max_delay_s: float = 0.02, baud: int = 115200, reopen_device: bool = False,
-                 directions=(TO_DEVICE, TO_HOST)):
+                 directions=(TO_DEVICE, TO_HOST), on_host_connect=None):
         self.device_url, self.rate, self.kinds = device_url, rate, tuple(kinds)
         self.max_delay_s, self.baud, self.reopen_device = max_delay_s, baud, reopen_device
         self._rng = {TO_DEVICE: random.Random(f"{seed}-{TO_DEVICE}"), TO_HOST: random.Random(f"{seed}-{TO_HOST}")}
         self.directions = tuple(directions)  # which directions get faults
+        self.on_host_connect = on_host_connect  # called when a host connects (e.g. a mock's reset)
         self.faults: list[Fault] = []
         self.passed = {TO_DEVICE: 0, TO_HOST: 0}  # bytes taken from each side
         self.connections = 0
@@ -143,11 +144,13 @@ class FaultProxy:
                 continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(0.01)
+            with self._lock:
+                self._host = conn  # first: the banner of the reset that opening causes must reach it
             if self.reopen_device:
                 self._device = self._open_device()
-            with self._lock:
-                self._host = conn
             self.connections += 1
+            if self.on_host_connect is not None:
+                self.on_host_connect()
             self._host_loop(conn)
 
     def _host_loop(self, conn) -> None:

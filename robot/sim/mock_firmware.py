@@ -243,14 +243,15 @@ class MockFirmware(SerialDevice):
 
     def _handle_line(self, line: bytes) -> None:
         # Same decisions, in the same order, as firmware/cube_robot/framing.cpp.
-        if len(line) < 3 or line[-3:-2] != b"*":
+        tail = 1 + P.CRC_HEX_DIGITS  # "*" and the digits
+        if len(line) < tail or line[-tail:-tail + 1] != b"*":
             self._reply(P.Err(None, P.ErrorCode.BAD_CHECKSUM if b"*" in line else P.ErrorCode.BAD_FORMAT))
             return
-        if any(c not in b"0123456789ABCDEF" for c in line[-2:]):
+        if any(c not in b"0123456789ABCDEF" for c in line[-P.CRC_HEX_DIGITS:]):
             self._reply(P.Err(None, P.ErrorCode.BAD_CHECKSUM))
             return
-        payload = line[:-3]
-        if P.checksum(payload) != int(line[-2:], 16):  # the line cannot be trusted, not even its seq
+        payload = line[:-tail]
+        if P.checksum(payload) != int(line[-P.CRC_HEX_DIGITS:], 16):  # the line cannot be trusted, not even its seq
             self._reply(P.Resend(self.accepted + 1))
             return
         if any(c not in _PAYLOAD_BYTES for c in payload):

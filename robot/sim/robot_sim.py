@@ -63,13 +63,21 @@ class SimulatedRobot:
     bad_scan ("dark" / "glare"): the first scan's picture is bad (the run must rescan);
     disconnect_at / estop_at N: the cable is pulled / the e-stop pressed at plan action N (1-based);
     fault_rate P: the serial bytes are corrupted, dropped, duplicated or delayed with probability P.
+
+    After a pulled cable the board resets when the host opens the port again, as a real Uno does
+    (DTR; the simavr harness restarts the firmware when its pty is reopened, the mock prints its
+    banner).  keep_power=True keeps the old behaviour: the board runs on and is not reset.  What
+    the simulation cannot model: a USB-powered Uno loses power with the cable, and then its
+    memory (`last`/`cut`) too; the simulated board keeps power (a robot powers the Uno from its
+    supply through VIN) and only resets.
     """
 
     calibration = None  # the decoder learns the rendered colours from each scan
 
     def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
-                 bad_scan: str | None = None, disconnect_at: int | None = None, estop_at: int | None = None):
+                 bad_scan: str | None = None, disconnect_at: int | None = None, estop_at: int | None = None,
+                 keep_power: bool = False):
         if firmware not in FIRMWARE_CHOICES:
             raise ValueError(f"firmware must be one of {FIRMWARE_CHOICES}")
         if bad_scan is not None and bad_scan not in BAD_LIGHTING:
@@ -82,6 +90,7 @@ class SimulatedRobot:
         fault_rate = fault_rate if fault_rate else (1e-9 if disconnect_at else 0.0)
         self.realtime, self.fault_rate, self.seed = realtime, fault_rate, seed
         self.bad_scan, self.disconnect_at, self.estop_at = bad_scan, disconnect_at, estop_at
+        self.keep_power = keep_power  # a reconnect does not reset the board (not what an Uno does)
         self._fired = set()  # the demonstration faults already made
         self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else 0.02)
         usable, reason = emulator_module.available()
@@ -115,14 +124,27 @@ class SimulatedRobot:
         if self.fault_rate:
             from .fault_proxy import FaultProxy
 
-            self.proxy = FaultProxy(device_url, rate=self.fault_rate, seed=self.seed).start()
+            resets = not self.keep_power
+            self.proxy = FaultProxy(device_url, rate=self.fault_rate, seed=self.seed,
+                                    reopen_device=resets and self.uses_emulator,
+                                    on_host_connect=self._reset_mock if resets and self.mock else None).start()
             url = self.proxy.url
         self.link = Link.open(self.config, port=url)
+        if self.mock:
+            self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
         self.presenter = LinkPresenter(self.link, after=self.sync)
         self.regions = render.scan_regions(self.pose, ScanSequence.from_config(self.config))
         return self
 
+    def _reset_mock(self) -> None:
+        if self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)
+            self.mock.reset()
+
     def close(self) -> None:
+        try:
+            self.sync()  # the virtual cube as the firmware left it (reports compare claims with it)
+        except Exception:
+            pass
         for stop in (self.link and self.link.close, self.proxy and self.proxy.stop,
                      self.emulator and self.emulator.close, self.mock and self.mock.stop):
             if stop:

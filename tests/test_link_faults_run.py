@@ -1,0 +1,185 @@
+"""Whole simulated runs with a pulled cable: the board resets on reconnect (as a real Uno does)."""
+
+import pytest
+
+from robot import config as config_module
+from robot.run.options import RunOptions
+from robot.run.simulated import run_simulated
+from robot.sim import emulator
+
+
+def _run(**options):
+    config = config_module.defaults()
+    return run_simulated(config, RunOptions(sim=True, seed=3, **options), say=lambda *a, **k: None)
+
+
+def test_pulled_cable_resets_the_mock_board_and_the_run_resumes_without_losing_a_move():
+    report = _run(firmware="mock", disconnect_at=5)
+    assert report.link_stats["board_resets"] == 1  # the banner after reconnecting was seen
+    assert report.solved and report.virtual_cube == report.final_state
+    assert any(e.startswith("recovered") for e in report.errors)
+
+
+def test_keep_power_does_not_reset_the_board():
+    report = _run(firmware="mock", disconnect_at=5, keep_power=True)
+    assert report.solved
+    assert report.link_stats.get("board_resets", 0) == 0
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_pulled_cable_resets_the_emulated_board_between_moves():
+    report = _run(firmware="emulator", disconnect_at=5)
+    assert report.link_stats["board_resets"] == 1
+    assert report.link_stats["reopen_wait_ms"] > 0  # reopened only once the queued actions had ended
+    assert report.solved and report.virtual_cube == report.final_state
+
+
+def test_a_port_that_does_not_come_back_stops_with_exact_progress_after_the_window():
+    import time
+
+    from robot.link import ports
+    from robot.link.driver import Link, LinkSettings
+    from robot.link.errors import DisconnectedError, PortError
+    from robot.sim.fault_proxy import TO_HOST, FaultProxy
+    from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
+    from tests.test_link_driver import COMMANDS, PLAN, SCALE
+
+    settings = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=1.0,
+                            reconnect_window_s=0.6)
+    with MockFirmware("tcp", time_scale=SCALE) as mock:
+        proxy = FaultProxy(mock.url, rate=0.0).start()
+        link = Link(ports.open_port(proxy.url, 115200), settings, motion=DEFAULT_MOTION, url=proxy.url)
+        link.handshake()
+        link.configure()
+        link.work_time_scale = SCALE
+        messages = []
+        link.reconnect_log = messages.append
+        proxy.disconnect_after(120, TO_HOST)
+        with pytest.raises(DisconnectedError):
+            link.run(PLAN)
+        proxy.stop()  # the port is gone for good
+        started = time.monotonic()
+        with pytest.raises(PortError, match="did not come back within") as info:
+            link.resume()
+        assert time.monotonic() - started >= settings.reconnect_window_s  # it waited the window
+        assert any("to come back" in m for m in messages)  # and said so while waiting
+        time.sleep(2)  # let the board finish what was queued before comparing with what it did
+        executed = [command.strip() for _, command in mock.executed]
+    progress = info.value.progress
+    assert progress is not None
+    # The stop names the actions known to be done; the board may have finished more after the pull
+    # (their `done` never arrived): those are named as possibly cut, never as done.
+    assert executed[:progress.completed] == COMMANDS[:progress.completed]
+    assert progress.completed <= len(executed)
+    if progress.completed < len(executed):
+        assert progress.interrupted == progress.completed
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_a_reset_keeps_the_holding_grippers_closed():
+    """Out of a reset the grippers that held the cube get closed pulses at once; the others stay limp."""
+    from robot.link.driver import Link
+    from robot.sim import pinlog
+
+    config = config_module.defaults()
+    closed, opened = config["motion"]["servo_closed_us"], config["motion"]["servo_open_us"]
+    with emulator.Emulator() as emu:
+        link = Link.open(config, port=emu.port)
+        try:
+            link.run(["GRIP RL", "DWELL 50"])
+            mark = emu.reset()
+            link.status()  # the firmware is running again (and its pin log written out)
+            after = {arm: [p for p in pulses if p.start_cycle > mark]
+                     for arm, pulses in pinlog.servo_pulses(emu.pin_events()).items()}
+        finally:
+            link.close()
+    for arm in "RL":
+        assert after[arm], f"gripper {arm} got no pulses after the reset: it would let go"
+        assert all(abs(p.width_us - closed) < 20 for p in after[arm]), f"gripper {arm} moved: {after[arm][:3]}"
+    for arm in "FB":  # they were open: still no pulse that could close or move them
+        assert all(abs(p.width_us - opened) < 20 for p in after[arm])
+
+
+def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan():
+    plain = _run(firmware="mock", scramble="R U F")
+    actions = len(plain.plan["plan"])
+    report = _run(firmware="mock", scramble="R U F", disconnect_at=actions + 1)  # pulled as the last ends
+    assert report.verify == "rescan shows solved" and report.verified_solved
+    assert any("during a scan" in e for e in report.errors)
+    assert report.solved and report.virtual_cube == report.final_state
+
+
+def test_a_reset_while_disconnected_names_every_action_the_board_completed():
+    """The `done` lines of the actions run while the cable was out are lost; the board's memory
+    (`last` in the banner) still names them, and the cut action is named as cut."""
+    import time
+
+    from robot.link import ports
+    from robot.link.driver import Link, LinkSettings
+    from robot.link.errors import CubeStateUncertainError, DisconnectedError
+    from robot.sim.fault_proxy import TO_HOST, FaultProxy
+    from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
+    from tests.test_link_driver import COMMANDS, PLAN
+
+    settings = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=1.0)
+    with MockFirmware("tcp", time_scale=0.2) as mock, FaultProxy(mock.url, rate=0.0) as proxy:
+        link = Link(ports.open_port(proxy.url, 115200), settings, motion=DEFAULT_MOTION, url=proxy.url)
+        link.handshake()
+        link.configure()
+        proxy.disconnect_after(60, TO_HOST)
+        with pytest.raises(DisconnectedError) as lost:
+            link.run(PLAN)
+        known = lost.value.progress.completed
+        deadline = time.monotonic() + 20
+        while len(mock.executed) < known + 3 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        mock.reset()  # the board resets while the cable is out, in the middle of an action
+        assert mock.interrupted, "the reset did not hit a running action"
+        with pytest.raises(CubeStateUncertainError) as info:
+            link.resume(ports.open_port(proxy.url, 115200))
+        link.close()
+    executed = [command.strip() for _, command in mock.executed]
+    progress = info.value.progress
+    assert progress.completed == len(executed) > known + 2  # all of them, not just those acknowledged
+    assert executed == COMMANDS[:progress.completed]
+    assert progress.interrupted == progress.completed
+    assert mock.interrupted[-1][1].strip() == COMMANDS[progress.interrupted]
+
+
+def test_each_stop_cause_gets_its_own_advice():
+    from robot.link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
+                                   PortError)
+    from robot.link.protocol import AlarmCode, ErrorCode
+    from robot.run.pipeline import stop_advice
+
+    advice = {
+        "reset": stop_advice(CubeStateUncertainError("the board reset while action 3 was moving")),
+        "lost port": stop_advice(PortError("cannot open serial port '/dev/ttyACM0'")),
+        "disconnected": stop_advice(DisconnectedError("the serial port went away")),
+        "e-stop": stop_advice(AlarmError(AlarmCode.ESTOP_INPUT)),
+        "alarm": stop_advice(AlarmError(AlarmCode.RESET_DURING_MOTION)),
+        "refused": stop_advice(CommandRejectedError("TURN R90", ErrorCode.NOT_HOLDING)),
+    }
+    assert "reset while an arm was moving" in advice["reset"] and "emergency" not in advice["reset"]
+    assert "did not come back" in advice["lost port"] and "emergency" not in advice["lost port"]
+    assert advice["disconnected"] == advice["lost port"]
+    assert "release the emergency stop" in advice["e-stop"]
+    assert "RESET_DURING_MOTION" in advice["alarm"] and "emergency" not in advice["alarm"]
+    assert "refused" in advice["refused"]
+    assert len(set(advice.values())) == 5
+
+
+def _same_cube(claimed: str, truth: str) -> bool:
+    """Equal up to the naming of the colours (the scan names them, the virtual cube by face)."""
+    pairs = set(zip(claimed[:24], truth))
+    return len(truth) == 24 and len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+
+
+def test_a_stop_claims_the_cube_state_the_virtual_cube_really_has():
+    report = _run(firmware="mock", estop_at=4)
+    assert not report.solved and report.cube_state_after_stop
+    assert _same_cube(report.cube_state_after_stop, report.virtual_cube), (
+        report.cube_state_after_stop, report.virtual_cube)
+    assert not _same_cube(report.cube_state_after_stop, "UUUURRRRFFFFDDDDLLLLBBBB") or report.stopped_at_action == 0
