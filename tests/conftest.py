@@ -201,19 +201,16 @@ class MockDevice(Device):
         self.mock.stop()
 
     def mark(self):
-        return len(self.mock.executed)
+        return len(self.mock.executed), len(self.mock.step_log)
 
     def assert_moved_since(self, mark, net_steps: dict, grippers: bool = True) -> None:
-        executed = [command.split() for _, command in self.mock.executed[mark:]]
-        quarter = self.mock.motion["steps_per_rev"] // 4
+        executed = [command.split() for _, command in self.mock.executed[mark[0]:]]
         moved = {arm: 0 for arm in "RLFB"}
-        for name, *args in executed:
-            if name == "TURN":
-                for arg in args:
-                    moved[arg[0]] += int(arg[1:]) // 90 * quarter
+        for arm, steps in self.mock.step_log[mark[1]:]:  # every TURN, JOG and HOME move, in signed steps
+            moved[arm] += steps
         assert moved == net_steps, f"the mock moved {moved}, expected {net_steps}"
         if not grippers:
-            assert not [c for c in executed if c[0] == "GRIP"], "a gripper moved"
+            assert not [c for c in executed if c[0] in ("GRIP", "OPEN", "CLOSE")], "a gripper moved"
 
     def press_estop(self):
         self.mock.estop_input()

@@ -34,6 +34,7 @@ E = P.ErrorCode
 
 def start_long_turns(board) -> list[int]:
     board.ok(f"MOTION S{2 * LONG_TURN_STEPS} V{MOTION['max_speed_steps_per_s']} A{MOTION['accel_steps_per_s2']}")
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     seqs = [board.ok("TURN R180 L180") for _ in range(2)]
     while board.status().running != seqs[0]:  # the first turn has started
@@ -63,6 +64,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     board.ok(DEFAULT_MOTION_COMMAND)
     board.ok(DEFAULT_SERVO_COMMAND)
     board.ok("RESET")  # no alarm: nothing to clear
+    board.ok("MOTORS ON")  # the drivers are off at power-up
     mark = device.mark()
     grip = board.done(board.ok("GRIP RL"))
     quarter = board.done(board.ok("TURN R90 L-90"))
@@ -82,6 +84,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
 def test_settings_change_the_motion(device):
     board = device.connect()
     board.ok("MOTION A100000 S800 V5000")  # any order
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     mark = device.mark()
     seq = board.ok("TURN R-90")
@@ -141,6 +144,7 @@ REJECTED_WHILE_RL_HOLDS = [
 
 def test_rejections_name_the_problem_and_consume_the_seq(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     assert board.error("TURN R90") == E.NOT_HOLDING  # nobody holds yet
     board.done(board.ok("GRIP RL"))
     mark = device.mark()
@@ -165,8 +169,11 @@ def test_every_error_code_can_be_produced(device):
     board.send_raw(b"N%d HELLO\n" % seq)
     seen[E.BAD_FORMAT] = board.read_reply()
     for code, command in [(E.UNKNOWN_COMMAND, "JUMP"), (E.BAD_ARGUMENT, "GRIP XY"), (E.OUT_OF_RANGE, "DWELL 0"),
-                          (E.NOT_HOLDING, "TURN R90")]:
-        seen[code] = board.answer(board.send(command))[0]
+                          (E.MOTORS_OFF, "TURN R90"), (None, "MOTORS ON"), (E.NOT_HOLDING, "TURN R90"),
+                          (E.ARM_BLOCKED, "JOG R 10")]:
+        reply = board.answer(board.send(command))[0]
+        if code is not None:
+            seen[code] = reply
     board.done(board.ok("GRIP RL"))
     for _ in range(LIMITS["QUEUE_DEPTH"]):
         board.ok("DWELL 1000")
@@ -233,6 +240,7 @@ def test_settings_bounds(device):
 
 def test_turn_and_dwell_bounds(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     limit = LIMITS["TURN_ANGLE_MAX"]
     for angle in (limit + 1, -limit - 1):
@@ -254,6 +262,7 @@ def test_turn_and_dwell_bounds(device):
 
 def test_resent_seq_is_acknowledged_not_repeated(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     mark = device.mark()
     board.done(board.ok("GRIP RL"))
     seq = board.ok("TURN R90")
@@ -487,7 +496,9 @@ def test_reopening_the_port_resets_and_keeps_last(device):
     again = device.connect()  # the DTR reset: a new banner
     assert (again.identity.last, again.identity.cut) == (last, 0)
     assert again.status().state == P.State.IDLE
-    # Settings and grips are power-up again: nobody holds.
+    # Settings, drivers and grips are power-up again: drivers off, nobody holds.
+    assert again.error("TURN R90") == E.MOTORS_OFF
+    again.ok("MOTORS ON")
     assert again.error("TURN R90") == E.NOT_HOLDING
 
 
