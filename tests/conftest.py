@@ -174,6 +174,16 @@ class Device:
         """The board's reset button: RAM (last/cut) kept, a new banner."""
         self.require_inputs()
 
+    # The arms' mechanics (homing sensors on the shared input, the arm's angle): emulated devices only.
+    def set_sensor(self, arm: str, start: int, width: int):
+        self.require_inputs()
+
+    def stick_sensor(self, arm: str):
+        self.require_inputs()
+
+    def arm_position(self, arm: str) -> int:
+        self.require_inputs()
+
 
 class MockDevice(Device):
     def __init__(self, transport: str):
@@ -227,6 +237,15 @@ class MockDevice(Device):
     def reset(self):
         self.mock.reset()
 
+    def set_sensor(self, arm, start, width):
+        self.mock.set_sensor(arm, start, width)
+
+    def stick_sensor(self, arm):
+        self.mock.stick_sensor(arm)
+
+    def arm_position(self, arm):
+        return self.mock.arm_position(arm)
+
 
 class FirmwareDevice(Device):
     name = "firmware"
@@ -268,6 +287,17 @@ class FirmwareDevice(Device):
 
     def reset(self):
         self.emu.reset()
+
+    def set_sensor(self, arm, start, width):
+        from robot import config as config_module
+
+        self.emu.set_sensor(arm, start, width, config_module.defaults()["motion"]["steps_per_rev"])
+
+    def stick_sensor(self, arm):
+        self.emu.stick_sensor(arm)
+
+    def arm_position(self, arm):
+        return self.emu.arm_position(arm)
 
 
 class RobotDevice(Device):
