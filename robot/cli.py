@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "robot.vision.commands",
     "robot.link.commands",
     "robot.doctor.commands",
+    "robot.bringup.commands",
 ]
 
 CALIBRATE_MODULES = [

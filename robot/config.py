@@ -108,6 +108,24 @@ def _check_scan_views(views) -> str | None:
 
 _FW = firmware_header.limits()  # the firmware's defaults and bounds (defaults.h)
 
+
+def _arm_settings(arm: str) -> dict:
+    """motion.arms.<arm>: direction, zero offset, and this gripper's widths (null: the pair-wide ones)."""
+    return {
+        "invert": Setting(bool, False, f"arm {arm} turns the wrong way: invert its direction (instead of "
+                                       "swapping the motor's coil wires)"),
+        "zero_offset_steps": Setting(
+            int, 0, f"arm {arm}: steps from where its homing sensor switches (turning positively) to its zero",
+            min=-_FW["ZERO_OFFSET_MAX"], max=_FW["ZERO_OFFSET_MAX"],
+        ),
+        "servo_open_us": Setting(int, None, f"gripper {arm}'s pulse width when open; null = motion.servo_open_us",
+                                 min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"], nullable=True),
+        "servo_closed_us": Setting(int, None, f"gripper {arm}'s pulse width when closed; null = "
+                                   "motion.servo_closed_us", min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"],
+                                   nullable=True),
+    }
+
+
 # Every setting.  Nested dicts are sections; Setting objects are leaves.
 SCHEMA: dict = {
     "robot": {
@@ -187,6 +205,23 @@ SCHEMA: dict = {
             f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
             min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
+        # Bring-up (issue 10): sent at every connect with ARM, GRIPPER and SETUP (docs/protocol.md).
+        "idle_off_s": Setting(
+            int, _FW["DEFAULT_IDLE_OFF_S"], "stepper drivers switch off after this many seconds without an action "
+            "(they heat while holding); the arms' positions are then unknown; 0 = never",
+            min=0, max=_FW["IDLE_OFF_S_MAX"],
+        ),
+        "homing": {
+            "sensors": Setting(
+                bool, False, "each arm has an index sensor (Hall sensor or switch) on the shared homing input: "
+                "`cube-robot home` finds the arms' zeros with it; false: home squares the arms by eye",
+            ),
+            "sensor_active": Setting(
+                str, "low", "level of the homing input at a sensor: low (open-collector Hall sensor or a switch "
+                "to GND) or high", choices=("low", "high"),
+            ),
+        },
+        "arms": {arm: _arm_settings(arm) for arm in "RLFB"},
     },
     "camera": {
         "device": Setting(
@@ -468,6 +503,20 @@ def _check_cross_fields(config: Config, path, root) -> None:
             path, _node_line(root, ["robot", "start_grip"]), "robot.start_grip",
             f"{grip!r} is not a pair (pairs: {', '.join(robot['pairs'])}, or 'any')",
         )
+    _check_motion(config, path, root)
+
+
+def _check_motion(config: Config, path, root) -> None:
+    """A zero offset of a whole turn or more is a mistake (the arm would go round before stopping)."""
+    motion = config["motion"]
+    for arm, settings in motion["arms"].items():
+        offset = settings["zero_offset_steps"]
+        if abs(offset) >= motion["steps_per_rev"]:
+            raise ConfigError(
+                path, _node_line(root, ["motion", "arms", arm, "zero_offset_steps"]),
+                f"motion.arms.{arm}.zero_offset_steps",
+                f"{offset} steps is a whole turn or more (motion.steps_per_rev is {motion['steps_per_rev']})",
+            )
 
 
 def _node_line(root, keys) -> int | None:

@@ -88,12 +88,14 @@ def devices_for(pins: dict[str, Pin]) -> list[Device]:
                    ["VMOT -> stepper supply +  (100 uF across VMOT-GND)", "GND -> common GND",
                     f"1A 1B = coil 1, 2A 2B = coil 2 of motor {arm}",
                     "MS1 H, MS2 L, MS3 L = half step (400 steps/rev)", "RST -> SLP (RST must not float)",
+                    "EN: 10k pull-up to 5V (off while the Uno boots)",
                     "A4988 only: VDD -> Uno 5V (logic, a few mA)"]))
     for arm in ARMS:
         add(Device(f"Gripper servo {arm}", [f"SERVO_{arm}"], {f"SERVO_{arm}": "signal (orange/yellow)"},
                    ["+ (red) -> servo supply + (5-6 V)", "- (brown/black) -> common GND"]))
-    add(Device("Homing sensors (reserved, unused)", ["HOME"], {"HOME": "OUT (open collector)"},
-               ["one per arm, outputs in parallel, active low", "sensor power: Uno 5V and GND"]))
+    add(Device("Homing sensors (optional, one per arm)", ["HOME"], {"HOME": "OUT (open collector)"},
+               ["A3144 Hall sensor + magnet on the arm, or a switch", "all four outputs in parallel, active low",
+                "sensor power: Uno 5V and GND"]))
     for name in pins:
         if name not in known and name != "LED":  # the LED is on the Uno board itself
             add(Device(f"{name} (not described in wiring_diagram.py)", [name], {name: name}))

@@ -174,6 +174,16 @@ class Device:
         """The board's reset button: RAM (last/cut) kept, a new banner."""
         self.require_inputs()
 
+    # The arms' mechanics (homing sensors on the shared input, the arm's angle): emulated devices only.
+    def set_sensor(self, arm: str, start: int, width: int):
+        self.require_inputs()
+
+    def stick_sensor(self, arm: str):
+        self.require_inputs()
+
+    def arm_position(self, arm: str) -> int:
+        self.require_inputs()
+
 
 class MockDevice(Device):
     def __init__(self, transport: str):
@@ -201,19 +211,16 @@ class MockDevice(Device):
         self.mock.stop()
 
     def mark(self):
-        return len(self.mock.executed)
+        return len(self.mock.executed), len(self.mock.step_log)
 
     def assert_moved_since(self, mark, net_steps: dict, grippers: bool = True) -> None:
-        executed = [command.split() for _, command in self.mock.executed[mark:]]
-        quarter = self.mock.motion["steps_per_rev"] // 4
+        executed = [command.split() for _, command in self.mock.executed[mark[0]:]]
         moved = {arm: 0 for arm in "RLFB"}
-        for name, *args in executed:
-            if name == "TURN":
-                for arg in args:
-                    moved[arg[0]] += int(arg[1:]) // 90 * quarter
+        for arm, steps in self.mock.step_log[mark[1]:]:  # every TURN, JOG and HOME move, in signed steps
+            moved[arm] += steps
         assert moved == net_steps, f"the mock moved {moved}, expected {net_steps}"
         if not grippers:
-            assert not [c for c in executed if c[0] == "GRIP"], "a gripper moved"
+            assert not [c for c in executed if c[0] in ("GRIP", "OPEN", "CLOSE")], "a gripper moved"
 
     def press_estop(self):
         self.mock.estop_input()
@@ -229,6 +236,15 @@ class MockDevice(Device):
 
     def reset(self):
         self.mock.reset()
+
+    def set_sensor(self, arm, start, width):
+        self.mock.set_sensor(arm, start, width)
+
+    def stick_sensor(self, arm):
+        self.mock.stick_sensor(arm)
+
+    def arm_position(self, arm):
+        return self.mock.arm_position(arm)
 
 
 class FirmwareDevice(Device):
@@ -271,6 +287,17 @@ class FirmwareDevice(Device):
 
     def reset(self):
         self.emu.reset()
+
+    def set_sensor(self, arm, start, width):
+        from robot import config as config_module
+
+        self.emu.set_sensor(arm, start, width, config_module.defaults()["motion"]["steps_per_rev"])
+
+    def stick_sensor(self, arm):
+        self.emu.stick_sensor(arm)
+
+    def arm_position(self, arm):
+        return self.emu.arm_position(arm)
 
 
 class RobotDevice(Device):

@@ -134,6 +134,7 @@ def emu():
 @pytest.fixture
 def wire(emu):
     w = Wire(emu.port, banner=True)
+    w.ok("MOTORS ON")  # the drivers are off at power-up
     yield w
     w.close()
 
@@ -246,6 +247,7 @@ def mock():
 def mock_wire(mock):
     w = Wire(mock.url, banner=False)
     w.ok("HELLO")
+    w.ok("MOTORS ON")
     yield w
     w.close()
 

@@ -13,6 +13,7 @@ checked in tests/test_firmware_emulator.py; here only what the wire shows, plus
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -35,6 +36,7 @@ E = P.ErrorCode
 
 def start_long_turns(board) -> list[int]:
     board.ok(f"MOTION S{2 * LONG_TURN_STEPS} V{MOTION['max_speed_steps_per_s']} A{MOTION['accel_steps_per_s2']}")
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     seqs = [board.ok("TURN R180 L180") for _ in range(2)]
     while board.status().running != seqs[0]:  # the first turn has started
@@ -64,6 +66,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     board.ok(DEFAULT_MOTION_COMMAND)
     board.ok(DEFAULT_SERVO_COMMAND)
     board.ok("RESET")  # no alarm: nothing to clear
+    board.ok("MOTORS ON")  # the drivers are off at power-up
     mark = device.mark()
     grip = board.done(board.ok("GRIP RL"))
     quarter = board.done(board.ok("TURN R90 L-90"))
@@ -83,6 +86,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
 def test_settings_change_the_motion(device):
     board = device.connect()
     board.ok("MOTION A100000 S800 V5000")  # any order
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     mark = device.mark()
     seq = board.ok("TURN R-90")
@@ -142,6 +146,7 @@ REJECTED_WHILE_RL_HOLDS = [
 
 def test_rejections_name_the_problem_and_consume_the_seq(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     assert board.error("TURN R90") == E.NOT_HOLDING  # nobody holds yet
     board.done(board.ok("GRIP RL"))
     mark = device.mark()
@@ -166,8 +171,11 @@ def test_every_error_code_can_be_produced(device):
     board.send_raw(b"N%d HELLO\n" % seq)
     seen[E.BAD_FORMAT] = board.read_reply()
     for code, command in [(E.UNKNOWN_COMMAND, "JUMP"), (E.BAD_ARGUMENT, "GRIP XY"), (E.OUT_OF_RANGE, "DWELL 0"),
-                          (E.NOT_HOLDING, "TURN R90")]:
-        seen[code] = board.answer(board.send(command))[0]
+                          (E.MOTORS_OFF, "TURN R90"), (None, "MOTORS ON"), (E.NOT_HOLDING, "TURN R90"),
+                          (E.ARM_BLOCKED, "JOG R 10")]:
+        reply = board.answer(board.send(command))[0]
+        if code is not None:
+            seen[code] = reply
     board.done(board.ok("GRIP RL"))
     for _ in range(LIMITS["QUEUE_DEPTH"]):
         board.ok("DWELL 1000")
@@ -234,6 +242,7 @@ def test_settings_bounds(device):
 
 def test_turn_and_dwell_bounds(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     limit = LIMITS["TURN_ANGLE_MAX"]
     for angle in (limit + 1, -limit - 1):
@@ -255,6 +264,7 @@ def test_turn_and_dwell_bounds(device):
 
 def test_resent_seq_is_acknowledged_not_repeated(device):
     board = device.connect()
+    board.ok("MOTORS ON")
     mark = device.mark()
     board.done(board.ok("GRIP RL"))
     seq = board.ok("TURN R90")
@@ -491,7 +501,9 @@ def test_reopening_the_port_resets_and_keeps_last(device):
     again = device.connect()  # the DTR reset: a new banner
     assert (again.identity.last, again.identity.cut) == (last, 0)
     assert again.status().state == P.State.IDLE
-    # Settings and grips are power-up again: nobody holds.
+    # Settings, drivers and grips are power-up again: drivers off, nobody holds.
+    assert again.error("TURN R90") == E.MOTORS_OFF
+    again.ok("MOTORS ON")
     assert again.error("TURN R90") == E.NOT_HOLDING
 
 
@@ -503,3 +515,170 @@ def test_start_button_is_reported_once_per_press(device):
     device.release_start()
     board.done(board.ok("DWELL 40"))
     assert [e for e in board.events if isinstance(e, P.Button)] == [P.Button("start")]
+
+
+# ---------------------------------------------------------------------------
+# Bring-up (issue 10): drivers, positions, JOG, OPEN/CLOSE, HOME, per-arm settings
+
+
+def where(board) -> P.Where:
+    _, before = board.request("WHERE")
+    reply = before[-1]
+    assert isinstance(reply, P.Where), reply
+    board.events.remove(reply)
+    return reply
+
+
+UNKNOWN = {arm: None for arm in "RLFB"}
+
+
+def test_drivers_are_off_until_the_host_switches_them_on(device):
+    board = device.connect()
+    assert where(board) == P.Where(False, UNKNOWN, UNKNOWN, False), "power-up: drivers off, nothing known"
+    board.ok("GRIP RL")
+    for command in ("TURN R90", "JOG R 10", "HOME F", "ZERO RLFB"):
+        assert board.error(command) == E.MOTORS_OFF, command
+    board.done(board.seq - 4)  # the GRIP
+    for command in ("MOTORS", "MOTORS on", "MOTORS ON OFF"):
+        assert board.error(command) == E.BAD_ARGUMENT, command
+    board.ok("MOTORS ON")
+    assert where(board).positions == UNKNOWN, "switching the drivers on does not tell where the arms are"
+    board.ok("ZERO RLFB")  # the host's "arms are straight"
+    state = where(board)
+    assert state.motors_on and state.positions == {arm: 0 for arm in "RLFB"}
+    assert state.grippers == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
+    dwell = board.ok("DWELL 300")
+    assert board.error("MOTORS OFF") == E.BUSY and board.error("ZERO R") == E.BUSY
+    board.done(dwell)
+    board.ok("MOTORS OFF")
+    assert where(board) == P.Where(False, UNKNOWN, state.grippers, False), "off forgets every position"
+    board.ok("MOTORS ON")
+    assert where(board).positions == UNKNOWN
+
+
+def test_jog_turns_one_arm_only_in_the_air_or_with_its_pair_holding(device):
+    board = device.connect()
+    board.ok("MOTORS ON")
+    board.ok("ZERO RLFB")
+    mark = device.mark()
+    assert board.error("JOG R 10") == E.ARM_BLOCKED, "a gripper never commanded may be closed on the cube"
+    board.ok("OPEN R")
+    board.done(board.ok("JOG R 10"))  # in the air
+    board.done(board.ok("JOG R -30"))
+    board.ok("CLOSE R")
+    assert board.error("JOG R 10") == E.ARM_BLOCKED, "R closed, its pair does not hold (L, F, B unknown)"
+    board.ok("GRIP RL")  # RL hold, FB open
+    board.ok("JOG R 5")  # its pair holds, the other is open: turns the layer
+    board.ok("JOG F 25")  # F is open: in the air
+    board.ok("CLOSE F")  # now F holds too: nothing of RL or F may turn
+    for command in ("JOG R 5", "JOG L -5", "JOG F 5", "TURN R90", "HOME F"):
+        assert board.error(command) == (E.NOT_HOLDING if command.startswith("TURN") else E.ARM_BLOCKED), command
+    board.done(board.ok("JOG B -7"))  # B is still open
+    for command, code in [("JOG R 0", E.BAD_ARGUMENT), ("JOG R 6401", E.OUT_OF_RANGE), ("JOG R -6401", E.OUT_OF_RANGE),
+                          ("JOG X 5", E.BAD_ARGUMENT), ("JOG RL 5", E.BAD_ARGUMENT), ("JOG R", E.BAD_ARGUMENT),
+                          ("JOG R 5x", E.BAD_ARGUMENT), ("OPEN RR", E.BAD_ARGUMENT), ("OPEN X", E.BAD_ARGUMENT),
+                          ("OPEN", E.BAD_ARGUMENT), ("CLOSE RLFBR", E.BAD_ARGUMENT), ("HOME RL", E.BAD_ARGUMENT),
+                          ("HOME", E.BAD_ARGUMENT), ("ZERO Q", E.BAD_ARGUMENT)]:
+        assert board.error(command) == code, command
+    device.assert_moved_since(mark, {"R": -15, "L": 0, "F": 25, "B": -7})
+    state = where(board)
+    steps_per_rev = MOTION["steps_per_rev"]
+    assert state.positions == {"R": steps_per_rev - 15, "L": 0, "F": 25, "B": steps_per_rev - 7}
+    assert state.grippers == {"R": "closed", "L": "closed", "F": "closed", "B": "open"}
+    assert not state.straight("R", steps_per_rev) and state.straight("L", steps_per_rev)
+
+
+def test_nothing_that_moves_is_accepted_while_latched_but_motors_off_is(device):
+    board = device.connect()
+    board.ok("MOTORS ON")
+    board.ok("OPEN RLFB")
+    board.send_raw(P.RT_ESTOP)
+    assert board.wait_for(P.Alarm).code == P.AlarmCode.ESTOP_BYTE
+    for command in ("JOG R 5", "OPEN R", "CLOSE RL", "HOME R", "ZERO R", "MOTORS ON", "ARM R I1 Z0",
+                    "GRIPPER R O1100 C1900", "SETUP I10 H0"):
+        assert board.error(command) == E.ALARM_ACTIVE, command
+    board.ok("MOTORS OFF")  # letting go moves nothing
+    assert not where(board).motors_on
+    board.ok("RESET")
+    board.ok("MOTORS ON")
+
+
+def test_per_arm_settings_are_checked_and_forget_what_they_change(device):
+    board = device.connect()
+    for command, code in [("ARM R I2 Z0", E.OUT_OF_RANGE), ("ARM R I1 Z3201", E.OUT_OF_RANGE),
+                          ("ARM R I1 Z-3201", E.OUT_OF_RANGE), ("ARM X I0 Z0", E.BAD_ARGUMENT),
+                          ("ARM R I0", E.BAD_ARGUMENT), ("ARM R Z0 Z0", E.BAD_ARGUMENT), ("ARM I0 Z0", E.BAD_ARGUMENT),
+                          ("GRIPPER R O499 C2000", E.OUT_OF_RANGE), ("GRIPPER R O1000 C2501", E.OUT_OF_RANGE),
+                          ("GRIPPER RL O1000 C2000", E.BAD_ARGUMENT), ("SETUP I3601 H0", E.OUT_OF_RANGE),
+                          ("SETUP I0 H2", E.OUT_OF_RANGE), ("SETUP I0", E.BAD_ARGUMENT), ("WHERE R", E.BAD_ARGUMENT)]:
+        assert board.error(command) == code, command
+    for command in ("ARM R I0 Z-3200", "ARM B I1 Z3200", "GRIPPER F O500 C2500", "SETUP I0 H1", "SETUP I3600 H0"):
+        board.ok(command)
+    board.ok("MOTORS ON")
+    board.ok("ZERO RLFB")
+    board.ok("ARM B I1 Z0")  # unchanged direction: B's position stays known
+    board.ok("ARM R I1 Z0")  # R's direction flips: its count would run backwards
+    assert where(board).positions == {"R": None, "L": 0, "F": 0, "B": 0}
+    board.ok(f"MOTION S{2 * MOTION['steps_per_rev']} V{MOTION['max_speed_steps_per_s']} A{MOTION['accel_steps_per_s2']}")
+    assert where(board).positions == UNKNOWN, "another steps_per_rev: a step is another angle"
+    dwell = board.ok("DWELL 200")
+    for command in ("ARM R I0 Z0", "GRIPPER R O1000 C2000", "SETUP I300 H0"):
+        assert board.error(command) == E.BUSY, command
+    board.done(dwell)
+
+
+def test_drivers_switch_off_after_the_idle_time(device):
+    board = device.connect()
+    board.ok("SETUP I1 H0")
+    board.ok("MOTORS ON")
+    board.ok("ZERO RL")
+    board.ok("DWELL 1500")  # longer than the idle time: queued actions keep the drivers on
+    board.done(board.ok("DWELL 10"))
+    assert where(board).motors_on, "the idle time counts from the end of the last action"
+    deadline = time.monotonic() + 10
+    while (state := where(board)).motors_on and time.monotonic() < deadline:
+        pass  # asking WHERE is not an action: it does not restart the idle time
+    assert not state.motors_on and state.positions == UNKNOWN
+
+
+def test_homing_finds_the_sensor_edge_and_applies_the_zero_offset(device):
+    device.require_inputs()
+    board = device.connect()
+    device.set_sensor("R", 150, 20)  # the sensor switches on 150 steps (positively) from where R is now
+    start = device.arm_position("R")
+    board.ok("ARM R I0 Z-140")
+    board.ok("MOTORS ON")
+    board.ok("OPEN R")
+    board.done(board.ok("HOME R"))
+    assert device.arm_position("R") - start == 150 - 140, "zero = the sensor's edge + the zero offset"
+    state = where(board)
+    assert state.positions["R"] == 0 and state.positions["L"] is None and not state.sensor_active
+    # Homing again from the zero (the sensor is 140 steps ahead) ends in the same place.
+    board.done(board.ok("JOG R 145"))  # into the sensor's window: homing backs out first
+    assert where(board).sensor_active
+    board.done(board.ok("HOME R"))
+    assert device.arm_position("R") - start == 10 and where(board).positions["R"] == 0
+
+
+@pytest.mark.parametrize("fault, alarm", [("missing", P.AlarmCode.HOME_NOT_FOUND), ("stuck", P.AlarmCode.HOME_STUCK)])
+def test_homing_without_a_working_sensor_latches_a_named_alarm(device, fault, alarm):
+    device.require_inputs()
+    board = device.connect()
+    if fault == "stuck":
+        device.stick_sensor("L")  # another arm's sensor on the shared input, never releasing
+    start = device.arm_position("R")
+    board.ok("MOTORS ON")
+    board.ok("OPEN R")
+    home = board.ok("HOME R")
+    board.ok("DWELL 10")  # flushed by the alarm
+    assert board.wait_for(P.Alarm) == P.Alarm(alarm, 0)
+    turned = device.arm_position("R") - start
+    quarter = MOTION["steps_per_rev"] // 4
+    # missing: 1.25 turns seeking; stuck: half a turn backing off, never released.
+    assert turned == (5 * quarter if fault == "missing" else -2 * quarter), turned
+    assert not [e for e in board.events if isinstance(e, P.Done) and e.seq >= home]
+    status = board.status()
+    assert status.state == P.State.ALARM and status.queued == 0 and status.alarm == alarm
+    assert where(board).positions["R"] is None
+    assert board.error("JOG R 5") == E.ALARM_ACTIVE
+    board.ok("RESET")

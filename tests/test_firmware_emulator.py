@@ -45,6 +45,7 @@ def emu():
 @pytest.fixture
 def board(emu):
     b = Board(emu.port)
+    b.ok("MOTORS ON")  # the drivers are off at power-up (tests/test_bringup_commands.py checks ENABLE)
     yield b
     b.close()
 

@@ -60,7 +60,24 @@ static int8_t arm_index(char c) {
   }
 }
 
-static uint8_t pair_of_arm(uint8_t arm) { return arm <= ARM_L ? PAIR_RL : PAIR_FB; }
+static uint8_t pair_of_arm(uint8_t arm) { return motion_pair_of(arm); }
+
+// One arm letter (the whole token).
+static int8_t parse_arm(const char *token) {
+  if (token[0] == '\0' || token[1] != '\0') return -1;
+  return arm_index(token[0]);
+}
+
+// A set of arm letters, e.g. "RLFB": each at most once.  0 when malformed.
+static uint8_t parse_arms(const char *token) {
+  uint8_t mask = 0;
+  for (; *token; token++) {
+    int8_t arm = arm_index(*token);
+    if (arm < 0 || (mask & (1 << arm))) return 0;
+    mask |= (uint8_t)(1 << arm);
+  }
+  return mask;
+}
 
 static uint8_t queue_action(const action_t &action) {
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
@@ -101,7 +118,59 @@ static uint8_t cmd_turn(uint32_t seq, char *tokens[], uint8_t n) {
     a.steps[arm] = (int16_t)(angle / 90) * quarter;
   }
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  if (!stepper_enabled()) return ERR_MOTORS_OFF;  // the steps would be lost
   if (motion_planned_pair() != pair) return ERR_NOT_HOLDING;
+  return queue_action(a);
+}
+
+// JOG <arm> <steps>: turn one arm by any number of steps.  Allowed in the air
+// (its gripper open) or when its pair holds the cube and the other pair is
+// open; a turn against a closed gripper of the other pair never starts.
+static uint8_t cmd_jog(uint32_t seq, char *tokens[], uint8_t n) {
+  if (n != 3) return ERR_BAD_ARGUMENT;
+  int8_t arm = parse_arm(tokens[1]);
+  if (arm < 0) return ERR_BAD_ARGUMENT;
+  int32_t steps;
+  uint8_t err = parse_bounded(tokens[2], -JOG_STEPS_MAX, JOG_STEPS_MAX, &steps);
+  if (err != ERR_NONE) return err;
+  if (steps == 0) return ERR_BAD_ARGUMENT;
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  if (!stepper_enabled()) return ERR_MOTORS_OFF;
+  if (motion_planned_gripper(arm) != SERVO_OPEN && motion_planned_pair() != pair_of_arm(arm))
+    return ERR_ARM_BLOCKED;
+  action_t a;
+  a.seq = seq;
+  a.type = ACTION_TURN;
+  memset(a.steps, 0, sizeof a.steps);
+  a.steps[arm] = (int16_t)steps;
+  return queue_action(a);
+}
+
+// HOME <arm>: find the arm's zero with the homing sensor, in the air.
+static uint8_t cmd_home(uint32_t seq, char *tokens[], uint8_t n) {
+  if (n != 2) return ERR_BAD_ARGUMENT;
+  int8_t arm = parse_arm(tokens[1]);
+  if (arm < 0) return ERR_BAD_ARGUMENT;
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  if (!stepper_enabled()) return ERR_MOTORS_OFF;
+  if (motion_planned_gripper(arm) != SERVO_OPEN) return ERR_ARM_BLOCKED;  // it turns up to 1.25 turns
+  action_t a;
+  a.seq = seq;
+  a.type = ACTION_HOME;
+  a.arm = (uint8_t)arm;
+  return queue_action(a);
+}
+
+// OPEN <arms> / CLOSE <arms>: those grippers only, then wait grip_ms.
+static uint8_t cmd_grippers(uint32_t seq, char *tokens[], uint8_t n, servo_position position) {
+  if (n != 2) return ERR_BAD_ARGUMENT;
+  uint8_t mask = parse_arms(tokens[1]);
+  if (mask == 0) return ERR_BAD_ARGUMENT;
+  action_t a;
+  a.seq = seq;
+  a.type = ACTION_GRIPPERS;
+  a.grippers.mask = mask;
+  a.grippers.position = position;
   return queue_action(a);
 }
 
@@ -137,6 +206,18 @@ static uint8_t parse_lettered(char *tokens[], uint8_t n, const char *letters, co
 
 static bool motion_busy(void) { return motion_depth() > 0 || stepper_running(); }
 
+// Settings change how things move: never while latched, only with an empty queue.
+static uint8_t settings_change_allowed(void) {
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  return motion_busy() ? ERR_BUSY : ERR_NONE;
+}
+
+// Grippers already in use take their new widths for their current position.
+static void reapply_widths(void) {
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+    if (servo_get(arm) != SERVO_LIMP) servo_set(arm, servo_get(arm));
+}
+
 static uint8_t cmd_motion(char *tokens[], uint8_t n) {
   static const int32_t lo[] = {STEPS_PER_REV_MIN, MAX_SPEED_MIN, ACCEL_MIN};
   static const int32_t hi[] = {STEPS_PER_REV_MAX, MAX_SPEED_MAX, ACCEL_MAX};
@@ -146,6 +227,7 @@ static uint8_t cmd_motion(char *tokens[], uint8_t n) {
   if (v[0] % 4 != 0) return ERR_BAD_ARGUMENT;  // quarter turns must be whole steps
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;  // nothing changes while latched
   if (motion_busy()) return ERR_BUSY;
+  if (settings.steps_per_rev != (uint16_t)v[0]) stepper_forget(0x0F);  // a step means another angle
   settings.steps_per_rev = (uint16_t)v[0];
   settings.max_speed = (uint16_t)v[1];
   settings.accel = (uint32_t)v[2];
@@ -161,12 +243,88 @@ static uint8_t cmd_servo(char *tokens[], uint8_t n) {
   // It would move grippers in use to the new widths: never while latched.
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (motion_busy()) return ERR_BUSY;
-  settings.servo_open_us = (uint16_t)v[0];
-  settings.servo_closed_us = (uint16_t)v[1];
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+    settings.open_us[arm] = (uint16_t)v[0];
+    settings.closed_us[arm] = (uint16_t)v[1];
+  }
   settings.grip_ms = (uint16_t)v[2];
-  // Grippers already in use take the new widths for their current position.
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-    if (servo_get(arm) != SERVO_LIMP) servo_set(arm, servo_get(arm));
+  reapply_widths();
+  return ERR_NONE;
+}
+
+// Settings of one arm: `ARM R I1 Z-12`, `GRIPPER R O1100 C1900`.
+static uint8_t parse_arm_settings(char *tokens[], uint8_t n, const char *letters, const int32_t lo[],
+                                  const int32_t hi[], int32_t values[], int8_t *arm) {
+  if (n < 2) return ERR_BAD_ARGUMENT;
+  *arm = parse_arm(tokens[1]);
+  if (*arm < 0) return ERR_BAD_ARGUMENT;
+  uint8_t err = parse_lettered(tokens + 1, (uint8_t)(n - 1), letters, lo, hi, values);
+  if (err != ERR_NONE) return err;
+  return settings_change_allowed();
+}
+
+static uint8_t cmd_gripper(char *tokens[], uint8_t n) {
+  static const int32_t lo[] = {SERVO_US_MIN, SERVO_US_MIN};
+  static const int32_t hi[] = {SERVO_US_MAX, SERVO_US_MAX};
+  int32_t v[2];
+  int8_t arm;
+  uint8_t err = parse_arm_settings(tokens, n, "OC", lo, hi, v, &arm);
+  if (err != ERR_NONE) return err;
+  settings.open_us[arm] = (uint16_t)v[0];
+  settings.closed_us[arm] = (uint16_t)v[1];
+  reapply_widths();
+  return ERR_NONE;
+}
+
+static uint8_t cmd_arm(char *tokens[], uint8_t n) {
+  static const int32_t lo[] = {0, -ZERO_OFFSET_MAX};
+  static const int32_t hi[] = {1, ZERO_OFFSET_MAX};
+  int32_t v[2];
+  int8_t arm;
+  uint8_t err = parse_arm_settings(tokens, n, "IZ", lo, hi, v, &arm);
+  if (err != ERR_NONE) return err;
+  uint8_t bit = (uint8_t)(1 << arm);
+  if (((settings.invert_mask & bit) != 0) != (v[0] != 0)) stepper_forget(bit);  // its counting flips
+  settings.invert_mask = v[0] ? (settings.invert_mask | bit) : (settings.invert_mask & (uint8_t)~bit);
+  settings.zero_offset[arm] = (int16_t)v[1];
+  return ERR_NONE;
+}
+
+static uint8_t cmd_setup(char *tokens[], uint8_t n) {
+  static const int32_t lo[] = {0, 0};
+  static const int32_t hi[] = {IDLE_OFF_S_MAX, 1};
+  int32_t v[2];
+  uint8_t err = parse_lettered(tokens, n, "IH", lo, hi, v);
+  if (err != ERR_NONE) return err;
+  err = settings_change_allowed();
+  if (err != ERR_NONE) return err;
+  settings.idle_off_s = (uint16_t)v[0];
+  settings.home_active_level = (uint8_t)v[1];
+  return ERR_NONE;
+}
+
+// MOTORS ON / MOTORS OFF: the drivers' ENABLE.  Off is allowed while an alarm
+// is latched (it moves nothing, it only lets go); on is not.
+static uint8_t cmd_motors(char *tokens[], uint8_t n) {
+  if (n != 2) return ERR_BAD_ARGUMENT;
+  bool on = strcmp(tokens[1], "ON") == 0;
+  if (!on && strcmp(tokens[1], "OFF") != 0) return ERR_BAD_ARGUMENT;
+  if (on && system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  if (motion_busy()) return ERR_BUSY;
+  if (on) motion_drivers_on();
+  else stepper_enable(false);
+  return ERR_NONE;
+}
+
+// ZERO <arms>: the host confirms these arms are straight (squared by eye).
+static uint8_t cmd_zero(char *tokens[], uint8_t n) {
+  if (n != 2) return ERR_BAD_ARGUMENT;
+  uint8_t mask = parse_arms(tokens[1]);
+  if (mask == 0) return ERR_BAD_ARGUMENT;
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
+  if (!stepper_enabled()) return ERR_MOTORS_OFF;  // nothing would hold them there
+  if (motion_busy()) return ERR_BUSY;
+  stepper_set_zero(mask);
   return ERR_NONE;
 }
 
@@ -181,10 +339,21 @@ uint8_t command_execute(uint32_t seq, char *text) {
   if (strcmp(name, "DWELL") == 0) return cmd_dwell(seq, tokens, n);
   if (strcmp(name, "MOTION") == 0) return cmd_motion(tokens, n);
   if (strcmp(name, "SERVO") == 0) return cmd_servo(tokens, n);
-  if (strcmp(name, "HELLO") == 0 || strcmp(name, "STATUS") == 0 || strcmp(name, "RESET") == 0) {
+  if (strcmp(name, "JOG") == 0) return cmd_jog(seq, tokens, n);
+  if (strcmp(name, "OPEN") == 0) return cmd_grippers(seq, tokens, n, SERVO_OPEN);
+  if (strcmp(name, "CLOSE") == 0) return cmd_grippers(seq, tokens, n, SERVO_CLOSED);
+  if (strcmp(name, "HOME") == 0) return cmd_home(seq, tokens, n);
+  if (strcmp(name, "MOTORS") == 0) return cmd_motors(tokens, n);
+  if (strcmp(name, "ZERO") == 0) return cmd_zero(tokens, n);
+  if (strcmp(name, "ARM") == 0) return cmd_arm(tokens, n);
+  if (strcmp(name, "GRIPPER") == 0) return cmd_gripper(tokens, n);
+  if (strcmp(name, "SETUP") == 0) return cmd_setup(tokens, n);
+  if (strcmp(name, "HELLO") == 0 || strcmp(name, "STATUS") == 0 || strcmp(name, "RESET") == 0 ||
+      strcmp(name, "WHERE") == 0) {
     if (n != 1) return ERR_BAD_ARGUMENT;
     if (name[0] == 'H') report_identity();
     else if (name[0] == 'S') report_status();
+    else if (name[0] == 'W') report_where();
     else return system_clear_alarm();
     return ERR_NONE;
   }

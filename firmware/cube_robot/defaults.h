@@ -23,6 +23,8 @@
 #define DEFAULT_SERVO_OPEN_US 1000    // gripper pulse width when open
 #define DEFAULT_SERVO_CLOSED_US 2000  // gripper pulse width when closed
 #define DEFAULT_GRIP_MS 95            // settle time of each GRIP phase
+#define DEFAULT_IDLE_OFF_S 300        // drivers off after this long without an action (0: never)
+#define DEFAULT_HOME_ACTIVE_LEVEL 0   // the homing input reads this level at a sensor (0: active low)
 
 // Bounds the MOTION / SERVO / DWELL / TURN commands are checked against.
 // STEPS_PER_REV must also be a multiple of 4 (a quarter turn is whole steps).
@@ -48,6 +50,21 @@
 #define DWELL_MS_MIN 1
 #define DWELL_MS_MAX 60000
 #define TURN_ANGLE_MAX 180
+#define JOG_STEPS_MAX 6400   // one JOG: at most a turn at the largest STEPS_PER_REV
+#define ZERO_OFFSET_MAX 3200 // |zero offset| (steps from the sensor's edge to the arm's zero)
+#define IDLE_OFF_S_MAX 3600
+
+// Homing (HOME <arm>), as fractions of a turn so they scale with steps_per_rev:
+// seek at one turn per second for at most 1.25 turns, back off until the sensor
+// releases (at most half a turn) and a sixteenth further, approach at an eighth
+// of a turn per second, then move by the arm's zero offset.  Speeds are kept
+// within HOME_SPEED_MIN..max_speed.
+#define HOME_SEEK_TURNS_PER_S 1
+#define HOME_APPROACH_DIVISOR 8
+#define HOME_SEARCH_QUARTERS 5
+#define HOME_RELEASE_DIVISOR 2
+#define HOME_BACKOFF_DIVISOR 16
+#define HOME_SPEED_MIN 50
 
 #define QUEUE_DEPTH 16       // queued + running actions (`q` in the id line)
 #define RX_BUFFER_SIZE 64    // `rx` in the id line; power of two

@@ -71,7 +71,7 @@ ISR(TIMER1_COMPB_vect) {
 
 void servo_set(uint8_t arm, servo_position position) {
   if (system_alarm() != ALARM_NONE) return;  // nothing moves while an alarm is latched
-  uint16_t us = position == SERVO_CLOSED ? settings.servo_closed_us : settings.servo_open_us;
+  uint16_t us = position == SERVO_CLOSED ? settings.closed_us[arm] : settings.open_us[arm];
   positions[arm] = position;
   uint8_t sreg = SREG;
   cli();

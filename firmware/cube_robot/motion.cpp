@@ -16,16 +16,22 @@ static bool active;    // queue[tail] has started
 static uint8_t grip_phase;  // GRIP: 0 closing the pair, 1 opening the other
 static uint32_t started_ms;
 static uint32_t phase_ms;
-static uint8_t planned_pair;
+static uint8_t planned[ARM_COUNT];  // servo_position of each gripper after the queued actions
+static uint32_t idle_since_ms;       // the last action ended (or the drivers went on)
+static uint8_t home_phase;           // HOME: enum home_phase
 
 static const uint8_t PAIR_ARMS[3][2] = {{0, 0}, {ARM_R, ARM_L}, {ARM_F, ARM_B}};
 
-static uint8_t actual_holding_pair(void) {
+uint8_t motion_pair_of(uint8_t arm) { return arm <= ARM_L ? PAIR_RL : PAIR_FB; }
+
+servo_position motion_planned_gripper(uint8_t arm) { return (servo_position)planned[arm]; }
+
+uint8_t motion_planned_pair(void) {
   // A pair holds when both its grippers are closed and the other pair's open.
   for (uint8_t pair = PAIR_RL; pair <= PAIR_FB; pair++) {
     uint8_t other = pair == PAIR_RL ? PAIR_FB : PAIR_RL;
-    if (servo_get(PAIR_ARMS[pair][0]) == SERVO_CLOSED && servo_get(PAIR_ARMS[pair][1]) == SERVO_CLOSED &&
-        servo_get(PAIR_ARMS[other][0]) == SERVO_OPEN && servo_get(PAIR_ARMS[other][1]) == SERVO_OPEN)
+    if (planned[PAIR_ARMS[pair][0]] == SERVO_CLOSED && planned[PAIR_ARMS[pair][1]] == SERVO_CLOSED &&
+        planned[PAIR_ARMS[other][0]] == SERVO_OPEN && planned[PAIR_ARMS[other][1]] == SERVO_OPEN)
       return pair;
   }
   return PAIR_NONE;
@@ -34,7 +40,8 @@ static uint8_t actual_holding_pair(void) {
 void motion_init(void) {
   head = tail = count = 0;
   active = false;
-  planned_pair = PAIR_NONE;
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = SERVO_LIMP;
+  idle_since_ms = millis();
 }
 
 uint8_t motion_depth(void) { return count; }
@@ -44,7 +51,13 @@ bool motion_push(const action_t &action) {
   queue[head] = action;
   head = (uint8_t)((head + 1) % QUEUE_DEPTH);
   count++;
-  if (action.type == ACTION_GRIP) planned_pair = action.pair;
+  if (action.type == ACTION_GRIP) {
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+      planned[arm] = motion_pair_of(arm) == action.pair ? SERVO_CLOSED : SERVO_OPEN;
+  } else if (action.type == ACTION_GRIPPERS) {
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+      if (action.grippers.mask & (1 << arm)) planned[arm] = action.grippers.position;
+  }
   return true;
 }
 
@@ -53,12 +66,82 @@ void motion_flush(void) {
   active = false;
   persist.running = 0;
   persist_save();
-  planned_pair = actual_holding_pair();
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = servo_get(arm);
 }
 
 uint32_t motion_running_seq(void) { return active ? queue[tail].seq : 0; }
 
-uint8_t motion_planned_pair(void) { return planned_pair; }
+// HOME <arm>: seek the sensor, back off until it releases and a little more,
+// approach it slowly, then move by the arm's zero offset and call that zero.
+enum home_phase { HOME_SEEK, HOME_RELEASE, HOME_BACKOFF, HOME_APPROACH, HOME_OFFSET, HOME_DONE };
+
+static uint16_t clamp_speed(uint32_t speed) {
+  if (speed < HOME_SPEED_MIN) return HOME_SPEED_MIN;
+  return speed > settings.max_speed ? settings.max_speed : (uint16_t)speed;
+}
+
+static void home_move(uint8_t arm, int16_t steps, uint16_t speed, uint8_t watch) {
+  int16_t move[ARM_COUNT] = {0, 0, 0, 0};
+  move[arm] = steps;
+  stepper_start_watching(move, speed, watch);
+}
+
+static void home_start(uint8_t arm) {
+  uint16_t rev = settings.steps_per_rev;
+  if (system_home_sensor_active()) {  // already at the sensor: leave it first
+    home_phase = HOME_RELEASE;
+    home_move(arm, -(int16_t)(rev / HOME_RELEASE_DIVISOR), clamp_speed(rev * HOME_SEEK_TURNS_PER_S),
+              SENSOR_RELEASED);
+  } else {
+    home_phase = HOME_SEEK;
+    home_move(arm, (int16_t)(rev / 4 * HOME_SEARCH_QUARTERS), clamp_speed(rev * HOME_SEEK_TURNS_PER_S),
+              SENSOR_ACTIVE);
+  }
+}
+
+// The current phase's move has ended: start the next.  True when homing is done;
+// a sensor that does not switch latches an alarm (which flushes the queue).
+static bool home_step(uint8_t arm) {
+  uint16_t rev = settings.steps_per_rev;
+  uint16_t seek = clamp_speed(rev * HOME_SEEK_TURNS_PER_S);
+  bool hit = stepper_sensor_stopped();
+  switch (home_phase) {
+    case HOME_SEEK:
+      if (!hit) break;
+      home_phase = HOME_RELEASE;
+      home_move(arm, -(int16_t)(rev / HOME_RELEASE_DIVISOR), seek, SENSOR_RELEASED);
+      return false;
+    case HOME_RELEASE:
+      if (!hit) {
+        system_raise_alarm(ALARM_HOME_STUCK);
+        return false;
+      }
+      home_phase = HOME_BACKOFF;
+      home_move(arm, -(int16_t)(rev / HOME_BACKOFF_DIVISOR), seek, SENSOR_IGNORE);
+      return false;
+    case HOME_BACKOFF:
+      home_phase = HOME_APPROACH;
+      home_move(arm, (int16_t)(rev / HOME_BACKOFF_DIVISOR + rev / HOME_RELEASE_DIVISOR),
+                clamp_speed(rev * HOME_SEEK_TURNS_PER_S / HOME_APPROACH_DIVISOR), SENSOR_ACTIVE);
+      return false;
+    case HOME_APPROACH:
+      if (!hit) break;
+      stepper_set_zero((uint8_t)(1 << arm));  // the sensor's edge, for now
+      home_phase = HOME_OFFSET;
+      if (settings.zero_offset[arm] != 0) {
+        home_move(arm, settings.zero_offset[arm], seek, SENSOR_IGNORE);
+        return false;
+      }
+      // fall through: no offset
+    case HOME_OFFSET:
+      stepper_set_zero((uint8_t)(1 << arm));
+      return true;
+    default:
+      return true;
+  }
+  system_raise_alarm(ALARM_HOME_NOT_FOUND);
+  return false;
+}
 
 static void start(action_t &a) {
   started_ms = phase_ms = millis();
@@ -68,6 +151,11 @@ static void start(action_t &a) {
   }
   if (a.type == ACTION_TURN) {
     stepper_start(a.steps);
+  } else if (a.type == ACTION_HOME) {
+    home_start(a.arm);
+  } else if (a.type == ACTION_GRIPPERS) {
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+      if (a.grippers.mask & (1 << arm)) servo_set(arm, (servo_position)a.grippers.position);
   } else if (a.type == ACTION_GRIP) {
     grip_phase = 0;
     servo_set(PAIR_ARMS[a.pair][0], SERVO_CLOSED);
@@ -83,6 +171,10 @@ static bool step(action_t &a) {
       return !stepper_running();
     case ACTION_DWELL:
       return now - started_ms >= a.ms;
+    case ACTION_GRIPPERS:
+      return now - started_ms >= settings.grip_ms;
+    case ACTION_HOME:
+      return !stepper_running() && home_step(a.arm);
     default:  // GRIP
       if (now - phase_ms < settings.grip_ms) return false;
       if (grip_phase == 1) return true;
@@ -97,7 +189,24 @@ static bool step(action_t &a) {
   }
 }
 
+// Drivers off after idle_off_s without an action (they heat while holding).
+static void poll_idle(void) {
+  uint32_t now = millis();
+  if (count > 0 || stepper_running() || !stepper_enabled()) {
+    idle_since_ms = now;
+    return;
+  }
+  if (settings.idle_off_s != 0 && now - idle_since_ms >= (uint32_t)settings.idle_off_s * 1000UL)
+    stepper_enable(false);
+}
+
+void motion_drivers_on(void) {
+  stepper_enable(true);
+  idle_since_ms = millis();
+}
+
 void motion_poll(void) {
+  poll_idle();
   if (count == 0 || system_alarm() != ALARM_NONE) return;
   action_t &a = queue[tail];
   if (!active) {

@@ -9,7 +9,8 @@
 // checks that the two agree.
 //
 // Budget: the Uno has 20 I/O pins (D0-D13, A0-A5); D0/D1 are the USB serial
-// link.  We use 16 of the other 18: see firmware/README.md for what does not fit.
+// link.  We use 17 of the other 18 (A5 is free): see firmware/README.md for what
+// does not fit (one ENABLE for four drivers, one input for four homing sensors).
 #ifndef PINS_H
 #define PINS_H
 
@@ -27,7 +28,7 @@
 #define PIN_DIR_L     B, 1   // D9
 #define PIN_DIR_F     B, 2   // D10
 #define PIN_DIR_B     B, 3   // D11
-#define PIN_ENABLE    B, 4   // D12  shared by all four drivers, active low
+#define PIN_ENABLE    B, 4   // D12  shared by all four drivers, active low; high (off) until MOTORS ON
 
 #define PIN_LED       B, 5   // D13  status LED (the Uno's on-board LED)
 
@@ -37,8 +38,12 @@
 #define PIN_SERVO_F   C, 2   // A2
 #define PIN_SERVO_B   C, 3   // A3
 
-// Reserved: one shared homing input (sensors wired in parallel, open collector,
-// active low; homing moves one arm at a time).  Homing is not implemented yet.
+// The homing input, shared by the four arms' index sensors (optional): wired in
+// parallel (open-collector Hall sensors or switches to GND, wired-OR), active
+// low by default (SETUP H1: active high).  HOME homes one arm at a time, so one
+// input serves four sensors; each arm's zero must lie outside its sensor's
+// window (a negative zero offset), or the next arm's homing finds the input
+// already active and stops with HOME_STUCK.  See docs/protocol.md, Homing.
 #define PIN_HOME      C, 4   // A4
 
 // A5 is free.

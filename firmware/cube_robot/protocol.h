@@ -52,13 +52,17 @@ static inline uint32_t line_crc32(const char *data, uint8_t length) {
   X(NOT_HOLDING, 7, "that arm's pair does not hold the cube")            \
   X(ALARM_ACTIVE, 8, "an alarm is latched (clear it with RESET)")        \
   X(BUSY, 9, "the action queue is not empty")                            \
-  X(QUEUE_FULL, 10, "the action queue is full")
+  X(QUEUE_FULL, 10, "the action queue is full")                         \
+  X(MOTORS_OFF, 11, "the stepper drivers are off (send MOTORS ON first)") \
+  X(ARM_BLOCKED, 12, "that arm's gripper is not open and its pair does not hold the cube")
 
 #define ALARM_CODES(X)                                                       \
   X(NONE, 0, "no alarm latched")                                             \
   X(ESTOP_INPUT, 1, "the emergency-stop input was triggered")                \
   X(ESTOP_BYTE, 2, "the host sent an emergency stop ('!')")                  \
-  X(RESET_DURING_MOTION, 3, "the board reset while an arm was moving")
+  X(RESET_DURING_MOTION, 3, "the board reset while an arm was moving")     \
+  X(HOME_NOT_FOUND, 4, "homing: the sensor did not switch within 1.25 turns") \
+  X(HOME_STUCK, 5, "homing: the sensor input never released")
 
 #define CODE_ENUM_ERR(name, number, text) ERR_##name = number,
 #define CODE_ENUM_ALARM(name, number, text) ALARM_##name = number,

@@ -4,7 +4,9 @@
 
 #include "defaults.h"
 #include "framing.h"
+#include "grippers.h"
 #include "motion.h"
+#include "steppers.h"
 #include "protocol.h"
 #include "serial.h"
 #include "system.h"
@@ -129,6 +131,26 @@ void report_status(void) {
   add_u32(framing_accepted_seq());
   add_str_P(PSTR(" alarm "));
   add_name_P(ALARM_NAMES, system_alarm(), ALARM_COUNT);
+  finish();
+}
+
+// where <ON|OFF> R<pos> L<pos> F<pos> B<pos> grip <RLFB: O open, C closed, - never set> home <0|1>
+// A position is steps from the arm's zero (0..steps_per_rev-1), `?` when not known.
+void report_where(void) {
+  static const char ARM_LETTERS[] = "RLFB";
+  static const char GRIP_LETTERS[] = "-OC";  // servo_position order
+  begin(stepper_enabled() ? PSTR("where ON") : PSTR("where OFF"));
+  uint8_t known = stepper_known_mask();
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+    add_char(' ');
+    add_char(ARM_LETTERS[arm]);
+    if (known & (1 << arm)) add_u32((uint32_t)stepper_position(arm));
+    else add_char('?');
+  }
+  add_str_P(PSTR(" grip "));
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) add_char(GRIP_LETTERS[servo_get(arm)]);
+  add_str_P(PSTR(" home "));
+  add_char(system_home_sensor_active() ? '1' : '0');
   finish();
 }
 

@@ -13,6 +13,7 @@ void report_resend(uint32_t seq);
 void report_done(uint32_t seq, uint32_t ms);
 void report_identity(void);
 void report_status(void);
+void report_where(void);
 void report_alarm(uint8_t code, uint32_t stop_us);
 void report_button_start(void);
 

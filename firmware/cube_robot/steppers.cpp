@@ -43,6 +43,12 @@ static float stop_sqrt;             // sqrt(2 * stop_steps + 1)
 static uint16_t stop_base_tick;
 static uint32_t stop_base_time;
 static volatile uint32_t stopped_at_us;
+static volatile int16_t position[ARM_COUNT];  // steps, updated by the ISR
+static int8_t step_sign[ARM_COUNT];           // +1/-1 per arm for the current move
+static uint8_t known_mask;
+static bool enabled;
+static uint8_t watch_for;                     // SENSOR_*: stop the move when the input gets there
+static volatile bool sensor_stopped;
 
 static inline void step_pins_high(uint8_t mask) {
   if (mask & (1 << ARM_R)) PIN_SET(PIN_STEP_R);
@@ -76,8 +82,10 @@ void stepper_init(void) {
   PIN_MAKE_OUTPUT(PIN_DIR_L);
   PIN_MAKE_OUTPUT(PIN_DIR_F);
   PIN_MAKE_OUTPUT(PIN_DIR_B);
+  PIN_SET(PIN_ENABLE);  // drivers off (active low) until the host sends MOTORS ON
   PIN_MAKE_OUTPUT(PIN_ENABLE);
-  PIN_CLEAR(PIN_ENABLE);  // drivers on: the arms hold their position
+  enabled = false;
+  known_mask = 0;
   // The Arduino core set Timer1 up for PWM; take it over: normal mode, /8.
   TCCR1A = 0;
   TCCR1B = (1 << CS11);
@@ -166,7 +174,8 @@ ISR(TIMER1_COMPA_vect) {
     OCR1A += 40;
     return;
   }
-  step_pins_high(pend_mask);
+  uint8_t stepped = pend_mask;
+  step_pins_high(stepped);
   OCR1A += pend_interval;
   tick++;
   if (tick >= end_tick) {  // the end tick steps nothing
@@ -177,23 +186,45 @@ ISR(TIMER1_COMPA_vect) {
   sei();
   _delay_us(STEP_PULSE_US);
   step_pins_low();
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+    if (stepped & (1 << arm)) position[arm] += step_sign[arm];
+  // Homing: stop on the step that reached the sensor's edge (a slow move: no ramp needed).
+  if (watch_for != SENSOR_IGNORE && system_home_sensor_active() == (watch_for == SENSOR_ACTIVE)) {
+    cli();
+    planning = false;
+    sensor_stopped = true;
+    finish();
+    return;
+  }
   plan_next();
   cli();
   planning = false;
 }
 
-void stepper_start(const int16_t steps[ARM_COUNT]) {
+static int16_t wrap(int16_t p) {  // into 0..steps_per_rev-1
+  int16_t rev = (int16_t)settings.steps_per_rev;
+  p %= rev;
+  return p < 0 ? p + rev : p;
+}
+
+void stepper_start(const int16_t steps[ARM_COUNT]) { stepper_start_watching(steps, 0, SENSOR_IGNORE); }
+
+void stepper_start_watching(const int16_t steps[ARM_COUNT], uint16_t speed, uint8_t watch) {
   uint16_t n = 0;
+  sensor_stopped = false;
+  watch_for = watch;
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
     int16_t s = steps[arm];
     arm_steps[arm] = (uint16_t)(s < 0 ? -s : s);
     arm_error[arm] = 0;
+    position[arm] = wrap(position[arm]);
     if (arm_steps[arm] > n) n = arm_steps[arm];
-    if (s != 0) set_dir(arm, s > 0);
+    step_sign[arm] = s > 0 ? 1 : -1;
+    if (s != 0) set_dir(arm, (s > 0) != ((settings.invert_mask >> arm) & 1));
   }
   if (n == 0) return;
   float a = (float)settings.accel;
-  float v = (float)settings.max_speed;
+  float v = (float)(speed ? speed : settings.max_speed);
   move_steps = n;
   c_half = TICKS_PER_S * sqrtf(1.0f / a);  // c * sqrt(x) = c_half * sqrt(2x), c = TICKS_PER_S * sqrt(2/a)
   ticks_per_step = TICKS_PER_S / v;
@@ -252,6 +283,41 @@ void stepper_halt(void) {
 }
 
 void stepper_stop_decelerating(void) { stop_requested = true; }
+
+bool stepper_sensor_stopped(void) { return sensor_stopped; }
+
+void stepper_enable(bool on) {
+  if (on) {
+    PIN_CLEAR(PIN_ENABLE);
+  } else {
+    PIN_SET(PIN_ENABLE);
+    known_mask = 0;  // nothing holds the arms: they can be turned by hand
+  }
+  enabled = on;
+}
+
+bool stepper_enabled(void) { return enabled; }
+
+int16_t stepper_position(uint8_t arm) {
+  uint8_t sreg = SREG;
+  cli();
+  int16_t p = position[arm];
+  SREG = sreg;
+  return wrap(p);
+}
+
+uint8_t stepper_known_mask(void) { return known_mask; }
+
+void stepper_set_zero(uint8_t arm_mask) {
+  uint8_t sreg = SREG;
+  cli();
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+    if (arm_mask & (1 << arm)) position[arm] = 0;
+  SREG = sreg;
+  known_mask |= arm_mask;
+}
+
+void stepper_forget(uint8_t arm_mask) { known_mask &= (uint8_t)~arm_mask; }
 
 uint32_t stepper_stopped_us(void) {
   uint8_t sreg = SREG;

@@ -56,6 +56,14 @@ void system_estop_byte(void) {
 
 void system_request_status(void) { status_requested = true; }
 
+void system_raise_alarm(uint8_t code) {
+  cli();
+  latch_alarm(code);
+  sei();
+}
+
+bool system_home_sensor_active(void) { return PIN_READ(PIN_HOME) == settings.home_active_level; }
+
 bool system_estop_input_active(void) { return PIN_READ(PIN_ESTOP) == 0; }
 
 void system_init(void) {
@@ -73,9 +81,15 @@ void system_init(void) {
   settings.steps_per_rev = DEFAULT_STEPS_PER_REV;
   settings.max_speed = DEFAULT_MAX_SPEED;
   settings.accel = DEFAULT_ACCEL;
-  settings.servo_open_us = DEFAULT_SERVO_OPEN_US;
-  settings.servo_closed_us = DEFAULT_SERVO_CLOSED_US;
+  for (uint8_t arm = 0; arm < 4; arm++) {
+    settings.open_us[arm] = DEFAULT_SERVO_OPEN_US;
+    settings.closed_us[arm] = DEFAULT_SERVO_CLOSED_US;
+    settings.zero_offset[arm] = 0;
+  }
   settings.grip_ms = DEFAULT_GRIP_MS;
+  settings.invert_mask = 0;
+  settings.idle_off_s = DEFAULT_IDLE_OFF_S;
+  settings.home_active_level = DEFAULT_HOME_ACTIVE_LEVEL;
 
   if (persist.check != persist_checksum()) {
     persist.last = persist.cut = persist.running = 0;  // power-up: nothing to resume

@@ -11,9 +11,13 @@ struct settings_t {
   uint16_t steps_per_rev;
   uint16_t max_speed;  // steps/s
   uint32_t accel;      // steps/s^2
-  uint16_t servo_open_us;
-  uint16_t servo_closed_us;
+  uint16_t open_us[4];    // per gripper (ARM_* order): SERVO sets all four, GRIPPER one
+  uint16_t closed_us[4];
   uint16_t grip_ms;
+  uint8_t invert_mask;    // arms whose DIR level is inverted (bit ARM_*)
+  int16_t zero_offset[4]; // steps from the homing sensor's edge to the arm's zero
+  uint16_t idle_off_s;    // drivers off after this long without an action (0: never)
+  uint8_t home_active_level;  // level of the homing input at a sensor
 };
 extern settings_t settings;
 
@@ -36,6 +40,8 @@ machine_state system_state(void);
 uint8_t system_alarm(void);          // ALARM_* code, ALARM_NONE when clear
 uint8_t system_clear_alarm(void);    // the RESET command: ERR_* code
 bool system_estop_input_active(void);
+void system_raise_alarm(uint8_t code);  // main loop: latch an alarm (homing failures)
+bool system_home_sensor_active(void);    // the shared homing input, after the polarity setting
 
 // Called from ISRs.
 void system_estop_byte(void);        // RX ISR: `!`

@@ -21,6 +21,19 @@
  *     press estop | release estop | press start | release start
  *     reset        the board's reset button (RAM kept)
  *     cycle        report the current cycle
+ *   and, for the arms' mechanics and homing sensors (arm = R L F B):
+ *     sensor ARM START WIDTH REV   that arm's sensor is active while the arm is
+ *                  START..START+WIDTH-1 steps (mod REV) from where it started
+ *     sensor ARM none | stuck      no sensor (never switches) / always active
+ *     sensor-level low | high      the input's level at a sensor (default low:
+ *                  open collector to GND against the pull-up)
+ *     wiring ARM normal | reversed the motor turns the other way for DIR high
+ *     hand ARM STEPS               turn the arm by hand (as with the drivers off)
+ *     position ARM                 answered `ok position ARM <steps> <cycle>`:
+ *                  the arm's angle in steps (signed, not wrapped)
+ *   The sensors share one input (PIN_HOME, wired-OR like open-collector
+ *   sensors in parallel).  An arm moves by a step on each STEP rising edge
+ *   while ENABLE is low (a disabled driver ignores its steps).
  *   End of stdin ends the harness.
  * - --realtime paces the simulation against the wall clock; otherwise it
  *   runs as fast as it can (5-9x real time).
@@ -74,6 +87,29 @@ static struct input_pin inputs[] = {
 };
 #define INPUT_COUNT (sizeof inputs / sizeof inputs[0])
 
+/* The arms' mechanics: angle in steps (DIR high = +1, or -1 with reversed
+ * wiring), and each arm's homing sensor. */
+enum sensor_mode { SENSOR_NONE, SENSOR_WINDOW, SENSOR_STUCK };
+struct arm_model {
+    char name;
+    char step_port, dir_port;
+    int step_bit, dir_bit;
+    long position;
+    int dir_level, reversed;
+    int sensor;
+    long sensor_start, sensor_width, sensor_rev;
+};
+static struct arm_model arms[] = {
+    {'R', PIN_LETTER(PIN_STEP_R), PIN_LETTER(PIN_DIR_R), PIN_NUMBER(PIN_STEP_R), PIN_NUMBER(PIN_DIR_R), 0, 0, 0, 0, 0, 0, 1},
+    {'L', PIN_LETTER(PIN_STEP_L), PIN_LETTER(PIN_DIR_L), PIN_NUMBER(PIN_STEP_L), PIN_NUMBER(PIN_DIR_L), 0, 0, 0, 0, 0, 0, 1},
+    {'F', PIN_LETTER(PIN_STEP_F), PIN_LETTER(PIN_DIR_F), PIN_NUMBER(PIN_STEP_F), PIN_NUMBER(PIN_DIR_F), 0, 0, 0, 0, 0, 0, 1},
+    {'B', PIN_LETTER(PIN_STEP_B), PIN_LETTER(PIN_DIR_B), PIN_NUMBER(PIN_STEP_B), PIN_NUMBER(PIN_DIR_B), 0, 0, 0, 0, 0, 0, 1},
+};
+#define ARM_COUNT (sizeof arms / sizeof arms[0])
+static int enable_level = 1;   /* drivers off until the firmware drives ENABLE low */
+static int sensor_active_level = 0;
+static int home_level = -1;    /* last level driven on PIN_HOME */
+
 static avr_t *avr;
 static FILE *pin_log;
 static int pin_level[3][8]; /* last logged level per port B, C, D; -1 unknown */
@@ -93,6 +129,42 @@ static void die(const char *what) {
 
 static uint64_t now_cycle(void) { return (uint64_t)avr->cycle + cycle_offset; }
 
+static int sensor_active(const struct arm_model *a) {
+    if (a->sensor == SENSOR_STUCK) return 1;
+    if (a->sensor != SENSOR_WINDOW) return 0;
+    long offset = ((a->position - a->sensor_start) % a->sensor_rev + a->sensor_rev) % a->sensor_rev;
+    return offset < a->sensor_width;
+}
+
+/* Drive the shared homing input from the arms' angles.  SET_EXTERNAL makes
+ * simavr keep this level when the firmware rewrites the port (its pull-up). */
+static void drive_home(void) {
+    int active = 0;
+    for (size_t i = 0; i < ARM_COUNT; i++) active |= sensor_active(&arms[i]);
+    int level = active ? sensor_active_level : !sensor_active_level;
+    if (level == home_level) return;
+    home_level = level;
+    char port = PIN_LETTER(PIN_HOME);
+    int bit = PIN_NUMBER(PIN_HOME);
+    avr_ioport_external_t ext = {.name = port, .mask = 1 << bit, .value = level << bit};
+    avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(port), &ext);
+    avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(port), bit), level);
+    uint8_t *pin = &avr->data[0x23 + 3 * (port - 'B')]; /* PINB/PINC/PIND */
+    *pin = level ? (*pin | (1 << bit)) : (*pin & ~(1 << bit));
+}
+
+static void arm_pin_changed(int port, int bit, int level) {
+    if (port == PIN_LETTER(PIN_ENABLE) && bit == PIN_NUMBER(PIN_ENABLE)) enable_level = level;
+    for (size_t i = 0; i < ARM_COUNT; i++) {
+        struct arm_model *a = &arms[i];
+        if (port == a->dir_port && bit == a->dir_bit) a->dir_level = level;
+        if (port == a->step_port && bit == a->step_bit && level == 1 && enable_level == 0) {
+            a->position += (a->dir_level ? 1 : -1) * (a->reversed ? -1 : 1);
+            drive_home();
+        }
+    }
+}
+
 static void pin_changed(avr_irq_t *irq, uint32_t value, void *param) {
     (void)irq;
     int port = (int)((intptr_t)param >> 8), bit = (int)((intptr_t)param & 7);
@@ -101,6 +173,7 @@ static void pin_changed(avr_irq_t *irq, uint32_t value, void *param) {
     if (*last == level) return;
     *last = level;
     if (pin_log) fprintf(pin_log, "%llu %c%d %d\n", (unsigned long long)now_cycle(), port, bit, level);
+    arm_pin_changed(port, bit, level);
 }
 
 static void feed_uart(void) {
@@ -182,6 +255,9 @@ static void reset_cpu(void) {
     memset(pin_level, 0xff, sizeof pin_level);
     if (pin_log) fprintf(pin_log, "%llu reset\n", (unsigned long long)now_cycle());
     drive_inputs();
+    enable_level = 1; /* the pins float after a reset; the firmware drives ENABLE high again */
+    home_level = -1;
+    drive_home();
 }
 
 static double wall_seconds(void) {
@@ -201,9 +277,64 @@ static void flush_output(int master) {
     output_len = 0;
 }
 
+static struct arm_model *find_arm(const char *name) {
+    for (size_t i = 0; i < ARM_COUNT; i++)
+        if (name[0] == arms[i].name && name[1] == '\0') return &arms[i];
+    return NULL;
+}
+
+/* The mechanics commands; 1 when handled (answered), 0 when not one of them. */
+static int arm_command(char *line) {
+    char verb[16] = "", what[16] = "", a1[24] = "";
+    long start = 0, width = 0, rev = 0;
+    int n = sscanf(line, "%15s %15s %23s", verb, what, a1);
+    if (n < 2) return 0;
+    if (strcmp(verb, "sensor-level") == 0) {
+        if (strcmp(what, "low") && strcmp(what, "high")) return 0;
+        sensor_active_level = what[0] == 'h';
+        drive_home();
+        fprintf(control_out, "ok %s %llu\n", line, (unsigned long long)now_cycle());
+        return 1;
+    }
+    if (strcmp(verb, "sensor") && strcmp(verb, "wiring") && strcmp(verb, "hand") && strcmp(verb, "position"))
+        return 0;
+    struct arm_model *a = find_arm(what);
+    if (!a) {
+        fprintf(control_out, "error no arm '%s' (R, L, F, B)\n", what);
+        return 1;
+    }
+    if (strcmp(verb, "position") == 0) {
+        fprintf(control_out, "ok position %c %ld %llu\n", a->name, a->position, (unsigned long long)now_cycle());
+        return 1;
+    }
+    if (strcmp(verb, "sensor") == 0 && strcmp(a1, "none") == 0) {
+        a->sensor = SENSOR_NONE;
+    } else if (strcmp(verb, "sensor") == 0 && strcmp(a1, "stuck") == 0) {
+        a->sensor = SENSOR_STUCK;
+    } else if (strcmp(verb, "sensor") == 0 &&
+               sscanf(line, "%*s %*s %ld %ld %ld", &start, &width, &rev) == 3 && width > 0 && rev > 0) {
+        a->sensor = SENSOR_WINDOW;
+        a->sensor_start = start, a->sensor_width = width, a->sensor_rev = rev;
+    } else if (strcmp(verb, "wiring") == 0 && (!strcmp(a1, "normal") || !strcmp(a1, "reversed"))) {
+        a->reversed = a1[0] == 'r';
+    } else if (strcmp(verb, "hand") == 0 && sscanf(a1, "%ld", &start) == 1) {
+        a->position += start;
+    } else {
+        fprintf(control_out, "error bad arguments in '%s'\n", line);
+        return 1;
+    }
+    drive_home();
+    fprintf(control_out, "ok %s %llu\n", line, (unsigned long long)now_cycle());
+    return 1;
+}
+
 static void control_command(char *line) {
     char verb[16] = "", what[16] = "";
     int n = sscanf(line, "%15s %15s", verb, what);
+    if (arm_command(line)) {
+        fflush(control_out);
+        return;
+    }
     if (n >= 1 && strcmp(verb, "reset") == 0) {
         reset_cpu();
     } else if (n >= 1 && strcmp(verb, "cycle") == 0) {
@@ -288,6 +419,7 @@ int main(int argc, char **argv) {
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uart_xoff_changed, NULL);
     after_reset();
     drive_inputs();
+    drive_home();
 
     /* The pty, raw, with one slave descriptor of our own kept open so the
      * line settings survive the host's close and the master never sees EIO. */

@@ -67,6 +67,7 @@ class Link(Connection):
         self.motion = motion
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.reconnect_log: Callable[[str], None] | None = None  # live messages while resume() waits
+        self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
         self._stream: Stream | None = None
         self._stream_progress_cb = None
         super().__init__(port, settings, url=url)
@@ -74,8 +75,9 @@ class Link(Connection):
     # -- opening -----------------------------------------------------------
 
     @classmethod
-    def open(cls, config=None, port: str | None = None, configure: bool = True) -> "Link":
-        """Open the configured port (or auto-detect), handshake, and send MOTION + SERVO."""
+    def open(cls, config=None, port: str | None = None, configure: bool = True, motors: bool = True) -> "Link":
+        """Open the configured port (or auto-detect), handshake, send the motion settings (MOTION, SERVO, the
+        per-arm and per-gripper settings) and, unless motors=False, switch the stepper drivers on."""
         from .. import config as config_module
 
         config = config if config is not None else config_module.load()
@@ -84,6 +86,7 @@ class Link(Connection):
         if url is None:
             url = ports.find_robot(settings).port
         link = cls(ports.open_port(url, settings.baud), settings, config["motion"], url=url)
+        link.motors = motors
         try:
             link.handshake()
             if configure:
@@ -138,7 +141,7 @@ class Link(Connection):
                     replies.append(message)
                 case P.Identity():
                     self._on_banner(message)
-                case P.Status():
+                case P.Status() | P.Where():
                     replies.append(message)  # (button and alarm events go to self.events only)
             if seq not in self._lines.pending:  # acknowledged (by `ok`, or covered by a later `status acc`)
                 return replies
@@ -173,12 +176,22 @@ class Link(Connection):
             return P.AlarmCode.NONE
 
     def configure(self) -> None:
-        """Send the motion settings (MOTION, SERVO); the queue must be empty, so wait for it."""
+        """Send the motion settings (MOTION, SERVO, then per arm and gripper) and, if self.motors, MOTORS ON.
+
+        The queue must be empty, so wait for it."""
         if self.motion is None:
             return
         self.wait_idle()
         self.request(P.motion_command(self.motion))
         self.request(P.servo_command(self.motion))
+        for command in P.bringup_setting_commands(self.motion):
+            self.request(command)
+        if self.motors:
+            self.request(P.motors_command(True))
+
+    def where(self) -> P.Where:
+        """The drivers, the arms' positions (None: not known) and the grippers (`WHERE`)."""
+        return next(r for r in self.request("WHERE") if isinstance(r, P.Where))
 
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:
         """Wait until the firmware's queue has drained (bounded: silence is detected, and `limit_s`)."""

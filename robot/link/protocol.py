@@ -52,8 +52,9 @@ class State(str, enum.Enum):
     ALARM = "ALARM"
 
 
-QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL")
-IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "RESET")
+QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL", "JOG", "OPEN", "CLOSE", "HOME")
+IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "RESET",
+                      "MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP")
 GRIP_PAIRS = tuple(firmware_header.ARM_PAIRS)  # ("RL", "FB")
 ARMS = "".join(arm for arms in firmware_header.ARM_PAIRS.values() for arm in arms)  # "RLFB"
 _LIMITS = firmware_header.limits()  # firmware/cube_robot/defaults.h
@@ -181,6 +182,82 @@ def servo_command(motion: dict) -> str:
     return f"SERVO O{motion['servo_open_us']} C{motion['servo_closed_us']} G{motion['grip_ms']}"
 
 
+# Bring-up commands (issue 10): drivers, one arm, one gripper, homing, per-arm settings.
+
+
+def _arms(arms) -> str:
+    text = "".join(arms)
+    if not text or any(a not in ARMS for a in text) or len(set(text)) != len(text):
+        raise ValueError(f"arms must be some of {ARMS}, each once, not {arms!r}")
+    return text
+
+
+def motors_command(on: bool) -> str:
+    return "MOTORS ON" if on else "MOTORS OFF"
+
+
+def jog_command(arm: str, steps: int) -> str:
+    _arm(arm)
+    if steps == 0 or abs(steps) > _LIMITS["JOG_STEPS_MAX"]:
+        raise ValueError(f"JOG takes 1..{_LIMITS['JOG_STEPS_MAX']} steps either way, not {steps}")
+    return f"JOG {arm} {steps}"
+
+
+def grippers_command(arms, close: bool) -> str:
+    """OPEN/CLOSE some grippers: ('R', 'L') or 'RL' -> 'CLOSE RL'."""
+    return f"{'CLOSE' if close else 'OPEN'} {_arms(arms)}"
+
+
+def _arm(arm: str) -> str:
+    if len(arm) != 1 or arm not in ARMS:
+        raise ValueError(f"no arm {arm!r} (arms: {', '.join(ARMS)})")
+    return arm
+
+
+def home_command(arm: str) -> str:
+    return f"HOME {_arm(arm)}"
+
+
+def zero_command(arms) -> str:
+    return f"ZERO {_arms(arms)}"
+
+
+def arm_command(arm: str, invert: bool, zero_offset: int) -> str:
+    return f"ARM {_arm(arm)} I{int(bool(invert))} Z{zero_offset}"
+
+
+def gripper_command(arm: str, open_us: int, closed_us: int) -> str:
+    return f"GRIPPER {_arm(arm)} O{open_us} C{closed_us}"
+
+
+def setup_command(idle_off_s: int, sensor_active_high: bool) -> str:
+    return f"SETUP I{idle_off_s} H{int(bool(sensor_active_high))}"
+
+
+def gripper_widths(motion: dict, arm: str) -> tuple[int, int]:
+    """(open_us, closed_us) of one gripper: its own values, else the pair-wide ones."""
+    own = motion.get("arms", {}).get(arm, {})
+    open_us = own.get("servo_open_us")
+    closed_us = own.get("servo_closed_us")
+    return (motion["servo_open_us"] if open_us is None else open_us,
+            motion["servo_closed_us"] if closed_us is None else closed_us)
+
+
+def bringup_setting_commands(motion: dict) -> list[str]:
+    """The per-arm, per-gripper and driver settings of config's `motion` section, as sent at every
+    connect after MOTION and SERVO (defaults where the section has none)."""
+    commands = []
+    arms = motion.get("arms", {})
+    for arm in ARMS:
+        own = arms.get(arm, {})
+        commands.append(arm_command(arm, own.get("invert", False), own.get("zero_offset_steps", 0)))
+        commands.append(gripper_command(arm, *gripper_widths(motion, arm)))
+    homing = motion.get("homing", {})
+    commands.append(setup_command(motion.get("idle_off_s", _LIMITS["DEFAULT_IDLE_OFF_S"]),
+                                  homing.get("sensor_active", "low") == "high"))
+    return commands
+
+
 def action_command(action) -> str:
     """A plan action (robot.plan.Grip / Turn) -> its command text."""
     from ..plan import Grip, Turn
@@ -275,7 +352,36 @@ class Button:
     name: str
 
 
-Reply = Ok | Err | Resend | Done | Identity | Status | Alarm | Button
+@dataclass(frozen=True)
+class Where:
+    """`where ...`: the drivers, each arm's position (steps from its zero; None: not known since the
+    drivers were last off), each gripper ('open', 'closed', None: never commanded) and the homing input."""
+    motors_on: bool
+    positions: dict
+    grippers: dict
+    sensor_active: bool
+
+    def straight(self, arm: str, steps_per_rev: int) -> bool:
+        position = self.positions[arm]
+        return position is not None and position % (steps_per_rev // 4) == 0
+
+
+_GRIP_STATE = {"O": "open", "C": "closed", "-": None}
+
+
+def _where(m) -> Where:
+    positions = {arm: None if value == "?" else int(value) for arm, value in zip(ARMS, m.group(2, 3, 4, 5))}
+    return Where(m[1] == "ON", positions, {arm: _GRIP_STATE[c] for arm, c in zip(ARMS, m[6])}, m[7] == "1")
+
+
+def format_where(where: Where) -> str:
+    states = {v: k for k, v in _GRIP_STATE.items()}
+    arms = " ".join(f"{arm}{'?' if where.positions[arm] is None else where.positions[arm]}" for arm in ARMS)
+    grips = "".join(states[where.grippers[arm]] for arm in ARMS)
+    return f"where {'ON' if where.motors_on else 'OFF'} {arms} grip {grips} home {int(where.sensor_active)}"
+
+
+Reply = Ok | Err | Resend | Done | Identity | Status | Alarm | Button | Where
 
 # What is an answer to a command line (one per line received) versus an event.
 LINE_ANSWERS = (Ok, Err, Resend)
@@ -303,6 +409,7 @@ _REPLIES = [
      lambda m: Status(State(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), _code(AlarmCode, m[6]))),
     (re.compile(r"alarm ([A-Z_]+|\d+) (\d+)"), lambda m: Alarm(_code(AlarmCode, m[1]), int(m[2]))),
     (re.compile(r"btn ([a-z]+)"), lambda m: Button(m[1])),
+    (re.compile(r"where (ON|OFF) R(\d+|\?) L(\d+|\?) F(\d+|\?) B(\d+|\?) grip ([OC-]{4}) home ([01])"), _where),
 ]
 
 
@@ -336,4 +443,6 @@ def format_reply(reply: Reply) -> str:
             return f"alarm {code.name} {stop_us}"
         case Button(name):
             return f"btn {name}"
+        case Where():
+            return format_where(reply)
     raise TypeError(f"not a reply: {reply!r}")

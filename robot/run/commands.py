@@ -97,6 +97,9 @@ def run_command(args) -> int:
         report = run_hardware(config, options, say)
     log.append(config, report)
     print(json.dumps(report.to_json()) if options.json else report.format())
+    if report.execute_ok is not None:  # the robot took the cube, and still holds it
+        say(("SIMULATED | " if report.mode == "simulated" else "")
+            + "The robot still holds the cube: `cube-robot release` opens all grippers.")
     return report.exit_status()
 
 

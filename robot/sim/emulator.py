@@ -7,6 +7,8 @@
         emu.press("estop"); emu.release("estop")
         emu.reset()                   # the board's reset button (RAM kept)
         events = emu.pin_events()     # decode with robot.sim.pinlog
+        emu.set_sensor("R", start=37, width=15, steps_per_rev=400)   # homing sensors
+        emu.arm_position("R")         # the arm's angle in steps, as the harness models it
 
 The harness (firmware/harness/harness.c) holds the CPU until the pty is
 opened, resets it when the pty is closed and opened again (the Uno's DTR
@@ -158,13 +160,16 @@ class Emulator:
         state = "still running" if code is None else f"exit code {code}"
         return f"{state}; stderr: {err or '(empty)'}"
 
-    def _control(self, command: str) -> int:
-        """Send a control command; returns the CPU cycle at which it took effect."""
+    def _raw_control(self, command: str) -> str:
         if self._proc is None or self._proc.poll() is not None:
             raise EmulatorError(f"emulator not running; cannot {command!r}")
         self._proc.stdin.write(command.encode() + b"\n")
         self._proc.stdin.flush()
-        reply = self._read_line(CONTROL_TIMEOUT_S, f"answer to {command!r}")
+        return self._read_line(CONTROL_TIMEOUT_S, f"answer to {command!r}")
+
+    def _control(self, command: str) -> int:
+        """Send a control command; returns the CPU cycle at which it took effect."""
+        reply = self._raw_control(command)
         if not reply.startswith(f"ok {command} "):
             raise EmulatorError(f"harness refused {command!r}: {reply}")
         return int(reply.rsplit(" ", 1)[1])
@@ -187,6 +192,38 @@ class Emulator:
     def cycle(self) -> int:
         """The CPU's current cycle (16 per microsecond)."""
         return self._control("cycle")
+
+    # -- the arms' mechanics and homing sensors (harness.c models them) --------
+
+    def set_sensor(self, arm: str, start: int, width: int, steps_per_rev: int) -> int:
+        """Arm's sensor is active while the arm is start..start+width-1 steps (mod a turn) from where it started."""
+        return self._control(f"sensor {arm} {start} {width} {steps_per_rev}")
+
+    def remove_sensor(self, arm: str) -> int:
+        """No sensor on this arm: the input never switches for it."""
+        return self._control(f"sensor {arm} none")
+
+    def stick_sensor(self, arm: str) -> int:
+        """This arm's sensor is always active (a sensor that never releases)."""
+        return self._control(f"sensor {arm} stuck")
+
+    def sensor_level(self, active_high: bool) -> int:
+        return self._control(f"sensor-level {'high' if active_high else 'low'}")
+
+    def reverse_wiring(self, arm: str, reversed_: bool = True) -> int:
+        """The motor turns the other way for DIR high (coil wires swapped)."""
+        return self._control(f"wiring {arm} {'reversed' if reversed_ else 'normal'}")
+
+    def turn_by_hand(self, arm: str, steps: int) -> int:
+        return self._control(f"hand {arm} {steps}")
+
+    def arm_position(self, arm: str) -> int:
+        """The arm's angle in steps from where it started (signed, not wrapped)."""
+        reply = self._raw_control(f"position {arm}")
+        parts = reply.split()
+        if parts[:3] != ["ok", "position", arm]:
+            raise EmulatorError(f"harness refused 'position {arm}': {reply}")
+        return int(parts[3])
 
     @property
     def log_path(self) -> Path:

@@ -27,6 +27,7 @@ from .. import firmware_header
 from ..config import defaults as config_defaults
 from ..link import motion as motion_time
 from ..link import protocol as P
+from .mock_arms import ArmsMixin, holding_pair
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
 DEFAULT_MOTION = dict(config_defaults()["motion"])  # config's defaults = the firmware's (defaults.h)
@@ -44,7 +45,7 @@ SETTINGS_ARGS = {
 }
 
 
-class MockFirmware(SerialDevice):
+class MockFirmware(ArmsMixin, SerialDevice):
     def __init__(self, transport: str = "pty", motion: dict | None = None, time_scale: float = 1.0,
                  queue_depth: int = LIMITS["QUEUE_DEPTH"], rx_bytes: int = LIMITS["RX_BUFFER_SIZE"], line_delay_s: float = 0.0,
                  reset_on_connect: bool = False, boot_delay_s: float = 0.0, firmware: str = P.FIRMWARE_NAME,
@@ -89,10 +90,9 @@ class MockFirmware(SerialDevice):
         self._queue: collections.deque = collections.deque()  # (seq, command, args, nominal_ms)
         self._running = None  # (seq, command, nominal_ms, end_time)
         self._running_since = 0.0
-        self.holding = None  # pair holding the cube after the last completed GRIP
-        self._queued_holding = None  # ... after the last queued GRIP (what a queued TURN will see)
         self.alarm = P.AlarmCode.NONE
         self.motion = dict(self.default_motion)
+        self._power_on_arms()  # drivers off, positions unknown, grippers never commanded (mock_arms.py)
 
     def _on_connect(self):
         if self.reset_on_connect:
@@ -177,15 +177,20 @@ class MockFirmware(SerialDevice):
             seq, command, nominal_ms, end = self._running
             self.interrupted.append((seq, command))
             # Bounded deceleration from at most full speed (the hardware input stops at once).
-            if code == P.AlarmCode.ESTOP_BYTE and command.startswith("TURN"):
+            if code == P.AlarmCode.ESTOP_BYTE and command.startswith(("TURN", "JOG", "HOME")):
                 stop_us = int(1e6 * self.motion["max_speed_steps_per_s"] / self.motion["accel_steps_per_s2"])
             if command.startswith("GRIP"):
-                # The grippers stay where they are: the new pair holds once the other pair opened.
+                # The grippers stay where they are: the other pair opens in the second half.
                 halfway = self._running_since + (end - self._running_since) / 2
-                self.holding = command.split()[1] if time.monotonic() >= halfway else None
+                if time.monotonic() >= halfway:
+                    self._gripper_halfway(command)
+        self._latch(code, stop_us)
+
+    def _latch(self, code: P.AlarmCode, stop_us: int = 0) -> None:
+        """Flush the queue and latch an alarm (the e-stops, and a homing that failed)."""
         self._running = None
         self._queue.clear()
-        self._queued_holding = self.holding  # the next TURN needs the pair that really holds
+        self._after_flush()  # the next TURN needs the pair that really holds
         self.alarm = code
         self._reply(P.Alarm(code, stop_us))
 
@@ -209,6 +214,7 @@ class MockFirmware(SerialDevice):
             self._boot_at = None
             self._reset()
         self._take_lines()
+        self._poll_idle()
 
     def _take_lines(self) -> None:
         self._advance_motion()
@@ -293,6 +299,8 @@ class MockFirmware(SerialDevice):
             return self._queue_action(seq, name, args)
         if name in ("MOTION", "SERVO"):
             return self._settings(name, args)
+        if name in ("MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP"):
+            return self._arms_immediate(name, args)
         if name in ("HELLO", "STATUS", "RESET"):
             if args:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -325,21 +333,26 @@ class MockFirmware(SerialDevice):
             nominal = _parse_int(args[0], P.DWELL_MS_MIN, P.DWELL_MS_MAX)
             if isinstance(nominal, P.ErrorCode):
                 return nominal
-        else:  # TURN
+        elif name == "TURN":
             pair = self._turn_pair(args)
             if isinstance(pair, P.ErrorCode):
                 return pair
             if self.alarm:
                 return P.ErrorCode.ALARM_ACTIVE
-            if self._queued_holding != pair:
+            if not self.motors_on:
+                return P.ErrorCode.MOTORS_OFF  # the steps would be lost
+            if holding_pair(self.planned) != pair:
                 return P.ErrorCode.NOT_HOLDING
             nominal = motion_time.turn_ms([int(arg[1:]) for arg in args], self.motion)
+        else:  # JOG OPEN CLOSE HOME (mock_arms.py)
+            nominal = self._arms_queue(seq, name, args)
+            if isinstance(nominal, P.ErrorCode):
+                return nominal
         if self.alarm:
             return P.ErrorCode.ALARM_ACTIVE
         if len(self._queue) + (1 if self._running else 0) >= self.queue_depth:
             return P.ErrorCode.QUEUE_FULL
-        if name == "GRIP":
-            self._queued_holding = args[0]
+        self._queued(name, args)
         self._queue.append((seq, f"{name} {' '.join(args)}", nominal))
         self.max_queued = max(self.max_queued, len(self._queue) + (1 if self._running else 0))
         return None
@@ -384,18 +397,25 @@ class MockFirmware(SerialDevice):
             return P.ErrorCode.ALARM_ACTIVE
         if self._queue or self._running:
             return P.ErrorCode.BUSY
+        if name == "MOTION" and values["S"][1] != self.motion["steps_per_rev"]:
+            self.forget_positions_for_new_steps()
         self.motion.update(dict(values.values()))
+        if name == "SERVO":
+            self._servo_all(values["O"][1], values["C"][1])
         return None
 
     def _advance_motion(self) -> None:
         now = time.monotonic()
         if self._running and now >= self._running[3]:
             seq, command, nominal, _ = self._running
+            failed = self._action_finished(seq, command)
+            if failed:  # homing: the sensor did not switch (no `done`; the alarm flushes the queue)
+                self.interrupted.append((seq, command))
+                self._latch(failed)
+                return
             self._running = None
             self.executed.append((seq, command))
             self.last = seq
-            if command.startswith("GRIP"):
-                self.holding = command.split()[1]
             self._reply(P.Done(seq, round(nominal)))
             if seq == self.reset_after_seq:
                 self.reset_after_seq = None
@@ -404,7 +424,10 @@ class MockFirmware(SerialDevice):
             seq, command, nominal = self._queue.popleft()
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
             self._running_since = now
+            self._action_started(seq, command)
 
+
+MockFirmware._parse_int = staticmethod(lambda text, low, high: _parse_int(text, low, high))
 
 # Bytes allowed in a command line's payload (framing.cpp allowed_in_payload: no `*`).
 _PAYLOAD_BYTES = frozenset(P.COMMAND_CHARSET - {ord("*")})

@@ -237,14 +237,21 @@ class SimulatedRobot:
         events = self.emulator.pin_events()
         if not events:
             return
-        threshold = (self.motion["servo_open_us"] + self.motion["servo_closed_us"]) / 2
+        from ..link.protocol import gripper_widths
+
+        # Each gripper's own widths (motion.arms.<arm>, else the pair-wide ones): closed when nearer to closed.
+        widths = {arm: gripper_widths(self.motion, arm) for arm in "RLFB"}
+
+        def closed(arm, us):
+            open_us, closed_us = widths[arm]
+            return abs(us - closed_us) < abs(us - open_us)
         timeline = []  # (cycle, order, kind, arm, value)
         # Only complete pulses are decoded, so a servo pulse cut off by the end of the log is
         # picked up next time: each kind of event keeps its own cursor.
         for arm, changes in pinlog.servo_changes(events).items():
             for pulse in changes:
                 if pulse.start_cycle > self._servo_cursor.get(arm, -1):
-                    timeline.append((pulse.start_cycle, 0, "grip", arm, pulse.width_us > threshold))
+                    timeline.append((pulse.start_cycle, 0, "grip", arm, closed(arm, pulse.width_us)))
                     self._servo_cursor[arm] = pulse.start_cycle
         for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
             for move in moves:

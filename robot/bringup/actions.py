@@ -1,0 +1,162 @@
+"""What the bring-up commands do on the link (robot.link.driver.Link), each saying what it did.
+
+`say` is a function that prints one line for the user.  Queued actions (JOG, OPEN, CLOSE, HOME,
+GRIP) are streamed with Link.run, so each returns once the firmware reported it `done`; a refusal
+or an alarm raises the link's typed error (CommandRejectedError, AlarmError) naming the code.
+"""
+
+from __future__ import annotations
+
+from ..link import protocol as P
+
+PAIRS = P.GRIP_PAIRS  # ("RL", "FB")
+
+
+class BringupError(RuntimeError):
+    """A bring-up step that cannot be done as asked (the message says why and what to do)."""
+
+
+def steps_for_degrees(degrees: float, steps_per_rev: int) -> int:
+    return round(degrees * steps_per_rev / 360)
+
+
+def ensure_motors(link, say) -> P.Where:
+    """Switch the stepper drivers on if they are off, and say so.  Returns WHERE after."""
+    where = link.where()
+    if not where.motors_on:
+        link.request(P.motors_command(True))
+        say("Switched the stepper drivers on (all four share ENABLE): the arms now hold their position.")
+        where = link.where()
+    return where
+
+
+def set_motors(link, on: bool, say) -> P.Where:
+    link.request(P.motors_command(on))
+    where = link.where()
+    if on:
+        say("Stepper drivers on: the arms hold. They switch off after motion.idle_off_s without an action, "
+            "with `cube-robot motors off`, or when a program next opens the port (that resets the Uno).")
+    else:
+        say("Stepper drivers off: the arms turn freely by hand. Their positions are now unknown: "
+            "`cube-robot home` (or a run's check) finds them again.")
+    return where
+
+
+def arms_of(target: str) -> str:
+    """'R', 'RL', 'FB' or 'all' -> the arm letters; BringupError names a bad one."""
+    if target.lower() == "all":
+        return P.ARMS
+    text = target.upper()
+    if not text or any(c not in P.ARMS for c in text) or len(set(text)) != len(text):
+        raise BringupError(f"{target!r} is not an arm (R, L, F, B), a pair ({', '.join(PAIRS)}) or 'all'")
+    return text
+
+
+def grip(link, arms: str, close: bool, say) -> P.Where:
+    link.run([P.grippers_command(arms, close)])
+    where = link.where()
+    widths = ", ".join(f"{arm} {P.gripper_widths(link.motion, arm)[1 if close else 0]} us" for arm in arms)
+    say(f"{'Closed' if close else 'Opened'} gripper{'s' if len(arms) > 1 else ''} {', '.join(arms)} ({widths}).")
+    return where
+
+
+def pair_of(arm: str) -> str:
+    return next(pair for pair in PAIRS if arm in pair)
+
+
+def jog(link, arm: str, steps: int, say, with_cube: bool = False) -> P.Where:
+    """Turn one arm by `steps`: in the air (its gripper opened first if needed), or with_cube: its pair
+    takes the cube (GRIP) and turns that layer."""
+    where = ensure_motors(link, say)
+    actions = []
+    if with_cube:
+        if not _pair_holds(where, pair_of(arm)):
+            actions.append(P.grip_command(pair_of(arm)))
+            say(f"Pair {pair_of(arm)} takes the cube (its grippers close, the other pair's open).")
+    elif where.grippers[arm] != "open":
+        actions.append(P.grippers_command(arm, close=False))
+        say(f"Opened gripper {arm} first, so the arm turns in the air"
+            + (" (its state was unknown: the board has just started)." if where.grippers[arm] is None else "."))
+    actions.append(P.jog_command(arm, steps))
+    result = link.run(actions)
+    rev = link.motion["steps_per_rev"]
+    say(f"Arm {arm} turned {steps:+d} steps ({steps * 360 / rev:+.1f} deg) in {result.durations_ms[-1]} ms. "
+        "A positive turn must be clockwise seen from outside the arm's face; if it went the other way, set "
+        f"motion.arms.{arm}.invert in config.yaml (or swap the motor's 1A/1B wires with the power off).")
+    return link.where()
+
+
+def _pair_holds(where: P.Where, pair: str) -> bool:
+    return all(where.grippers[a] == ("closed" if a in pair else "open") for a in P.ARMS)
+
+
+def home_with_sensors(link, arms: str, say) -> P.Where:
+    """HOME each arm in turn (in the air: its gripper is opened first)."""
+    ensure_motors(link, say)
+    where = link.where()
+    closed = [a for a in arms if where.grippers[a] != "open"]
+    if closed:
+        link.run([P.grippers_command("".join(closed), close=False)])
+        say(f"Opened gripper(s) {', '.join(closed)}: homing turns each arm in the air (take the cube out).")
+    for arm in arms:
+        say(f"Homing arm {arm}: seek the sensor, back off, approach slowly, move by its zero offset "
+            f"({link.motion['arms'][arm]['zero_offset_steps']} steps)...")
+        result = link.run([P.home_command(arm)])
+        say(f"  arm {arm} is at its zero ({result.durations_ms[0]} ms).")
+    return link.where()
+
+
+SMALL_STEP_TURNS = 1 / 80  # `+` / `-` while squaring by eye: 4.5 degrees
+
+
+def square_by_eye(link, arms: str, ask, say, hint=None) -> P.Where:
+    """Walk the user through squaring each arm: jog in small steps until it looks straight, confirm.
+
+    `ask(prompt)` returns the user's line; `hint(arm)` (simulation) describes where the arm really is.
+    Lines: `+` / `-` (a small step), a signed number of steps (`-7`), `Enter` = straight."""
+    ensure_motors(link, say)
+    where = link.where()
+    closed = [a for a in arms if where.grippers[a] != "open"]
+    if closed:
+        link.run([P.grippers_command("".join(closed), close=False)])
+        say(f"Opened gripper(s) {', '.join(closed)} so the arms turn in the air (take the cube out).")
+    small = max(1, round(link.motion["steps_per_rev"] * SMALL_STEP_TURNS))
+    say(f"Square each arm by eye: `+` / `-` turn it {small} steps, a number turns it that many steps "
+        "(e.g. -3), Enter when the gripper stands straight.")
+    for arm in arms:
+        while True:
+            if hint:
+                say(f"  (simulation: {hint(arm)})")
+            answer = ask(f"Arm {arm} [+ / - / steps / Enter = straight]: ").strip()
+            if not answer:
+                break
+            steps = {"+": small, "-": -small}.get(answer)
+            if steps is None:
+                try:
+                    steps = int(answer)
+                except ValueError:
+                    say(f"  {answer!r}: type +, -, a whole number of steps, or just Enter")
+                    continue
+            if steps:
+                link.run([P.jog_command(arm, steps)])
+    link.request(P.zero_command(arms))
+    say(f"Confirmed straight: {', '.join(arms)} (their positions are now 0).")
+    return link.where()
+
+
+def load(link, start_pair: str, wait, say) -> P.Where:
+    """Open all grippers, wait for the cube (wait() returns when Enter or the start button), close the start pair."""
+    ensure_motors(link, say)
+    link.run([P.grippers_command(P.ARMS, close=False)])
+    say("All grippers open: put the cube between them, then press Enter or the robot's start button.")
+    wait()
+    link.run([P.grip_command(start_pair)])
+    say(f"Cube held by pair {start_pair} ({' and '.join(start_pair)}); the other pair is open. "
+        "`cube-robot release` opens all grippers.")
+    return link.where()
+
+
+def release(link, say) -> P.Where:
+    link.run([P.grippers_command(P.ARMS, close=False)])
+    say("All grippers open: take the cube out.")
+    return link.where()

@@ -1,0 +1,168 @@
+"""A connected robot for one bring-up command: on a serial port, or emulated (--sim).
+
+    with Bench(config, port=None, sim=True) as bench:   # the firmware in simavr (or the mock)
+        bench.link.where()
+        with stop_on_interrupt(bench, say):              # Ctrl-C: `!` first, then the robot's state
+            ...
+
+The emulated robot is a freshly built one: its arms stand a few steps off straight (as if turned by
+hand), and when config says the arms have homing sensors, each sits where its arm's zero offset
+says (so homing ends with the arm straight), sharing one input as on the real wiring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from ..link import protocol as P
+
+# A freshly assembled robot: each arm a few steps off straight (physical steps, positive = clockwise).
+SIM_HAND_OFFSETS = {"R": 7, "L": -4, "F": 3, "B": -9}
+SIM_SENSOR_WIDTH_TURNS = 1 / 24  # a Hall sensor switches over about 15 degrees
+
+
+class BenchInterrupted(RuntimeError):
+    """Ctrl-C during a command that moved the robot; the message says what state it is in."""
+
+
+class Bench:
+    """A link to a robot (real or emulated), with the drivers left as the board has them."""
+
+    def __init__(self, config, port: str | None = None, sim: bool = False, firmware: str = "auto",
+                 realtime: bool = False):
+        self.config, self.port, self.sim = config, port, sim
+        self.firmware, self.realtime = firmware, realtime
+        self.emulator = self.mock = self.link = None
+        self.backend = None
+
+    # -- life cycle ----------------------------------------------------------------
+
+    def start(self) -> "Bench":
+        from ..link.driver import Link
+
+        url = self.port
+        if self.sim:
+            url = self._start_simulation()
+        try:
+            self.link = Link.open(self.config, port=url, motors=False)
+        except BaseException:
+            self.close()
+            raise
+        if not self.sim:
+            identity = self.link.identity
+            self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
+        return self
+
+    def _start_simulation(self) -> str:
+        from ..sim import emulator as emulator_module
+
+        usable, reason = emulator_module.available()
+        if self.firmware == "emulator" and not usable:
+            raise emulator_module.EmulatorError(f"the firmware emulator is not available: {reason}")
+        motion = self.config["motion"]
+        if self.firmware == "emulator" or (self.firmware == "auto" and usable):
+            self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
+            self.backend = "SIMULATED: the real firmware (.elf) in simavr"
+            mechanics, url = self.emulator, self.emulator.port
+        else:
+            from ..sim.mock_firmware import MockFirmware
+
+            self.mock = MockFirmware("pty", motion=motion, time_scale=1.0 if self.realtime else 0.05).start()
+            self.backend = "SIMULATED: the Python mock firmware" + ("" if self.firmware == "mock" else f" ({reason})")
+            mechanics, url = self.mock, self.mock.url
+        self.set_up_mechanics(mechanics, self.config)
+        return url
+
+    @staticmethod
+    def set_up_mechanics(mechanics, config) -> None:
+        """Arms off straight by SIM_HAND_OFFSETS; sensors where config's zero offsets put the zero."""
+        motion = config["motion"]
+        rev = motion["steps_per_rev"]
+        emulated = hasattr(mechanics, "sensor_level")
+        if emulated:
+            mechanics.sensor_level(active_high=motion["homing"]["sensor_active"] == "high")
+        for arm, offset in SIM_HAND_OFFSETS.items():
+            mechanics.turn_by_hand(arm, offset)
+            if motion["homing"]["sensors"]:
+                start = -motion["arms"][arm]["zero_offset_steps"] % rev  # the edge, seen from straight
+                width = max(1, round(rev * SIM_SENSOR_WIDTH_TURNS))
+                if emulated:
+                    mechanics.set_sensor(arm, start, width, rev)
+                else:
+                    mechanics.set_sensor(arm, start, width)
+
+    def arm_angle(self, arm: str) -> int | None:
+        """Simulation only: the arm's physical angle in steps from straight (None on a real robot)."""
+        mechanics = self.emulator or self.mock
+        return None if mechanics is None else mechanics.arm_position(arm)
+
+    def press_start(self) -> None:
+        """Simulation only: press the robot's start button (held 50 ms: the firmware debounces)."""
+        if self.emulator:
+            import time
+
+            from ..sim.robot_sim import BUTTON_HOLD_CYCLES
+
+            pressed = self.emulator.press("start")
+            while self.emulator.cycle() - pressed < BUTTON_HOLD_CYCLES:
+                time.sleep(0.002)
+            self.emulator.release("start")
+        elif self.mock:
+            self.mock.press_start()
+
+    def close(self) -> None:
+        for stop in (self.link and self.link.close, self.emulator and self.emulator.close,
+                     self.mock and self.mock.stop):
+            if stop:
+                try:
+                    stop()
+                except Exception:  # best effort: the first error was already reported
+                    pass
+
+    def __enter__(self) -> "Bench":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def describe(where: P.Where, status: P.Status | None, steps_per_rev: int) -> str:
+    """One paragraph: alarm, drivers, each arm's position, each gripper."""
+    parts = []
+    if status is not None:
+        parts.append(f"state {status.state.value}" + (f", alarm {status.alarm.name} latched" if status.alarm else ""))
+    parts.append("drivers " + ("on" if where.motors_on else "off"))
+    arms = []
+    for arm in P.ARMS:
+        position = where.positions[arm]
+        if position is None:
+            arms.append(f"{arm} unknown")
+        else:
+            degrees = position * 360 / steps_per_rev
+            arms.append(f"{arm} {position} steps ({degrees:.1f} deg){'' if where.straight(arm, steps_per_rev) else ' NOT straight'}")
+    parts.append("arms: " + ", ".join(arms))
+    parts.append("grippers: " + ", ".join(f"{arm} {where.grippers[arm] or 'never set'}" for arm in P.ARMS))
+    return "; ".join(parts)
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(bench: Bench, say):
+    """Ctrl-C while the robot moves: send the real-time stop `!` first, then report the robot's state."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        link = bench.link
+        try:
+            link.estop()
+        except Exception as exc:  # the port is gone: nothing more can be sent
+            raise BenchInterrupted(f"interrupted; the stop byte could not be sent ({exc}): switch the robot off") from None
+        try:
+            status = link.status()
+            where = link.where()
+            state = describe(where, status, bench.config["motion"]["steps_per_rev"])
+        except Exception as exc:
+            state = f"the robot's state could not be read ({exc})"
+        raise BenchInterrupted(
+            f"interrupted: sent the e-stop ('!') first. {state}. "
+            "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
+        ) from None

@@ -1,0 +1,371 @@
+"""`cube-robot jog | grip | motors | home | load | release | tune grippers`: bringing a robot up.
+
+Every command takes --config, --port, --sim (the emulated robot: the real firmware in simavr, or
+the mock with --firmware mock) and --json (one JSON object on stdout; the running commentary goes
+to stderr).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
+state.  Exit status: 0 done, 1 not done (e.g. tuning quit without saving), 3 the robot refused or
+an alarm latched or the link failed, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli_common import add_config_argument
+
+EXAMPLES = {
+    "jog": """examples:
+  cube-robot jog R 90              turn arm R a quarter turn clockwise (seen from outside R), in the air
+  cube-robot jog L -45
+  cube-robot jog F --steps 5       five (micro)steps: for squaring an arm by eye
+  cube-robot jog R 90 --with-cube  pair RL takes the cube and R turns its layer
+  cube-robot jog B 90 --sim        try it on the emulated robot""",
+    "grip": """examples:
+  cube-robot grip R open           one gripper
+  cube-robot grip RL close         a pair (both its grippers)
+  cube-robot grip all open
+  cube-robot grip FB close --sim --json""",
+    "motors": """examples:
+  cube-robot motors on             drivers on: the arms hold
+  cube-robot motors off            drivers off: turn the arms by hand (positions are forgotten)
+  cube-robot motors on --sim --json""",
+    "home": """examples:
+  cube-robot home                  with motion.homing.sensors: find each arm's zero with its sensor;
+                                   without: square each arm by eye (+ / - / steps, Enter = straight)
+  cube-robot home --arms RL
+  cube-robot home --sim""",
+    "load": """examples:
+  cube-robot load                  open all grippers, wait for the cube (Enter or the start button),
+                                   close the start pair (robot.start_grip; RL when 'any')
+  cube-robot load --pair FB --sim""",
+    "release": """examples:
+  cube-robot release               open all grippers: take the cube out
+  cube-robot release --sim --json""",
+    "tune": """examples:
+  cube-robot tune grippers                        keys: + - ] [ nudge, o / c open or closed, n next, s save, q quit
+  cube-robot tune grippers --set R.open=1100 --set L.closed=1850 --save
+  cube-robot tune grippers --sim --set F.open=1050 --json""",
+}
+
+
+def _common(parser) -> None:
+    parser.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
+    parser.add_argument("--sim", action="store_true",
+                        help="use the emulated robot (the real firmware in simavr; the mock with --firmware mock)")
+    parser.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
+                        help="with --sim: which emulated firmware (default: simavr if installed)")
+    parser.add_argument("--realtime", action="store_true", help="with --sim: run at real speed")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_config_argument(parser)
+
+
+def _parser(subparsers, name, help_text, description):
+    return subparsers.add_parser(name, help=help_text, description=description, epilog=EXAMPLES[name],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def register(subparsers) -> None:
+    jog = _parser(subparsers, "jog", "turn one arm (drivers switched on as needed)",
+                  "Turn one arm by DEGREES (or --steps N). In the air: its gripper is opened first if needed. "
+                  "The firmware refuses any turn against a closed gripper of the other pair.")
+    jog.add_argument("arm", metavar="ARM", help="R, L, F or B")
+    jog.add_argument("degrees", metavar="DEGREES", nargs="?", type=float,
+                     help="angle, clockwise-positive seen from outside the arm's face")
+    jog.add_argument("--steps", type=int, help="turn by this many (micro)steps instead of DEGREES")
+    jog.add_argument("--with-cube", action="store_true", help="the arm's pair takes the cube, the arm turns its layer")
+    _common(jog)
+    jog.set_defaults(handler=run_jog)
+
+    grip = _parser(subparsers, "grip", "open or close one gripper, a pair, or all",
+                   "Open or close grippers (each with its own pulse widths from config.yaml).")
+    grip.add_argument("target", metavar="ARM|PAIR", help="R, L, F, B, a pair RL / FB, or all")
+    grip.add_argument("action", choices=("open", "close"))
+    _common(grip)
+    grip.set_defaults(handler=run_grip)
+
+    motors = _parser(subparsers, "motors", "switch the stepper drivers on or off (EN pin)",
+                     "Stepper drivers on (the arms hold) or off (turn them by hand; positions are forgotten).")
+    motors.add_argument("state", choices=("on", "off"))
+    _common(motors)
+    motors.set_defaults(handler=run_motors)
+
+    home = _parser(subparsers, "home", "find each arm's zero (sensors) or square the arms by eye",
+                   "Home the arms: with motion.homing.sensors, each arm seeks its sensor, backs off, approaches "
+                   "slowly and moves by its zero offset; without sensors, you square each arm by eye.")
+    home.add_argument("--arms", default="RLFB", help="which arms, in order (default RLFB)")
+    home.add_argument("--by-eye", action="store_true", help="square by eye even if sensors are configured")
+    _common(home)
+    home.set_defaults(handler=run_home)
+
+    load = _parser(subparsers, "load", "open all grippers, wait for the cube, close the start pair",
+                   "Put the cube in: all grippers open, then Enter or the start button, then the start pair closes.")
+    load.add_argument("--pair", choices=("RL", "FB"), help="the pair that takes the cube (default robot.start_grip)")
+    _common(load)
+    load.set_defaults(handler=run_load)
+
+    release = _parser(subparsers, "release", "open all grippers (take the cube out)", "Open all four grippers.")
+    _common(release)
+    release.set_defaults(handler=run_release)
+
+    tune = _parser(subparsers, "tune", "trim the grippers' pulse widths live, saved to config.yaml",
+                   "Trim each gripper's open and closed pulse widths on the robot.")
+    tune_sub = tune.add_subparsers(dest="what", metavar="WHAT", required=True)
+    grippers = tune_sub.add_parser(
+        "grippers", help="per-gripper open/closed widths", epilog=EXAMPLES["tune"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Interactive (keys) or with --set; saving rewrites only the motion.arms.<arm>.servo_*_us lines.")
+    grippers.add_argument("--set", action="append", default=[], metavar="ARM.open|closed=US",
+                          help="set a width without the interactive keys (repeatable)")
+    grippers.add_argument("--save", action="store_true", help="with --set: write the widths into the config file")
+    _common(grippers)
+    grippers.set_defaults(handler=run_tune)
+
+
+# ---------------------------------------------------------------------------
+# Running a command
+
+
+class Output:
+    """The commentary (stdout, or stderr with --json) and the JSON result."""
+
+    def __init__(self, args):
+        self.json = args.json
+        self.messages = []
+
+    def say(self, text: str) -> None:
+        self.messages.append(text)
+        print(text, file=sys.stderr if self.json else sys.stdout, flush=True)
+
+    def ask(self, prompt: str) -> str:
+        print(prompt, end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError("no more input")
+        return line
+
+
+def _run(args, body) -> int:
+    """Load the config, connect (real or --sim), run body(bench, config, out) -> (ok, extra), report."""
+    from .. import config as config_module
+    from ..link.errors import LinkError
+    from ..sim.emulator import EmulatorError
+    from .actions import BringupError
+    from .bench import Bench, BenchInterrupted, describe, stop_on_interrupt
+    from .tune import TuneError
+
+    config = config_module.load(args.config)
+    out = Output(args)
+    result = {"command": args.command, "simulated": bool(args.sim)}
+    code = 0
+    try:
+        with Bench(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime) as bench:
+            result["robot"] = bench.backend
+            if args.sim:
+                out.say(f"Robot: {bench.backend}.")
+            with stop_on_interrupt(bench, out.say):
+                ok, extra = body(bench, config, out)
+            result.update(extra)
+            where = bench.link.where()
+            out.say("Now: " + describe(where, None, config["motion"]["steps_per_rev"]) + ".")
+            result["where"] = {"motors_on": where.motors_on, "positions": where.positions,
+                               "grippers": where.grippers, "home_input_active": where.sensor_active}
+            code = 0 if ok else 1
+    except BenchInterrupted as exc:
+        result["error"] = str(exc)
+        code = 130
+    except (LinkError, BringupError, TuneError, EmulatorError, EOFError) as exc:
+        result["error"] = str(exc)
+        code = 3
+    if "error" in result:
+        print(f"cube-robot {args.command}: {result['error']}", file=sys.stderr)
+    result["ok"] = code == 0
+    if args.json:
+        print(json.dumps(result))
+    return code
+
+
+def run_jog(args) -> int:
+    from . import actions
+
+    arm = args.arm.upper()
+    if arm not in "RLFB" or len(arm) != 1:
+        print(f"cube-robot jog: {args.arm!r} is not an arm (R, L, F, B)", file=sys.stderr)
+        return 2
+    if (args.degrees is None) == (args.steps is None):
+        print("cube-robot jog: give DEGREES or --steps N (one of them)", file=sys.stderr)
+        return 2
+
+    def body(bench, config, out):
+        rev = config["motion"]["steps_per_rev"]
+        steps = args.steps if args.steps is not None else actions.steps_for_degrees(args.degrees, rev)
+        if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
+            out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
+        if steps == 0:
+            raise actions.BringupError("that is 0 steps: nothing to turn")
+        actions.jog(bench.link, arm, steps, out.say, with_cube=args.with_cube)
+        return True, {"arm": arm, "steps": steps}
+
+    return _run(args, body)
+
+
+def run_grip(args) -> int:
+    from . import actions
+
+    def body(bench, config, out):
+        arms = actions.arms_of(args.target)
+        actions.grip(bench.link, arms, args.action == "close", out.say)
+        return True, {"arms": arms, "action": args.action}
+
+    return _run(args, body)
+
+
+def run_motors(args) -> int:
+    from . import actions
+
+    def body(bench, config, out):
+        actions.set_motors(bench.link, args.state == "on", out.say)
+        return True, {"motors": args.state}
+
+    return _run(args, body)
+
+
+def run_home(args) -> int:
+    from . import actions
+
+    def body(bench, config, out):
+        arms = actions.arms_of(args.arms)
+        if config["motion"]["homing"]["sensors"] and not args.by_eye:
+            actions.home_with_sensors(bench.link, arms, out.say)
+            method = "sensors"
+        else:
+            hint = None
+            if args.sim:
+                rev = config["motion"]["steps_per_rev"]
+
+                def hint(arm):
+                    off = (bench.arm_angle(arm) + rev // 2) % rev - rev // 2
+                    return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
+            actions.square_by_eye(bench.link, arms, out.ask, out.say, hint)
+            method = "by eye"
+        if args.sim:
+            out.say("Simulated arms now at (steps from straight): "
+                    + ", ".join(f"{a} {bench.arm_angle(a)}" for a in arms) + ".")
+        return True, {"arms": arms, "method": method}
+
+    return _run(args, body)
+
+
+def run_load(args) -> int:
+    from . import actions
+
+    def body(bench, config, out):
+        start = args.pair or config["robot"]["start_grip"]
+        pair = start if start in actions.PAIRS else actions.PAIRS[0]
+
+        def wait():
+            _wait_enter_or_button(bench, config, out, args.sim)
+
+        actions.load(bench.link, pair, wait, out.say)
+        return True, {"pair": pair}
+
+    return _run(args, body)
+
+
+def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
+    """Enter on the keyboard or the robot's start button, whichever comes first."""
+    import threading
+    import time
+
+    from .actions import BringupError
+
+    entered = threading.Event()
+    keyboard = sys.stdin is not None and not sys.stdin.closed
+
+    def read():
+        if sys.stdin.readline():
+            entered.set()
+    if keyboard:
+        threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + config["run"]["start_timeout_s"]
+    pressed_in_sim = False
+    while time.monotonic() < deadline:
+        if entered.is_set() or bench.link.wait_button(timeout_s=0.2):
+            return
+        if sim and not pressed_in_sim and not sys.stdin.isatty() and not entered.is_set():
+            out.say("(simulation: nobody at the keyboard; pressing the emulated start button)")
+            bench.press_start()
+            pressed_in_sim = True
+    raise BringupError(f"nobody pressed Enter or the start button within {config['run']['start_timeout_s']:.0f} s")
+
+
+def run_release(args) -> int:
+    from . import actions
+
+    def body(bench, config, out):
+        actions.release(bench.link, out.say)
+        return True, {}
+
+    return _run(args, body)
+
+
+def run_tune(args) -> int:
+    from . import tune as tune_module
+    from .actions import ensure_motors
+
+    def body(bench, config, out):
+        from .. import firmware_header
+
+        limits = firmware_header.limits()
+        bounds = (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"])
+        widths = tune_module.Widths.from_motion(config["motion"])
+        ensure_motors(bench.link, out.say)
+        if args.set:
+            for text in args.set:
+                arm, which, us = tune_module.parse_setting(text)
+                widths.set(arm, which, us, bounds)
+                tune_module.apply_live(bench.link, widths, arm, which)
+                out.say(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
+            save = args.save
+        else:
+            save = tune_module.interactive(bench.link, widths, bounds, _key_reader(), out.say)
+        result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
+        if save and widths.changed:
+            tune_module.save(config.path, widths)
+            out.say(f"Saved {len(widths.changed)} width(s) into {config.path} "
+                    f"(motion.arms.<arm>.servo_*_us lines only).")
+            result["saved"] = sorted(f"{a}.{w}" for a, w in widths.changed)
+        elif not save:
+            out.say("Not saved: config.yaml is unchanged.")
+        return save or bool(args.set), result  # quitting the keys without saving: not done
+
+    return _run(args, body)
+
+
+def _key_reader():
+    """One key at a time: raw keys from a terminal, else the characters of each input line."""
+    if sys.stdin.isatty():
+        import termios
+        import tty
+
+        def read_key() -> str:
+            fd = sys.stdin.fileno()
+            old = termios.tcgetattr(fd)
+            try:
+                tty.setraw(fd)
+                return sys.stdin.read(1)
+            finally:
+                termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        return read_key
+
+    pending = []
+
+    def read_line_keys() -> str:
+        while not pending:
+            line = sys.stdin.readline()
+            if not line:
+                return ""  # end of input: quit without saving
+            pending.extend(line.strip() or "?")
+        return pending.pop(0)
+    return read_line_keys
