@@ -38,6 +38,7 @@ class RunReport:
     # The execution.
     execute_ms: float | None = None
     measured_machine_ms: int | None = None
+    button_to_solved_ms: float | None = None  # start press -> the last action's `done` (one clock)
     link_stats: dict | None = None
     execute_ok: bool | None = None
     verify: str | None = None
@@ -85,7 +86,7 @@ def format_report(report: RunReport) -> str:
         lines.append(f"  plan        {report.plan['moves'] or '(already solved)'}")
     for key, label in (("recognition_ms", "recognition"), ("solve_ms", "solve"),
                        ("predicted_machine_ms", "machine (pred.)"), ("measured_machine_ms", "machine (meas.)"),
-                       ("execute_ms", "execute (wall)")):
+                       ("execute_ms", "execute (wall)"), ("button_to_solved_ms", "button->solved")):
         if getattr(report, key) is not None:
             lines.append(f"  {label:<16}{getattr(report, key)} ms")
     if report.verify:
