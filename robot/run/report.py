@@ -59,6 +59,7 @@ class RunReport:
     execute_ms: float | None = None
     measured_machine_ms: int | None = None  # sum of every action's time; None when any is unknown
     unknown_time_actions: int | None = None  # actions whose time the link could not measure
+    button_to_solved_ms: float | None = None  # start press -> the last action's `done` (one clock)
     link_stats: dict | None = None
     execute_ok: bool | None = None
     verify: str | None = None
@@ -139,7 +140,7 @@ def format_report(report: RunReport) -> str:
         lines.append(f"  plan        {report.plan['moves'] or '(already solved)'}")
     for key, label in (("recognition_ms", "recognition"), ("solve_ms", "solve"),
                        ("predicted_machine_ms", "machine (pred.)"), ("measured_machine_ms", "machine (meas.)"),
-                       ("execute_ms", "execute (wall)")):
+                       ("execute_ms", "execute (wall)"), ("button_to_solved_ms", "button->solved")):
         if getattr(report, key) is not None:
             lines.append(f"  {label:<16}{getattr(report, key)} ms")
         elif key == "measured_machine_ms" and report.unknown_time_actions:
