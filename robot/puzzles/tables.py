@@ -97,12 +97,13 @@ def distance_table(tables: MoveTables, start_states=None, costs=None, progress: 
     distance = np.full(space.size, UNKNOWN, dtype=np.uint8)
     start = space.puzzle.solved if start_states is None else start_states
     distance[space.index(np.atleast_2d(start))] = 0
-    found = int(np.count_nonzero(distance == 0))
     bar = _Progress(space.size, f"  {space.puzzle.name} {label}", progress)
     depth = 0
     while True:
-        at_depth = int(np.count_nonzero(distance == depth))
-        if at_depth == 0 and not np.any((distance > depth) & (distance != UNKNOWN)):
+        counts = _histogram(distance)
+        found = space.size - int(counts[UNKNOWN])
+        at_depth = int(counts[depth])
+        if not counts[depth:UNKNOWN].any():
             break
         if depth + max(costs) >= UNKNOWN:
             raise ValueError(f"distances reach {depth + max(costs)}: too deep for a uint8 table")
@@ -110,11 +111,18 @@ def distance_table(tables: MoveTables, start_states=None, costs=None, progress: 
             _pull_layer(tables, distance, depth, inverse_column)
         else:
             _push_layer(tables, distance, depth, costs)
-        found = int(np.count_nonzero(distance != UNKNOWN))
+        bar.update(found + at_depth, f"depth {depth}: {found:,} states")
         depth += 1
-        bar.update(found, f"depth {depth}: {found:,} states")
     bar.finish(f"{found:,} states, deepest {depth - 1}")
     return distance
+
+
+def _histogram(distance: np.ndarray) -> np.ndarray:
+    """How many entries hold each value 0..255 (in chunks: bincount would copy the array as int64)."""
+    counts = np.zeros(256, dtype=np.int64)
+    for start in range(0, len(distance), CHUNK * 4):
+        counts += np.bincount(distance[start:start + CHUNK * 4], minlength=256)
+    return counts
 
 
 def _push_layer(tables: MoveTables, distance: np.ndarray, depth: int, costs) -> None:
@@ -161,5 +169,6 @@ def _inverse_columns(tables: MoveTables) -> list[int]:
 
 def depth_counts(distance: np.ndarray) -> list[int]:
     """How many states at each distance 0, 1, ... (unknown entries are not counted)."""
-    counts = np.bincount(distance[distance != UNKNOWN])
-    return [int(c) for c in counts]
+    counts = _histogram(distance)[:UNKNOWN]
+    deepest = int(np.flatnonzero(counts)[-1]) if counts.any() else -1
+    return [int(c) for c in counts[:deepest + 1]]
