@@ -185,3 +185,19 @@ def test_bidirectional_oracle_solves_short_3x3x3_scrambles_optimally_or_shorter(
         assert puzzle.to_facelets(puzzle.apply(state, solution)) == puzzle.solved_facelets
     # "R U R' U'" has no 3-move equivalent: the oracle must find exactly 4.
     assert len(bidirectional_search(puzzle, puzzle.apply(puzzle.solved, "R U R' U'"), moves)) == 4
+
+
+def test_progress_bar_only_for_long_builds_and_on_stderr(capsys, monkeypatch):
+    from robot.puzzles import tables as tables_module
+
+    tables = full_tables("pyraminx")
+    distance_table(tables, progress=True)  # forced, but short: under SHOW_PROGRESS_AFTER
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out == ""
+    monkeypatch.setattr(tables_module, "SHOW_PROGRESS_AFTER", 0.0)
+    distance_table(tables, progress=True)
+    drawn = capsys.readouterr()
+    assert drawn.out == ""
+    assert "pyraminx distance table" in drawn.err and "933,120 states, deepest 11" in drawn.err
+    distance_table(tables)  # default: only on a terminal, and pytest's stderr is not one
+    assert capsys.readouterr().err == ""

@@ -29,11 +29,18 @@ SHOW_PROGRESS_AFTER = 1.0  # seconds: short builds draw no bar
 
 
 class MoveTables:
-    """One move table per component of `space`, for the moves `moves` (puzzle Move objects)."""
+    """One move table per component of `space`, for the moves `moves` (puzzle Move objects).
 
-    def __init__(self, space: Space, moves):
+    reuse: another MoveTables over the same moves whose tables serve the components they share.
+    """
+
+    def __init__(self, space: Space, moves, reuse: "MoveTables | None" = None):
         self.space, self.moves = space, list(moves)
-        self.tables = [self._component_table(c) for c in space.components]
+        known = {}
+        if reuse is not None and [m.name for m in reuse.moves] == [m.name for m in self.moves]:
+            known = {c.name: t for c, t in zip(reuse.space.components, reuse.tables)}
+        self.tables = [known[c.name] if c.name in known else self._component_table(c)
+                       for c in space.components]
 
     def _component_table(self, component) -> np.ndarray:
         table = np.empty((component.size, len(self.moves)), dtype=np.int32)
