@@ -201,3 +201,51 @@ def test_progress_bar_only_for_long_builds_and_on_stderr(capsys, monkeypatch):
     assert "pyraminx distance table" in drawn.err and "933,120 states, deepest 11" in drawn.err
     distance_table(tables)  # default: only on a terminal, and pytest's stderr is not one
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("k, even", [(1, False), (5, False), (6, True), (7, True)])
+def test_permutation_ranker_is_a_bijection(k, even):
+    from math import factorial
+
+    from robot.puzzles.coords import rank_permutation, unrank_permutation
+
+    size = factorial(k) // (2 if even else 1)
+    perms = unrank_permutation(np.arange(size), k, even)
+    assert np.all(np.sort(perms, axis=1) == np.arange(k))  # each row a permutation
+    assert len({row.tobytes() for row in perms}) == size
+    assert np.array_equal(rank_permutation(perms, even), np.arange(size))
+    if even and k > 1:
+        inversions = [sum(a > b for i, a in enumerate(p) for b in p[i + 1:]) for p in perms.tolist()]
+        assert all(n % 2 == 0 for n in inversions)
+
+
+def test_combination_and_orientation_rankers_are_bijections():
+    from math import comb
+
+    from robot.puzzles.coords import (rank_combination, rank_orientation, unrank_combination,
+                                      unrank_orientation)
+
+    masks = unrank_combination(np.arange(comb(12, 4)), 12, 4)
+    assert np.all(masks.sum(axis=1) == 4)
+    assert len({row.tobytes() for row in masks}) == comb(12, 4)
+    assert np.array_equal(rank_combination(masks), np.arange(comb(12, 4)))
+    oris = unrank_orientation(np.arange(3 ** 7), 8, 3, constrained=True)
+    assert np.all(oris.sum(axis=1) % 3 == 0)
+    assert np.array_equal(rank_orientation(oris, 3, constrained=True), np.arange(3 ** 7))
+    free = unrank_orientation(np.arange(2 ** 4), 4, 2, constrained=False)
+    assert len({row.tobytes() for row in free}) == 16
+
+
+@pytest.mark.parametrize("name", ["2x2x2", "skewb"])
+def test_holding_the_puzzle_another_way_does_not_change_its_distance(name):
+    """canonical(state * rotation) is the same puzzle re-held: solved in as many moves."""
+    tables = full_tables(name)
+    distance = distance_table(tables, progress=False)
+    puzzle = tables.space.puzzle
+    states = puzzle.random_states(200, np.random.default_rng(4))
+    before = distance[tables.space.index(states)]
+    rotations = list(puzzle.rotations.values())
+    for rotation in rotations:
+        turned = puzzle.canonical(puzzle.apply_move(states, rotation))
+        assert not np.array_equal(turned, states), rotation.name
+        assert np.array_equal(distance[tables.space.index(turned)], before), rotation.name
