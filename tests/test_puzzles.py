@@ -82,6 +82,9 @@ def test_2x2x2_agrees_with_cube_py_on_10000_random_states_and_moves():
     assert set(names) == set(puzzle.moves) | set(puzzle.rotations)
     cubies = [cube.random_state(rng) for _ in range(10_000)]
     states = np.array([puzzle.from_facelets(c.to_facelets()) for c in cubies])
+    corners = puzzle.orbit("corners")  # same conventions, so the same CP and CO
+    assert states[:, corners.perm_slots].tolist() == [list(c.cp) for c in cubies]
+    assert states[:, corners.ori_slots].tolist() == [list(c.co) for c in cubies]
     chosen = rng.integers(0, len(names), len(cubies))
     after = np.empty_like(states)
     for k, name in enumerate(names):
@@ -100,6 +103,27 @@ def test_3x3x3_facelets_follow_kociemba_layout():
         "UUFUUFUUFRRRRRRRRRFFDFFDFFDDDBDDBDDBLLLLLLLLLUBBUBBUBB")
     assert puzzle.to_facelets(puzzle.apply(puzzle.solved, "U")) == (
         "UUUUUUUUUBBBRRRRRRRRRFFFFFFDDDDDDDDDFFFLLLLLLLLLBBBBBB")
+
+
+# Kociemba's cubie-level definitions of R and F (pieces at each place, orientations).
+KOCIEMBA_MOVES = {
+    "R": ("DFR UFL ULB URF DRB DLF DBL UBR", [2, 0, 0, 1, 1, 0, 0, 2],
+          "FR UF UL UB BR DF DL DB DR FL BL UR", [0] * 12),
+    "F": ("UFL DLF ULB UBR URF DFR DBL DRB", [1, 2, 0, 0, 2, 1, 0, 0],
+          "UR FL UL UB DR FR DL DB UF DF BL BR", [0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("move", sorted(KOCIEMBA_MOVES))
+def test_3x3x3_cubie_moves_match_kociemba(move):
+    puzzle = load_puzzle("3x3x3")
+    state = puzzle.apply(puzzle.solved, move)
+    corners, edges = puzzle.orbit("corners"), puzzle.orbit("edges")
+    cp, co, ep, eo = KOCIEMBA_MOVES[move]
+    assert " ".join(corners.pieces[i] for i in state[corners.perm_slots]) == cp
+    assert state[corners.ori_slots].tolist() == co
+    assert " ".join(edges.pieces[i] for i in state[edges.perm_slots]) == ep
+    assert state[edges.ori_slots].tolist() == eo
 
 
 @pytest.mark.parametrize("name", ["2x2x2", "3x3x3", "pyraminx", "skewb"])
