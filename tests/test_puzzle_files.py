@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 import pytest
 
 from robot.puzzles import Puzzle, PuzzleFileError, load_puzzle, shipped_puzzles
@@ -94,3 +96,46 @@ def test_unknown_moves_and_impossible_facelets_are_named():
     with pytest.raises(PuzzleStateError, match="expected 54 facelets"):
         puzzle.from_facelets("U" * 53)
     assert re.fullmatch(r"[URFDLB]{54}", puzzle.solved_facelets)
+
+
+# Kociemba's cubie tables of the six face turns, typed in as explicit moves.
+EXPLICIT_2X2X2 = """\
+name: explicit 2x2x2
+faces:
+  U: {normal: [0, 1, 0], up: [0, 0, -1], right: [1, 0, 0]}
+  R: {normal: [1, 0, 0], up: [0, 1, 0], right: [0, 0, -1]}
+  F: {normal: [0, 0, 1], up: [0, 1, 0], right: [1, 0, 0]}
+  D: {normal: [0, -1, 0], up: [0, 0, 1], right: [1, 0, 0]}
+  L: {normal: [-1, 0, 0], up: [0, 1, 0], right: [0, 0, 1]}
+  B: {normal: [0, 0, -1], up: [0, 1, 0], right: [-1, 0, 0]}
+orbits:
+  corners: {orientations: 3, reference: [U, D], pieces: [URF, UFL, ULB, UBR, DFR, DLF, DBL, DRB]}
+moves:
+  U: {corners: {permutation: [UBR, URF, UFL, ULB, DFR, DLF, DBL, DRB]}}
+  R: {corners: {permutation: [DFR, UFL, ULB, URF, DRB, DLF, DBL, UBR], twist: [2, 0, 0, 1, 1, 0, 0, 2]}}
+  F: {corners: {permutation: [UFL, DLF, ULB, UBR, URF, DFR, DBL, DRB], twist: [1, 2, 0, 0, 2, 1, 0, 0]}}
+  D: {corners: {permutation: [URF, UFL, ULB, UBR, DLF, DBL, DRB, DFR]}}
+  L: {corners: {permutation: [URF, ULB, DBL, UBR, DFR, UFL, DLF, DRB], twist: [0, 1, 2, 0, 0, 2, 1, 0]}}
+  B: {corners: {permutation: [URF, UFL, UBR, DRB, DFR, DLF, ULB, DBL], twist: [0, 0, 1, 2, 0, 0, 2, 1]}}
+facelets: {grid: 2}
+"""
+
+
+def test_moves_typed_in_as_permutations_equal_the_geometric_ones(tmp_path):
+    explicit = Puzzle(write(tmp_path, EXPLICIT_2X2X2))
+    geometric = load_puzzle("2x2x2")
+    assert list(explicit.moves) == list(geometric.moves)  # U U2 U' R ... with the same powers
+    for name, move in explicit.moves.items():
+        assert move.order == 4
+        assert np.array_equal(move.gather, geometric.moves[name].gather), name
+        assert np.array_equal(move.ori_add, geometric.moves[name].ori_add), name
+
+
+def test_a_bad_explicit_move_is_named(tmp_path):
+    text = EXPLICIT_2X2X2.replace("DBL, DRB, DFR]}}", "DBL, DRB, DRB]}}")
+    error = refused(write(tmp_path, text))
+    assert error.key_path == "moves.D.corners.permutation"
+    assert error.line == line_of(text, "  D: {corners")
+    text = EXPLICIT_2X2X2.replace("twist: [2, 0, 0, 1, 1, 0, 0, 2]", "twist: [1, 0, 0, 1, 1, 0, 0, 2]")
+    error = refused(write(tmp_path, text))
+    assert error.key_path == "moves.R" and "2, 3 or 4 times" in str(error)

@@ -53,13 +53,15 @@ class OrbitSpec:
 
 @dataclass(frozen=True)
 class TurnSpec:
-    """A move or whole-puzzle rotation: turn the pieces with p . axis > cut."""
+    """A move or whole-puzzle rotation: turn the pieces with p . axis > cut, or given explicitly."""
 
     name: str
-    axis: np.ndarray
+    axis: np.ndarray | None
     order: int
     cut: float | None  # None: every piece (a rotation)
     field: Field
+    # orbit name -> (src, twist): new_perm[j] = perm[src[j]], new_ori[j] = ori[src[j]] + twist[j]
+    explicit: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,8 @@ def load_spec(path) -> PuzzleSpec:
     faces = _faces(top["faces"])
     orbits = _orbits(top["orbits"], faces)
     pieces = {piece: orbit for orbit in orbits for piece in orbit.pieces}
-    moves = _turns(top["moves"], faces, pieces, rotation=False)
-    rotations = _turns(top["rotations"], faces, pieces, rotation=True) if "rotations" in top else ()
+    moves = _turns(top["moves"], faces, orbits, rotation=False)
+    rotations = _turns(top["rotations"], faces, orbits, rotation=True) if "rotations" in top else ()
     names = [turn.name for turn in moves + rotations]
     for turn in moves + rotations:
         if names.count(turn.name) > 1:
@@ -181,19 +183,66 @@ def _axis(field: Field, faces, pieces) -> np.ndarray:
     return np.asarray(axis, dtype=float)
 
 
-def _turns(field: Field, faces, pieces, rotation: bool) -> tuple[TurnSpec, ...]:
+def _turns(field: Field, faces, orbits, rotation: bool) -> tuple[TurnSpec, ...]:
+    pieces = {piece: orbit for orbit in orbits for piece in orbit.pieces}
     turns = []
     for name, turn_field in field.mapping().items():
+        if any(c in "2'" for c in name):
+            raise turn_field.error("a move name must not contain 2 or ' (they name the powers)")
+        if "axis" not in turn_field.mapping():
+            turns.append(_explicit_turn(name, turn_field, orbits))
+            continue
         optional = () if rotation else ("cut",)
         entries = turn_field.mapping(required=("axis", "order"), optional=optional)
         order = entries["order"].integer(minimum=2, maximum=4)
         cut = None if rotation else (entries["cut"].number() if "cut" in entries else 0.0)
-        if any(c in "2'" for c in name):
-            raise turn_field.error("a move name must not contain 2 or ' (they name the powers)")
         turns.append(TurnSpec(name, _axis(entries["axis"], faces, pieces), order, cut, turn_field))
     if not turns:
         raise field.error("expected at least one entry")
     return tuple(turns)
+
+
+def _explicit_turn(name: str, field: Field, orbits) -> TurnSpec:
+    """A move given per orbit as Kociemba's cubie tables: the piece each place receives, and its twist.
+
+    `corners: {permutation: [UBR, URF, ...], twist: [0, ...]}` means place j receives the piece from
+    place permutation[j], its orientation raised by twist[j] (orbits not named stay put).
+    """
+    by_name = {orbit.name: orbit for orbit in orbits}
+    entries = field.mapping(optional=tuple(by_name))
+    if not entries:
+        raise field.error("expected axis and order, or a permutation per orbit")
+    explicit = {}
+    for orbit_name, orbit_field in entries.items():
+        orbit = by_name[orbit_name]
+        parts = orbit_field.mapping(required=("permutation",), optional=("twist",))
+        listed = [item.text() for item in parts["permutation"].items()]
+        if sorted(listed) != sorted(orbit.pieces):
+            raise parts["permutation"].error(
+                f"must list each of the {len(orbit.pieces)} {orbit_name} places once: {' '.join(orbit.pieces)}")
+        src = np.array([orbit.pieces.index(piece) for piece in listed])
+        twist = np.zeros(len(src), dtype=np.int64)
+        if "twist" in parts:
+            items = parts["twist"].items()
+            if len(items) != len(src):
+                raise parts["twist"].error(f"expected {len(src)} numbers, one per place")
+            twist = np.array([item.integer(minimum=0, maximum=orbit.orientations - 1) for item in items])
+        explicit[orbit_name] = (src, twist)
+    return TurnSpec(name, None, _order(explicit, orbits, field), None, field, explicit)
+
+
+def _order(explicit: dict, orbits, field: Field) -> int:
+    """How many applications of an explicit move give the identity (2, 3 or 4)."""
+    modulus = {orbit.name: orbit.orientations for orbit in orbits}
+    current = {name: (np.arange(len(src)), np.zeros(len(src), dtype=np.int64)) for name, (src, _) in explicit.items()}
+    for power in range(1, 5):
+        current = {name: (src[explicit[name][0]], (twist[explicit[name][0]] + explicit[name][1]) % modulus[name])
+                   for name, (src, twist) in current.items()}
+        if all(np.array_equal(src, np.arange(len(src))) and not twist.any() for src, twist in current.values()):
+            if power == 1:
+                raise field.error("this move changes nothing")
+            return power
+    raise field.error("applying this move 2, 3 or 4 times must give back the start (orders 2-4 only)")
 
 
 def _layout(field: Field, faces, orbits) -> tuple[tuple[str, str], ...]:

@@ -43,7 +43,7 @@ class DerivedMove:
     base: str  # the move (or rotation) it is a power of
     power: int  # quarter (or third) turns clockwise
     order: int
-    axis: np.ndarray
+    axis: np.ndarray | None  # None: a move given explicitly
     orbits: tuple[OrbitMove, ...]
 
 
@@ -89,6 +89,8 @@ def derive_moves(spec: PuzzleSpec, orbits: tuple[OrbitGeometry, ...]) -> tuple[l
 
 
 def _derive(spec: PuzzleSpec, orbits, turn: TurnSpec, power: int, suffix: str) -> DerivedMove:
+    if turn.explicit is not None:
+        return _explicit_power(orbits, turn, power, suffix)
     rotation = rotation_matrix(turn.axis, -2 * np.pi * power / turn.order)
     unit = turn.axis / np.linalg.norm(turn.axis)
     orbit_moves = []
@@ -110,6 +112,19 @@ def _derive(spec: PuzzleSpec, orbits, turn: TurnSpec, power: int, suffix: str) -
             twist[:] = 0
         orbit_moves.append(OrbitMove(src, twist))
     return DerivedMove(turn.name + suffix, turn.name, power, turn.order, turn.axis, tuple(orbit_moves))
+
+
+def _explicit_power(orbits, turn: TurnSpec, power: int, suffix: str) -> DerivedMove:
+    """The power of a move given as permutation + twist per orbit (orbits not named stay put)."""
+    orbit_moves = []
+    for orbit in orbits:
+        n = len(orbit.pieces)
+        one_src, one_twist = turn.explicit.get(orbit.name, (np.arange(n), np.zeros(n, dtype=np.int64)))
+        src, twist = np.arange(n), np.zeros(n, dtype=np.int64)
+        for _ in range(power):  # (a * b): src = a.src[b.src], twist = a.twist[b.src] + b.twist
+            src, twist = src[one_src], (twist[one_src] + one_twist) % orbit.orientations
+        orbit_moves.append(OrbitMove(src, twist))
+    return DerivedMove(turn.name + suffix, turn.name, power, turn.order, None, tuple(orbit_moves))
 
 
 def _find_place(places: np.ndarray, target: np.ndarray) -> int | None:

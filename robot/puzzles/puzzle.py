@@ -38,7 +38,7 @@ class Move:
     base: str
     power: int
     order: int
-    axis: np.ndarray
+    axis: np.ndarray | None  # None: a move given explicitly
     gather: np.ndarray  # new[..., j] = old[..., gather[j]]
     ori_slots: np.ndarray  # slots that take an orientation change
     ori_add: np.ndarray
