@@ -273,3 +273,17 @@ def test_holding_the_puzzle_another_way_does_not_change_its_distance(name):
         turned = puzzle.canonical(puzzle.apply_move(states, rotation))
         assert not np.array_equal(turned, states), rotation.name
         assert np.array_equal(distance[tables.space.index(turned)], before), rotation.name
+
+
+@pytest.mark.parametrize("tracked, ordered", [([8, 9, 10, 11], False), ([0, 5, 11], True), ([3], True)])
+def test_pieces_component_fast_move_table_equals_the_state_by_state_one(tracked, ordered):
+    from robot.puzzles.coords import PiecesComponent
+    from robot.puzzles.tables import table_from_states
+
+    puzzle = load_puzzle("3x3x3")
+    moves = puzzle.search_moves("htm")
+    edges = puzzle.orbit("edges")
+    component = PiecesComponent("tracked edges", edges.perm_slots, tracked, ordered)
+    fast = component.move_table(moves)
+    assert np.array_equal(fast, table_from_states(puzzle, component, moves))
+    assert len(np.unique(fast[:, 0])) == component.size  # a move permutes the values

@@ -32,8 +32,11 @@ def rank_permutation(perms: np.ndarray, even_only: bool = False) -> np.ndarray:
     perms = np.asarray(perms)
     n_rows, k = perms.shape
     rank = np.zeros(n_rows, dtype=np.int64)
+    columns = [perms[:, i] for i in range(k)]
     for i in range(k - 1):
-        smaller = (perms[:, i + 1:] < perms[:, i:i + 1]).sum(axis=1)
+        smaller = np.zeros(n_rows, dtype=np.int64)
+        for j in range(i + 1, k):  # column pairs: much faster than a 2-D comparison and sum
+            smaller += columns[j] < columns[i]
         rank = rank * (k - i) + smaller
     # The last Lehmer digit (radix 2) is fixed by the parity of the others.
     return rank // 2 if even_only else rank
@@ -152,6 +155,34 @@ class PiecesComponent:
         else:
             labels[mask] = self.tracked[0]
         states[:, self.slots] = labels
+
+    def move_table(self, moves) -> np.ndarray:
+        """The move table, computed on the tracked pieces' places alone (much faster than on states)."""
+        k, n = len(self.tracked), len(self.slots)
+        per_set = factorial(k) if self.ordered else 1
+        binomials = np.array([[comb(p, i) for i in range(k + 1)] for p in range(n)], dtype=np.int64)
+        ranks = np.arange(self.size, dtype=np.int64)
+        mask = unrank_combination(ranks // per_set, n, k)
+        sorted_places = np.nonzero(mask)[1].reshape(self.size, k)
+        places = np.empty_like(sorted_places)  # places[:, t] = where tracked piece t is
+        order = unrank_permutation(ranks % per_set, k) if self.ordered else np.tile(np.arange(k), (self.size, 1))
+        np.put_along_axis(places, order, sorted_places, axis=1)
+        where = {slot: i for i, slot in enumerate(self.slots.tolist())}
+        table = np.empty((self.size, len(moves)), dtype=np.int32)
+        for column, move in enumerate(moves):
+            destination = np.empty(n, dtype=np.int64)  # the piece at local place i goes to destination[i]
+            for j, slot in enumerate(self.slots.tolist()):
+                destination[where[int(move.gather[slot])]] = j
+            moved = destination[places]
+            if self.ordered:
+                new_order = np.argsort(moved, axis=1, kind="stable")
+                new_sorted = np.take_along_axis(moved, new_order, axis=1)
+                rank = rank_permutation(new_order)
+            else:
+                new_sorted, rank = np.sort(moved, axis=1), 0
+            set_rank = binomials[new_sorted, np.arange(1, k + 1)].sum(axis=1)
+            table[:, column] = set_rank * per_set + rank
+        return table
 
 
 class OrientationComponent:
