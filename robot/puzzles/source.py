@@ -70,10 +70,12 @@ class Field:
         return yaml.safe_load(self.node.value) if self.node.style is None else self.node.value
 
     def text(self) -> str:
-        value = self._scalar()
-        if not isinstance(value, str) or not value:
-            raise self.error(f"expected a name, got {self.node.value!r}")
-        return value
+        """A name, exactly as written (so that a piece called NO or ON is not read as a boolean)."""
+        if not isinstance(self.node, yaml.ScalarNode):
+            raise self.error("expected a name, got a list or mapping")
+        if not self.node.value:
+            raise self.error("expected a name, got nothing")
+        return self.node.value
 
     def integer(self, minimum: int | None = None, maximum: int | None = None) -> int:
         value = self._scalar()
