@@ -75,7 +75,7 @@ def test_2x2x2_distances_agree_state_by_state_with_the_robot_solver_table(pocket
 
 
 def test_2x2x2_agrees_with_cube_py_on_10000_random_states_and_moves():
-    """Two independent models: the same move on the same state gives the same facelets."""
+    """Two independent models: the same moves on the same state give the same facelets."""
     puzzle = load_puzzle("2x2x2")
     rng = np.random.default_rng(2026)
     names = list(cube.MOVES)  # U R F D L B and x y z, every power
@@ -85,16 +85,18 @@ def test_2x2x2_agrees_with_cube_py_on_10000_random_states_and_moves():
     corners = puzzle.orbit("corners")  # same conventions, so the same CP and CO
     assert states[:, corners.perm_slots].tolist() == [list(c.cp) for c in cubies]
     assert states[:, corners.ori_slots].tolist() == [list(c.co) for c in cubies]
-    chosen = rng.integers(0, len(names), len(cubies))
-    after = np.empty_like(states)
-    for k, name in enumerate(names):
-        rows = chosen == k
-        after[rows] = puzzle.apply_move(states[rows], puzzle.move(name))
-    canonical = puzzle.canonical(after)
-    for c, k, state, relabelled in zip(cubies, chosen, after, canonical):
-        moved = c * cube.MOVES[names[k]]
-        assert puzzle.to_facelets(state) == moved.to_facelets()
-        assert puzzle.to_facelets(relabelled) == moved.canonical().to_facelets()
+    for _ in range(3):  # three random moves in a row, compared after each
+        chosen = rng.integers(0, len(names), len(cubies))
+        after = np.empty_like(states)
+        for k, name in enumerate(names):
+            rows = chosen == k
+            after[rows] = puzzle.apply_move(states[rows], puzzle.move(name))
+        canonical = puzzle.canonical(after)
+        cubies = [c * cube.MOVES[names[k]] for c, k in zip(cubies, chosen)]
+        for moved, state, relabelled in zip(cubies, after, canonical):
+            assert puzzle.to_facelets(state) == moved.to_facelets()
+            assert puzzle.to_facelets(relabelled) == moved.canonical().to_facelets()
+        states = after
 
 
 def test_3x3x3_facelets_follow_kociemba_layout():
