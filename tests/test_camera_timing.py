@@ -32,11 +32,11 @@ class ManualClock:
             self.t += dt
             self.cond.notify_all()
 
-    def wait_until(self, t, cancelled=None):
+    def wait_until(self, t, stop=None):
         with self.cond:
             self.targets.append(t)
             self.cond.notify_all()
-            while self.t < t and not (cancelled and cancelled()):
+            while self.t < t and not (stop and stop.is_set()):
                 self.cond.wait(0.05)
             self.targets.remove(t)
             self.cond.notify_all()
@@ -70,7 +70,7 @@ class CountingDevice:
                 self.queue.append(self.next)
             self.next += 1
         if not self.queue:
-            self.clock.wait_until(self.arrival(self.next), self.stop.is_set)
+            self.clock.wait_until(self.arrival(self.next), self.stop)
             if self.stop.is_set():
                 return False
             self.queue.append(self.next)

@@ -17,7 +17,8 @@ the first frame exposed settle_ms after the motion ended; with auto-then-freeze
 exposure or white balance, opening the camera reads settle_frames frames first,
 as robot/vision/camera.py OpenCVCamera does.  Not modelled: the driver's own
 start-up time when a camera is opened, and the rendering's CPU time is kept off
-the camera's clock (each cube state is rendered once, while the host waits).
+the camera's clock (each cube state is rendered once, on a thread while the arms
+move towards it, SimulatedCamera.prerender).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class SimulatedWebcam:
         self._fill(self.clock.now())
         if not self.queue:
             arrival = self.delivered_at(self.next_index)
-            self.clock.wait_until(arrival, self._interrupted.is_set)
+            self.clock.wait_until(arrival, self._interrupted)
             if self._interrupted.is_set():
                 return False
             self._fill(max(self.clock.now(), arrival))
@@ -127,11 +128,14 @@ class SimulatedCamera(Camera):
         config = robot.config["camera"]
         self.timing = CameraTiming.from_config(robot.config).scaled(getattr(robot, "time_scale", 1.0))
         self.settle_frames = config["settle_frames"] if FREEZE in (config["exposure"], config["white_balance"]) else 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the timeline (states, changes)
+        self._render_lock = threading.Lock()
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
-        self._cache: dict = {}  # (state index, lighting) -> clean render (no sensor noise)
-        self._noise = None
+        self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
+        # Sensor noise, drawn now (before the start press): drawing it costs more than a frame period.
+        shape = (pose.height, pose.width, 3)
+        self._noise = [self.rng.standard_normal(shape, dtype=np.float32) for _ in range(NOISE_BANK)]
         self.device = self.grabber = None
         self.last_capture: dict | None = None  # times of the last view's frame (robot/run/waterfall.py)
         self.motion_started: float | None = None
@@ -156,22 +160,37 @@ class SimulatedCamera(Camera):
 
     # -- pictures (grabber thread) ----------------------------------------------
 
-    def _clean(self, index: int, lighting) -> np.ndarray:
-        key = (index, lighting)
-        if key not in self._cache:
-            clean = replace(lighting, noise_sigma=0.0)
-            self._cache[key] = render.render_state(self.states[index], self.pose, clean, self.rng).astype(np.float32)
-        return self._cache[key]
+    def _clean(self, facelets: str, lighting) -> np.ndarray:
+        key = (facelets, lighting)
+        with self._render_lock:  # another thread may be rendering this state already: wait for it
+            if key not in self._cache:
+                clean = replace(lighting, noise_sigma=0.0)
+                self._cache[key] = render.render_state(facelets, self.pose, clean, self.rng).astype(np.float32)
+            return self._cache[key]
+
+    def prerender(self, actions) -> None:
+        """Render, on a thread, the state the cube should reach after `actions` (while the arms move).
+
+        Only a cache: every picture shows the state the firmware's motions produced; a wrong
+        guess is simply not used.  It keeps the renderer's CPU time off the camera's clock.
+        """
+        import copy
+
+        guess = copy.deepcopy(self.robot.virtual)
+        try:
+            for action in actions:
+                guess.apply_action(action)
+        except Exception:  # the firmware will say what is wrong with the actions; nothing to render
+            return
+        threading.Thread(target=self._clean, args=(guess.facelets(), self.lighting), daemon=True).start()
 
     def render_exposure(self, start: float, end: float) -> np.ndarray:
         with self._lock:
             changes, lighting = list(self.changes), self.lighting
         image = None
         for index, share in pose_weights(changes, start, end).items():
-            part = self._clean(index, lighting) * np.float32(share)
+            part = self._clean(self.states[index], lighting) * np.float32(share)
             image = part if image is None else image + part
-        if self._noise is None:
-            self._noise = [self.rng.standard_normal(image.shape, dtype=np.float32) for _ in range(NOISE_BANK)]
         image = image + np.float32(lighting.noise_sigma) * self._noise[int(self.rng.integers(NOISE_BANK))]
         return np.clip(np.round(image), 0, 255).astype(np.uint8)
 
@@ -197,9 +216,9 @@ class SimulatedCamera(Camera):
             self.open()
         self.note_state()  # a change no presenter saw (the plan ran since the last view)
         with self._lock:
-            latest, lighting = len(self.states) - 1, self.lighting
-        self._clean(latest, lighting)  # render the new state while the host waits for its frame
-        image, self.last_capture = view_frames(self.grabber, motion_end)
+            latest, lighting = self.states[-1], self.lighting
+        # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
+        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting))
         return image
 
     def settings(self) -> dict:
@@ -216,5 +235,6 @@ class TimedLinkPresenter(LinkPresenter):
 
     def present(self, view) -> None:
         self.camera.note_state()  # what moved before this view (the plan) moved before now
+        self.camera.prerender(view.actions)
         self.camera.motion_started = self.camera.clock.now()
         super().present(view)

@@ -62,12 +62,14 @@ class RealClock:
     now = staticmethod(time.perf_counter)
 
     @staticmethod
-    def wait_until(t: float, cancelled=None) -> None:
-        while True:
+    def wait_until(t: float, stop: threading.Event | None = None) -> None:
+        """Until clock time t, or until `stop` is set."""
+        stop = stop or threading.Event()
+        while not stop.is_set():
             left = t - time.perf_counter()
-            if left <= 0 or (cancelled is not None and cancelled()):
+            if left <= 0:
                 return
-            time.sleep(min(left, 0.05))
+            stop.wait(left)
 
 
 @dataclass(frozen=True)
@@ -161,12 +163,20 @@ class FrameGrabber:
 
     def frames_after(self, after: float, count: int = 1, timeout_s: float = 5.0) -> list[Frame]:
         """The first `count` fresh frames whose exposure began at or after `after` (clock seconds)."""
-        request = _Request(after, count)
-        deadline = time.monotonic() + timeout_s  # a safety net only: the frames arrive on the camera's clock
+        return self.collect(self.ask(after, count), timeout_s)
+
+    def ask(self, after: float, count: int = 1) -> _Request:
+        """Start watching for the frames (collect() waits for them): nothing arriving from now is missed."""
         with self._cond:
             if self._thread is None:
                 raise GrabberError(f"camera {self.name}: the grabber is not running (open the camera first)")
-            self._request = request
+            self._request = _Request(after, count)
+            return self._request
+
+    def collect(self, request: _Request, timeout_s: float = 5.0) -> list[Frame]:
+        count = request.count
+        deadline = time.monotonic() + timeout_s  # a safety net only: the frames arrive on the camera's clock
+        with self._cond:
             try:
                 while len(request.frames) < count and self._error is None:
                     left = deadline - time.monotonic()
@@ -182,17 +192,22 @@ class FrameGrabber:
         return request.frames[:count]
 
 
-def view_frames(grabber: FrameGrabber, motion_end: float | None = None):
+def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhile=None):
     """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
 
     Returns (image, record): the image (averaged when camera.average_frames > 1) and the
-    times for the run's waterfall: motion_end, exposure_start, delivered_at (clock seconds).
+    times for the run's waterfall (clock seconds): motion_end, exposure_start, delivered_at
+    (the frame reached the host's driver) and received_at (decoded, in the host's hands).
+    meanwhile(): work done while the frame is awaited (no frame is missed during it).
     """
     import numpy as np
 
     timing = grabber.timing
     motion_end = grabber.clock.now() if motion_end is None else motion_end
-    frames = grabber.frames_after(motion_end + timing.settle_s, timing.average_frames)
+    request = grabber.ask(motion_end + timing.settle_s, timing.average_frames)
+    if meanwhile is not None:
+        meanwhile()
+    frames = grabber.collect(request)
     if len(frames) == 1:
         image = frames[0].image
     else:
@@ -201,5 +216,6 @@ def view_frames(grabber: FrameGrabber, motion_end: float | None = None):
             total += frame.image
         image = np.clip(np.round(total / len(frames)), 0, 255).astype(np.uint8)
     record = {"motion_end": motion_end, "exposure_start": frames[0].exposure_start,
-              "delivered_at": frames[-1].delivered_at, "frames": [f.index for f in frames]}
+              "delivered_at": frames[-1].delivered_at, "received_at": grabber.clock.now(),
+              "frames": [f.index for f in frames]}
     return image, record
