@@ -88,6 +88,8 @@ class CountingDevice:
     def interrupt(self):
         self.stop.set()
 
+    release = interrupt
+
 
 def in_thread(grabber, call):
     """Run call() (which asks the grabber for frames) on a thread; return once its request is registered."""
@@ -140,6 +142,30 @@ def test_averaging_takes_consecutive_fresh_frames_only_when_asked():
         assert record["delivered_at"] == pytest.approx(0.3)
     finally:
         grabber.stop()
+
+
+def test_opencv_camera_of_a_live_device_takes_each_view_after_the_motion_and_settle():
+    from robot.vision.camera import OpenCVCamera
+
+    clock = ManualClock(0.0)
+    device = CountingDevice(clock, TIMING, buffer=3)
+    camera = OpenCVCamera("0")  # a live camera's settings; its capture device is the fake
+    camera.capture_device, camera.timing = device, TIMING
+    camera.start_grabber(clock)
+    clock.advance(0.42)  # the view's motion ends at 0.42; frames 0-3 have arrived (3 queued: stale)
+    try:
+        thread, out = in_thread(camera.grabber, lambda: camera.capture("top-front"))
+        while thread.is_alive():
+            clock.wait_for_waiter()
+            clock.advance(0.1)
+            thread.join(0.05)
+        # Frame 4 (arrives 0.5) began 0.47 >= 0.42 + 0.03 settle: the first fresh frame after it.
+        assert out["result"][0, 0, 0] == 4
+        assert camera.last_capture["motion_end"] == pytest.approx(0.42)
+        assert camera.grabber.stale == 3
+    finally:
+        camera.close()
+    assert device.stop.is_set()  # closing released the device
 
 
 def test_a_camera_that_stops_streaming_is_named_in_the_error():

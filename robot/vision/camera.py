@@ -166,12 +166,12 @@ class OpenCVCamera(Camera):
             self.start_grabber()
         return self
 
-    def start_grabber(self) -> None:
+    def start_grabber(self, clock=None) -> None:
         """From now on frames are grabbed on a thread and picked by time (live cameras)."""
-        from .grabber import CameraTiming, FrameGrabber
+        from .grabber import CameraTiming, FrameGrabber, RealClock
 
         timing = self.timing or CameraTiming(average_frames=self.average_count)
-        self.grabber = FrameGrabber(self.capture_device, timing, name=repr(self.device)).start()
+        self.grabber = FrameGrabber(self.capture_device, timing, clock or RealClock, name=repr(self.device)).start()
 
     def close(self) -> None:
         if self.grabber is not None:
@@ -225,7 +225,8 @@ class OpenCVCamera(Camera):
                     self.log(f"camera cannot lock {name}: colours may drift; prefer a camera with manual controls")
 
     def capture(self, view: str) -> np.ndarray:
-        motion_end = time.perf_counter()  # the view's motion is done when the scan asks for its frame
+        # The view's motion is done when the scan asks for its frame.
+        motion_end = self.grabber.clock.now() if self.grabber is not None else time.perf_counter()
         if self.capture_device is None:
             self.open()
         if self.grabber is not None:
