@@ -211,3 +211,28 @@ def test_camera_timing_comes_from_config_and_bad_values_name_their_line(tmp_path
     path.write_text("camera:\n  buffer_frames: 0\n")
     with pytest.raises(config_module.ConfigError, match=r":2: camera.buffer_frames: 0 is below"):
         config_module.load(path)
+
+
+def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
+    from types import SimpleNamespace
+
+    from robot.sim import render
+    from robot.sim.webcam import SimulatedCamera
+
+    solved, turned = "UUUURRRRFFFFDDDDLLLLBBBB", "UUUUBBRRRRFFDDDDFFLLLLBB"
+    virtual = SimpleNamespace(state=solved)
+    virtual.facelets = lambda: virtual.state
+    robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+    clock = ManualClock(1.0)
+    camera = SimulatedCamera(robot, render.Pose(), seed=1, clock=clock)
+    camera.lighting = render.Lighting(noise_sigma=0.0)
+    camera.motion_started = 1.0
+    virtual.state = turned
+    clock.advance(0.2)
+    camera.motion_ended()  # the arm turned from 1.0 s to 1.2 s
+    assert camera.changes == [(1.0, 1.2)]
+    before, after = camera.render_exposure(0.9, 0.92), camera.render_exposure(1.3, 1.32)
+    blurred = camera.render_exposure(0.99, 1.01)  # half before the motion, half during it: 3/4 old, 1/4 new
+    assert not np.array_equal(before, after)
+    expected = 0.75 * before.astype(float) + 0.25 * after.astype(float)
+    assert np.abs(blurred.astype(float) - expected).max() <= 1.0
