@@ -13,7 +13,7 @@ import time
 
 from .options import RunOptions
 from .report import NOT_STARTED, STOPPED, RunReport
-from .waterfall import Waterfall
+from .waterfall import Waterfall, execute_floor_ms
 
 
 class RunFailed(RuntimeError):
@@ -69,13 +69,6 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
     return report
-
-
-def execute_floor_ms(result) -> float | None:
-    """The execute stage's floor: the arm time the firmware reported for the plan (None when any is unknown)."""
-    if not result.durations_ms or any(d is None for d in result.durations_ms):
-        return None
-    return float(sum(result.durations_ms))
 
 
 def emergency_stop(robot) -> None:

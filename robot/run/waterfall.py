@@ -52,6 +52,13 @@ class Waterfall:
             self.add(f"{prefix}save pictures", *marks["save_pictures"])
 
 
+def execute_floor_ms(result) -> float | None:
+    """The execute stage's floor: the arm time the firmware reported for the plan (None when any is unknown)."""
+    if not result.durations_ms or any(d is None for d in result.durations_ms):
+        return None
+    return float(sum(result.durations_ms))
+
+
 def format_waterfall(stages: list[dict], width: int = BAR_WIDTH) -> list[str]:
     """One line per stage: label, start..end ms and a bar on a common ms scale."""
     if not stages:
