@@ -13,7 +13,7 @@ import time
 
 from .options import RunOptions
 from .report import NOT_STARTED, STOPPED, RunReport
-from .waterfall import Waterfall, execute_floor_ms
+from .waterfall import Waterfall
 
 
 class RunFailed(RuntimeError):
@@ -246,11 +246,11 @@ class Pipeline:
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)
         if first_done:
             self.waterfall.add("execute: first action", t, first_done[0])
-        self.waterfall.add("execute", t, done_at, execute_floor_ms(result))
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
         charged = result.durations_ms[charged_from(plan.actions):]
         unknown = sum(1 for d in charged if d is None)
         report.measured_machine_ms = None if unknown else sum(charged)  # never a partial sum
+        self.waterfall.add("execute", t, done_at, report.measured_machine_ms)  # floor: the plan's arm time
         report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
         # Actions whose `done` was lost ran, but their time is unknown (None): say how many.

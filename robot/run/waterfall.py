@@ -9,7 +9,8 @@
 floor_ms, where given, is the least the stage can take: a view's motion, its arm time
 (robot.timing); the wait for a view's frame (motion end -> frame delivered), the
 camera's settle + exposure + delivery time (one more frame period at worst); the wait
-ends when the host has the picture (decoded).
+ends when the host has the picture (decoded); execute, the plan's arm time as the firmware
+timed it (the free first grip not counted, as in the plan's cost).
 """
 
 from __future__ import annotations
@@ -50,13 +51,6 @@ class Waterfall:
             self.add(f"{prefix}decode", *marks["decode"])
         if "save_pictures" in marks:
             self.add(f"{prefix}save pictures", *marks["save_pictures"])
-
-
-def execute_floor_ms(result) -> float | None:
-    """The execute stage's floor: the arm time the firmware reported for the plan (None when any is unknown)."""
-    if not result.durations_ms or any(d is None for d in result.durations_ms):
-        return None
-    return float(sum(result.durations_ms))
 
 
 def format_waterfall(stages: list[dict], width: int = BAR_WIDTH) -> list[str]:
