@@ -13,7 +13,8 @@ newest frame's times; it retrieves (decodes) a frame only when a view waits for 
 When a frame began its exposure (one clock: time.perf_counter, CLOCK_MONOTONIC on
 Linux):
   - from the driver's timestamp (CAP_PROP_POS_MSEC) when it is on the same clock
-    (V4L2 stamps buffers with CLOCK_MONOTONIC): delivered - delivery - exposure;
+    (V4L2 stamps buffers with CLOCK_MONOTONIC): stamp - delivery - exposure (a driver
+    that stamps the start of the frame makes this earlier: a safe error, a frame later);
   - else from the host clock, trusted only when grab() had to wait for the frame
     (at least FRESH_WAIT of a period): a grab that returns at once handed out a
     queued, stale frame whose time is unknown, and it is never used.
