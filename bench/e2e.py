@@ -1,6 +1,6 @@
 """End-to-end benchmark: button-to-solved and every stage of the run's waterfall (prints a table).
 
-    python bench/e2e.py --realtime [--runs 20] [--firmware emulator|mock] [--verify] [-- RUN FLAGS...]
+    python bench/e2e.py --realtime [--runs 20] [--firmware emulator|mock] [--verify] [--save-images] [-- RUN FLAGS...]
 
 Each run: a seeded random scramble on the virtual cube, start button, scan (the
 simulated webcam: camera.fps, exposure, driver queue; frames picked by time as on a
@@ -57,10 +57,11 @@ def stage_kind(name: str) -> str:
     return "host"
 
 
-def bench_config(tmp: str):
+def bench_config(tmp: str, save_images: bool = False):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     text = text.replace("images_dir: runs/scans", f"images_dir: {tmp}/scans")
-    text = text.replace("save_images: true", "save_images: false")  # pictures are a debugging aid
+    if not save_images:  # pictures are a debugging aid (config scan.save_images; on by default)
+        text = text.replace("save_images: true", "save_images: false")
     text = text.replace("data_dir: data", f"data_dir: {tmp}/data")
     path = Path(tmp) / "config.yaml"
     path.write_text(text)
@@ -69,7 +70,7 @@ def bench_config(tmp: str):
 
 def run_all(options, run_flags: list[str]) -> tuple[list[dict], dict]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = bench_config(tmp)
+        config = bench_config(tmp, options.save_images)
         rows = []
         for seed in range(options.runs):
             argv = ["run", "--sim", "--firmware", options.firmware, "--seed", str(seed)]
@@ -128,13 +129,16 @@ def main() -> None:
     parser.add_argument("--firmware", choices=("emulator", "mock"), default="emulator")
     parser.add_argument("--realtime", action="store_true", help="arms and camera in real time (a prediction)")
     parser.add_argument("--verify", action="store_true", help="rescan after the solve (not in button-to-solved)")
+    parser.add_argument("--save-images", action="store_true",
+                        help="save each scan's annotated pictures as the shipped config does (off: not timed)")
     options = parser.parse_args(argv)
     runs, camera = run_all(options, run_flags)
     solved = [r for r in runs if r["solved"] and r.get("measured_machine_ms") is not None]
     mode = "REAL TIME" if options.realtime else "SPED UP 50x (times are not the robot's; use --realtime)"
     print(f"SIMULATED, {mode}: {len(solved)}/{len(runs)} runs solved; firmware: {runs[0]['firmware']}; "
           f"camera {camera['fps']:g} fps, exposure {camera['exposure_ms']:g} ms, settle {camera['settle_ms']:g} ms, "
-          f"queue {camera['buffer_frames']}, average {camera['average_frames']}; run flags: {' '.join(run_flags) or '-'}")
+          f"queue {camera['buffer_frames']}, average {camera['average_frames']}; scan pictures "
+          f"{'saved' if options.save_images else 'not saved'}; run flags: {' '.join(run_flags) or '-'}")
     if not solved:
         return
     print(f"{'stage (ms)':<30}{'n':>4}{'mean':>9}{'p90':>9}{'floor':>9}{'above floor':>13}")
