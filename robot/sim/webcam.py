@@ -139,23 +139,36 @@ class SimulatedCamera(Camera):
         self.device = self.grabber = None
         self.last_capture: dict | None = None  # times of the last view's frame (robot/run/waterfall.py)
         self.motion_started: float | None = None
+        self.last_motion: tuple | None = None  # (start, end) of the last view motion not yet captured
+        self._changed_by: tuple | None = None  # the motion that made the latest recorded change
 
     # -- the cube's timeline (main thread) -------------------------------------
 
-    def note_state(self, motion_start: float | None = None) -> None:
-        """Record the virtual cube's state now; a change since the last record moved during [start, now]."""
+    def note_state(self, motion: tuple | None = None) -> None:
+        """Record the virtual cube's state now.
+
+        motion: (start, end) of the view motion that made any change found now.  The firmware's
+        pin log can show the end of a motion only after its `done` (the emulator), so a change
+        found at the next capture still belongs to that motion, not to the moment it was seen.
+        Without one (the plan ran since the last view), the change happened since the last record.
+        """
         self.robot.sync()
         facelets = self.robot.virtual.facelets()
         now = self.clock.now()
         with self._lock:
-            if facelets != self.states[-1]:
-                since = motion_start if motion_start is not None else (self.changes[-1][1] if self.changes else now)
-                self.states.append(facelets)
-                self.changes.append((since, now))
+            if facelets == self.states[-1]:
+                return
+            if motion is not None and motion is self._changed_by:  # the same motion, seen complete only now
+                self.states[-1] = facelets
+                return
+            self.states.append(facelets)
+            self.changes.append(motion or ((self.changes[-1][1] if self.changes else now), now))
+            self._changed_by = motion
 
     def motion_ended(self) -> None:
         """The presenter's `after`: the view's actions are done (their `done` lines arrived)."""
-        self.note_state(self.motion_started)
+        self.last_motion = (self.motion_started, self.clock.now())
+        self.note_state(self.last_motion)
         self.motion_started = None
 
     # -- pictures (grabber thread) ----------------------------------------------
@@ -214,7 +227,8 @@ class SimulatedCamera(Camera):
         motion_end = self.clock.now()
         if self.grabber is None:
             self.open()
-        self.note_state()  # a change no presenter saw (the plan ran since the last view)
+        self.note_state(self.last_motion)  # the rest of the view's motion, or what the plan did since
+        self.last_motion = None
         with self._lock:
             latest, lighting = self.states[-1], self.lighting
         # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
