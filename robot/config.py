@@ -247,8 +247,22 @@ SCHEMA: dict = {
         "settle_frames": Setting(
             int, 30, "frames read while auto exposure / white balance settle before they are frozen", min=0, max=600
         ),
-        "flush_frames": Setting(int, 4, "stale frames dropped before each view (drivers buffer a few)", min=0, max=60),
-        "average_frames": Setting(int, 3, "frames averaged per view (less sensor noise)", min=1, max=30),
+        "flush_frames": Setting(int, 4, "video files and image sequences only: frames skipped before each view "
+                                "(a live camera picks its frame by time, robot/vision/grabber.py)", min=0, max=60),
+        "average_frames": Setting(int, 1, "frames averaged per view; more than 1 only when the sensor noise "
+                                  "hurts (each extra frame costs a frame period)", min=1, max=30),
+        # Camera timing (issue 13): one source for the real camera's frame choice and the simulated webcam.
+        "fps": Setting(float, 30.0, "frame rate asked of the camera (the simulated webcam's frame period)",
+                       min=1.0, max=240.0),
+        "exposure_ms": Setting(float, 20.0, "exposure time of one frame (at least the real one: a frame counts as "
+                               "taken after a motion only if it began this long before it arrived)", min=0.1,
+                               max=1000.0),
+        "delivery_ms": Setting(float, 10.0, "from the end of a frame's exposure to its arrival at the host "
+                               "(sensor readout and USB)", min=0.0, max=1000.0),
+        "buffer_frames": Setting(int, 4, "frames the driver queues (stale ones come out first; the simulated "
+                                 "webcam queues this many)", min=1, max=32),
+        "settle_ms": Setting(float, 30.0, "after a view's motion ends, the cube shakes this long: a view uses the "
+                             "first frame whose exposure began after that", min=0.0, max=2000.0),
         "pose": {
             # Real scans read regions from the calibration; the pose is for the
             # renderer (robot/sim/render.py) and the first guess of the regions.
@@ -504,6 +518,11 @@ def _check_cross_fields(config: Config, path, root) -> None:
             f"{grip!r} is not a pair (pairs: {', '.join(robot['pairs'])}, or 'any')",
         )
     _check_motion(config, path, root)
+    camera = config["camera"]
+    if camera["exposure_ms"] > 1000.0 / camera["fps"]:  # a camera cannot expose longer than its frame period
+        raise ConfigError(path, _node_line(root, ["camera", "exposure_ms"]), "camera.exposure_ms",
+                          f"{camera['exposure_ms']:g} ms is longer than the frame period at camera.fps "
+                          f"{camera['fps']:g} ({1000.0 / camera['fps']:.1f} ms)")
 
 
 def _check_motion(config: Config, path, root) -> None:

@@ -13,6 +13,7 @@ import time
 
 from .options import RunOptions
 from .report import NOT_STARTED, STOPPED, RunReport
+from .waterfall import Waterfall
 
 
 class RunFailed(RuntimeError):
@@ -175,6 +176,8 @@ class Pipeline:
         if not robot.wait_start(self.config["run"]["start_timeout_s"]):
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         pressed_at = time.perf_counter()  # timing mark: button_to_solved_ms starts here
+        self.waterfall = Waterfall(pressed_at)  # every stage on this clock (robot/run/waterfall.py)
+        report.waterfall = self.waterfall.stages
         sequence = ScanSequence.from_config(self.config)
 
         try:
@@ -188,8 +191,11 @@ class Pipeline:
         t = time.perf_counter()
         solver = Solver(self.config)
         report.tables_load_ms = round((time.perf_counter() - t) * 1000, 1)
+        self.waterfall.add("tables", t, time.perf_counter())
         start_grip = sequence.final_grip or None
+        t = time.perf_counter()
         plan = solver.solve(scanned, start_grip=start_grip)
+        self.waterfall.add("solve", t, time.perf_counter())
         report.solve_ms = round(plan.solve_ms, 3)
         report.plan = plan.to_json()
         report.predicted_machine_ms = plan.cost_ms
@@ -204,7 +210,11 @@ class Pipeline:
 
         bar = ProgressBar(len(plan.actions), "Solving", enabled=None)
 
+        first_done = []
+
         def progress(p):
+            if p.completed and not first_done:
+                first_done.append(time.perf_counter())
             self.completed = p.completed
             bar.update(p.completed, f"{p.completed}/{p.total} actions")
             robot.action_done(p.completed)
@@ -234,17 +244,23 @@ class Pipeline:
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
         report.execute_ms = round((done_at - t) * 1000, 1)
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)
+        if first_done:
+            self.waterfall.add("execute: first action", t, first_done[0])
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
         charged = result.durations_ms[charged_from(plan.actions):]
         unknown = sum(1 for d in charged if d is None)
         report.measured_machine_ms = None if unknown else sum(charged)  # never a partial sum
+        self.waterfall.add("execute", t, done_at, report.measured_machine_ms)  # floor: the plan's arm time
         report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
         # Actions whose `done` was lost ran, but their time is unknown (None): say how many.
         report.link_stats["durations_unknown"] = unknown
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
+            t = time.perf_counter()
             self._verify(report)
+            self._mark_scan("verify: ")
+            self.waterfall.add("verify", t, time.perf_counter())
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             report.verify = f"not checked: {reason}"
@@ -276,6 +292,7 @@ class Pipeline:
         for attempt in range(1, attempts + 1):
             self.robot.before_scan(attempt)
             result = scanner.scan()
+            self._mark_scan(f"scan {attempt}: " if attempt > 1 else "")
             if result.decoded is not None:
                 report.scan_attempts = attempt
                 report.recognition_ms = round((time.perf_counter() - t) * 1000, 1)
@@ -293,6 +310,13 @@ class Pipeline:
             self.say(f"Scan attempt {attempt} doubtful ({result.error}); rescanning...")
         raise RunFailed(f"the cube could not be read in {attempts} attempts: {result.error}",
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colours'")
+
+    def _mark_scan(self, prefix: str = "") -> None:
+        """The last scan's stages (camera open, each view's motion and frame, decode) in the waterfall."""
+        from ..plan import RobotProfile
+
+        self.waterfall.add_scan(getattr(self.scanner, "marks", None), RobotProfile.from_config(self.config),
+                                prefix, getattr(self.robot.camera, "timing", None))
 
     def _verify(self, report: RunReport):
         from .. import cube

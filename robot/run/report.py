@@ -60,6 +60,8 @@ class RunReport:
     measured_machine_ms: int | None = None  # sum of every action's time; None when any is unknown
     unknown_time_actions: int | None = None  # actions whose time the link could not measure
     button_to_solved_ms: float | None = None  # start press -> the last action's `done` (one clock)
+    waterfall: list | None = None  # [{"stage", "start_ms", "end_ms"[, "floor_ms"]}] from the press (run/waterfall.py)
+    timing_note: str | None = None  # what the times mean, when they are not the real robot's (a sped-up sim)
     link_stats: dict | None = None
     execute_ok: bool | None = None
     verify: str | None = None
@@ -146,6 +148,12 @@ def format_report(report: RunReport) -> str:
         elif key == "measured_machine_ms" and report.unknown_time_actions:
             lines.append(f"  {label:<16}unknown: the time of {report.unknown_time_actions} action(s) "
                          "was not measured (not ranked by history)")
+    if report.waterfall:
+        from .waterfall import format_waterfall
+
+        lines.append("  waterfall   (ms from the start press" + (f"; {report.timing_note}" if report.timing_note else "")
+                     + ")")
+        lines.extend(f"    {line}" for line in format_waterfall(report.waterfall))
     if report.verify:
         lines.append(f"  check       {report.verify}")
     for warning in report.warnings or []:

@@ -39,6 +39,9 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
         report.final_state = robot.virtual.facelets()
         report.turned_quarters = robot.virtual.turned_quarters
 
+    if not options.realtime:
+        report.timing_note = (f"SIMULATED and sped up: the robot ran {1 / robot.time_scale:g}x faster than real "
+                              "time; --realtime predicts the real robot's times")
     run_robot(config, robot, options, say, report, finish)
     report.virtual_cube = robot.virtual.facelets()
     if robot.proxy is not None:

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
-from ..vision.camera import Camera
-from ..vision.scan import LinkPresenter
 from . import emulator as emulator_module
 from . import pinlog, render
 from .virtual_robot import VirtualRobot
+from .webcam import SimulatedCamera, TimedLinkPresenter
 
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
 BAD_LIGHTING = {  # --bad-scan: the first scan's picture
@@ -33,28 +31,6 @@ BAD_LIGHTING = {  # --bad-scan: the first scan's picture
     "glare": {"glare_spots": 12, "glare_strength": 1.0},
 }
 BUTTON_HOLD_CYCLES = 50 * pinlog.CYCLES_PER_SECOND // 1000
-
-
-class SimulatedCamera(Camera):
-    """Renders the virtual cube for each scan view."""
-
-    def __init__(self, robot: "SimulatedRobot", pose: render.Pose, seed: int = 0):
-        self.robot, self.pose = robot, pose
-        self.rng = np.random.default_rng(seed)
-        self.lighting = render.Lighting()
-
-    def open(self) -> "SimulatedCamera":
-        return self
-
-    def close(self) -> None:
-        pass
-
-    def capture(self, view: str) -> np.ndarray:
-        self.robot.sync()
-        return render.render_state(self.robot.virtual.facelets(), self.pose, self.lighting, self.rng)
-
-    def settings(self) -> dict:
-        return {"camera": "simulated", "lighting": repr(self.lighting)}
 
 
 class SimulatedRobot:
@@ -132,7 +108,7 @@ class SimulatedRobot:
         self.link = Link.open(self.config, port=url)
         if self.mock:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
-        self.presenter = LinkPresenter(self.link, after=self.sync)
+        self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
         self.regions = render.scan_regions(self.pose, ScanSequence.from_config(self.config))
         return self
 
@@ -145,7 +121,7 @@ class SimulatedRobot:
             self.sync()  # the virtual cube as the firmware left it (reports compare claims with it)
         except Exception:
             pass
-        for stop in (self.link and self.link.close, self.proxy and self.proxy.stop,
+        for stop in (self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
                      self.emulator and self.emulator.close, self.mock and self.mock.stop):
             if stop:
                 try:

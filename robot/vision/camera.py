@@ -7,10 +7,12 @@ Every camera has the same interface:
 
 `OpenCVCamera` locks exposure and white balance (manual values from config, or
 'auto-then-freeze': let the automatics settle, then lock what they chose;
-when the driver refuses a manual value it falls back to that), drops stale
-buffered frames before each view and averages a few frames.  It also reads
-video files and image sequences (anything VideoCapture opens), which is how
-tests run it without hardware.
+when the driver refuses a manual value it falls back to that).  A live camera
+then runs a grabber thread (robot/vision/grabber.py): each view uses the first
+frame whose exposure began camera.settle_ms after the view's motion ended
+(averaged over camera.average_frames).  It also reads video files and image
+sequences (anything VideoCapture opens: frames skipped by flush_frames), which
+is how tests run it without hardware.
 
 `FileCamera` reads <folder>/<view>.png (or a <folder>/<view>/ folder of frames,
 averaged), so the whole pipeline runs on recorded or rendered pictures.
@@ -20,6 +22,7 @@ averaged), so the whole pipeline runs on recorded or rendered pictures.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -130,12 +133,19 @@ class OpenCVCamera(Camera):
         self.capture_device = None
         self.log = log or (lambda message: None)
         self.locked: dict = {}
+        self.timing = None  # robot.vision.grabber.CameraTiming (from_config); default timing otherwise
+        self.grabber = None  # a live camera's frame grabber thread, while open
+        self.last_capture: dict | None = None  # times of the last view's frame (the run's waterfall)
 
     @classmethod
     def from_config(cls, config, log=None) -> "OpenCVCamera":
+        from .grabber import CameraTiming
+
         c = config["camera"]
-        return cls(c["device"], c["width"], c["height"], c["exposure"], c["white_balance"],
-                   c["settle_frames"], c["flush_frames"], c["average_frames"], log=log)
+        camera = cls(c["device"], c["width"], c["height"], c["exposure"], c["white_balance"],
+                     c["settle_frames"], c["flush_frames"], c["average_frames"], log=log)
+        camera.timing = CameraTiming.from_config(config)
+        return camera
 
     def open(self) -> "OpenCVCamera":
         import cv2
@@ -153,9 +163,20 @@ class OpenCVCamera(Camera):
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
             cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)  # fewer stale frames where the backend allows it
             self._lock_exposure_and_white_balance()
+            self.start_grabber()
         return self
 
+    def start_grabber(self, clock=None) -> None:
+        """From now on frames are grabbed on a thread and picked by time (live cameras)."""
+        from .grabber import CameraTiming, FrameGrabber, RealClock
+
+        timing = self.timing or CameraTiming(average_frames=self.average_count)
+        self.grabber = FrameGrabber(self.capture_device, timing, clock or RealClock, name=repr(self.device)).start()
+
     def close(self) -> None:
+        if self.grabber is not None:
+            self.grabber.stop()
+            self.grabber = None
         if self.capture_device is not None:
             self.capture_device.release()
             self.capture_device = None
@@ -204,9 +225,19 @@ class OpenCVCamera(Camera):
                     self.log(f"camera cannot lock {name}: colours may drift; prefer a camera with manual controls")
 
     def capture(self, view: str) -> np.ndarray:
+        # The view's motion is done when the scan asks for its frame.
+        motion_end = self.grabber.clock.now() if self.grabber is not None else time.perf_counter()
         if self.capture_device is None:
             self.open()
-        # Drivers queue a few frames; those were taken before the cube moved.
+        if self.grabber is not None:
+            from .grabber import GrabberError, view_frames
+
+            try:
+                image, self.last_capture = view_frames(self.grabber, motion_end)
+            except GrabberError as exc:
+                raise CameraError(f"{exc} (view {view!r})") from None
+            return image
+        # A video file or image sequence: skip flush_frames, average average_frames.
         for _ in range(self.flush_frames):
             if not self.capture_device.grab():
                 raise CameraError(f"camera {self.device!r} gave no frame (flushing before view {view!r})")

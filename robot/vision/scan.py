@@ -99,13 +99,22 @@ class StickerReadings:
         return np.array([s.spread for s in self.samples])
 
 
-def capture_views(camera, sequence: ScanSequence, presenter=None) -> dict:
-    """Present each view (robot actions) and take its frame."""
+def capture_views(camera, sequence: ScanSequence, presenter=None, marks: list | None = None) -> dict:
+    """Present each view (robot actions) and take its frame.
+
+    marks: when a list, gets per view its motion's (start, end) and the frame's times
+    (camera.last_capture, for cameras that pick frames by time) for the run's waterfall.
+    """
     presenter = presenter or NoMotion()
     frames = {}
     for view in sequence.views:
+        started = time.perf_counter()
         presenter.present(view)
+        moved = time.perf_counter()
         frames[view.name] = camera.capture(view.name)
+        if marks is not None:
+            marks.append({"view": view.name, "actions": list(view.actions), "motion": (started, moved),
+                          "frame": getattr(camera, "last_capture", None)})
     return frames
 
 
@@ -205,15 +214,25 @@ class Scanner:
             calibration = Calibration.load(path) if path.exists() else None
         self.calibration = calibration
         self.sampling = SamplingSettings.from_config(config)
+        self.marks = None  # the last scan's stage times (scan())
 
     def scan(self) -> "ScanResult":
         if self.camera is None:
             from .camera import open_camera
 
             self.camera = open_camera(self.config)
+        self.marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
+        opening = time.perf_counter()
         with self.camera:
-            frames = capture_views(self.camera, self.sequence, self.presenter)
-        return self.read(frames)
+            self.marks["camera_open"] = (opening, time.perf_counter())
+            frames = capture_views(self.camera, self.sequence, self.presenter, self.marks["views"])
+        reading = time.perf_counter()
+        result = self.read(frames)
+        decoded = reading + result.read_ms / 1000
+        self.marks["decode"] = (reading, decoded)
+        if result.images:
+            self.marks["save_pictures"] = (decoded, time.perf_counter())
+        return result
 
     def read(self, frames, save: bool | None = None) -> "ScanResult":
         scan_cfg = self.config["scan"]

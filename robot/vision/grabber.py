@@ -1,0 +1,222 @@
+"""A live camera's frames, picked by time: a grabber thread and the camera timing facts.
+
+    timing = CameraTiming.from_config(config)          # camera.fps, exposure_ms, delivery_ms, settle_ms, ...
+    grabber = FrameGrabber(device, timing).start()     # device: cv2.VideoCapture or anything with grab()/retrieve()
+    frames = grabber.frames_after(t)                   # the first fresh frame(s) whose exposure began at or after t
+    grabber.stop()
+
+A webcam delivers a frame every period into a small driver queue; a program that
+reads now and then gets stale frames first (taken before the arm moved).  The
+grabber thread grabs continuously, so the queue stays empty, and keeps only the
+newest frame's times; it retrieves (decodes) a frame only when a view waits for it.
+
+When a frame began its exposure (one clock: time.perf_counter, CLOCK_MONOTONIC on
+Linux):
+  - from the driver's timestamp (CAP_PROP_POS_MSEC) when it is on the same clock
+    (V4L2 stamps buffers with CLOCK_MONOTONIC): stamp - delivery - exposure (a driver
+    that stamps the start of the frame makes this earlier: a safe error, a frame later);
+  - else from the host clock, trusted only when grab() had to wait for the frame
+    (at least FRESH_WAIT of a period): a grab that returns at once handed out a
+    queued, stale frame whose time is unknown, and it is never used.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+
+FRESH_WAIT = 0.1  # share of a frame period grab() must wait for its frame to count as just delivered
+POS_MSEC = 0  # cv2.CAP_PROP_POS_MSEC (a constant of OpenCV's API; not imported so tests need no cv2)
+
+
+class GrabberError(RuntimeError):
+    """The camera stopped giving frames (the message names the device and the wait)."""
+
+
+@dataclass(frozen=True)
+class CameraTiming:
+    """The camera's timing facts (config `camera`), in seconds of the grabber's clock."""
+
+    period_s: float = 1 / 30
+    exposure_s: float = 0.020
+    delivery_s: float = 0.010
+    settle_s: float = 0.030
+    buffer_frames: int = 4
+    average_frames: int = 1
+
+    @classmethod
+    def from_config(cls, config) -> "CameraTiming":
+        c = config["camera"]
+        return cls(1.0 / c["fps"], c["exposure_ms"] / 1000, c["delivery_ms"] / 1000, c["settle_ms"] / 1000,
+                   c["buffer_frames"], c["average_frames"])
+
+    def scaled(self, factor: float) -> "CameraTiming":
+        """The same camera running `factor` times as long (a sped-up simulation: factor < 1)."""
+        return replace(self, period_s=self.period_s * factor, exposure_s=self.exposure_s * factor,
+                       delivery_s=self.delivery_s * factor, settle_s=self.settle_s * factor)
+
+
+class RealClock:
+    """The host clock (the pipeline's timing marks use it too)."""
+
+    now = staticmethod(time.perf_counter)
+
+    @staticmethod
+    def wait_until(t: float, stop: threading.Event | None = None) -> None:
+        """Until clock time t, or until `stop` is set."""
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            left = t - time.perf_counter()
+            if left <= 0:
+                return
+            stop.wait(left)
+
+
+@dataclass(frozen=True)
+class Frame:
+    image: object  # BGR uint8 array
+    index: int  # grab count since the grabber started (1 = first)
+    exposure_start: float  # clock seconds
+    delivered_at: float  # clock seconds: the frame reached the host
+
+
+class _Request:
+    def __init__(self, after: float, count: int):
+        self.after, self.count, self.frames = after, count, []
+
+
+class FrameGrabber:
+    """Grabs every frame on a thread; hands out the first fresh frames exposed after a given time."""
+
+    def __init__(self, device, timing: CameraTiming, clock=RealClock, name: str = "camera"):
+        self.device, self.timing, self.clock, self.name = device, timing, clock, name
+        self.grabbed = 0  # frames grabbed (stale ones included)
+        self.stale = 0  # frames not used because their exposure time was unknown (came out of the queue)
+        self.newest = None  # (index, exposure_start or None, delivered_at) of the newest frame grabbed
+        self._cond = threading.Condition()
+        self._request: _Request | None = None
+        self._error: str | None = None
+        self._stopping = False
+        self._thread = None
+
+    def start(self) -> "FrameGrabber":
+        self._thread = threading.Thread(target=self._run, name=f"grabber {self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        interrupt = getattr(self.device, "interrupt", None)  # a simulated device waiting on its clock
+        if interrupt is not None:
+            interrupt()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        self._thread = None
+
+    def _exposure_start(self, called: float, delivered: float) -> float | None:
+        """When the frame just grabbed began its exposure, or None when that is unknown (a queued frame)."""
+        lag = self.timing.delivery_s + self.timing.exposure_s
+        get = getattr(self.device, "get", None)
+        if get is not None:
+            stamp = get(POS_MSEC) / 1000.0  # the driver's timestamp of the frame's arrival
+            if delivered - 10.0 <= stamp <= delivered + 0.001:  # on our clock (else 0 or a stream position)
+                return stamp - lag
+        if delivered - called >= FRESH_WAIT * self.timing.period_s:  # it had to wait: this frame just arrived
+            return delivered - lag
+        return None
+
+    def _run(self) -> None:
+        while not self._stopping:
+            called = self.clock.now()
+            ok = self.device.grab()
+            delivered = self.clock.now()
+            if self._stopping:
+                return
+            if not ok:
+                with self._cond:
+                    self._error = f"camera {self.name} gave no frame (grab failed after {self.grabbed} frames)"
+                    self._cond.notify_all()
+                return
+            exposure_start = self._exposure_start(called, delivered)
+            with self._cond:
+                self.grabbed += 1
+                index = self.grabbed
+                self.newest = (index, exposure_start, delivered)
+                if exposure_start is None:
+                    self.stale += 1
+                request = self._request
+                wanted = (request is not None and len(request.frames) < request.count
+                          and exposure_start is not None and exposure_start >= request.after)
+            if wanted:
+                ok, image = self.device.retrieve()
+                with self._cond:
+                    if not ok or image is None:
+                        self._error = f"camera {self.name} gave no picture for frame {index} (retrieve failed)"
+                    else:
+                        request.frames.append(Frame(image, index, exposure_start, delivered))
+                    self._cond.notify_all()
+            else:
+                with self._cond:
+                    self._cond.notify_all()
+
+    def frames_after(self, after: float, count: int = 1, timeout_s: float = 5.0) -> list[Frame]:
+        """The first `count` fresh frames whose exposure began at or after `after` (clock seconds)."""
+        return self.collect(self.ask(after, count), timeout_s)
+
+    def ask(self, after: float, count: int = 1) -> _Request:
+        """Start watching for the frames (collect() waits for them): nothing arriving from now is missed."""
+        with self._cond:
+            if self._thread is None:
+                raise GrabberError(f"camera {self.name}: the grabber is not running (open the camera first)")
+            self._request = _Request(after, count)
+            return self._request
+
+    def collect(self, request: _Request, timeout_s: float = 5.0) -> list[Frame]:
+        count = request.count
+        deadline = time.monotonic() + timeout_s  # a safety net only: the frames arrive on the camera's clock
+        with self._cond:
+            try:
+                while len(request.frames) < count and self._error is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise GrabberError(
+                            f"camera {self.name}: no frame exposed after the motion within {timeout_s:g} s "
+                            f"({self.grabbed} grabbed, {self.stale} stale): is the camera still streaming?")
+                    self._cond.wait(timeout=min(left, 0.5))
+                if len(request.frames) < count:
+                    raise GrabberError(self._error)
+            finally:
+                self._request = None
+        return request.frames[:count]
+
+
+def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhile=None):
+    """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
+
+    Returns (image, record): the image (averaged when camera.average_frames > 1) and the
+    times for the run's waterfall (clock seconds): motion_end, exposure_start, delivered_at
+    (the frame reached the host's driver) and received_at (decoded, in the host's hands).
+    meanwhile(): work done while the frame is awaited (no frame is missed during it).
+    """
+    import numpy as np
+
+    timing = grabber.timing
+    motion_end = grabber.clock.now() if motion_end is None else motion_end
+    request = grabber.ask(motion_end + timing.settle_s, timing.average_frames)
+    if meanwhile is not None:
+        meanwhile()
+    frames = grabber.collect(request)
+    if len(frames) == 1:
+        image = frames[0].image
+    else:
+        total = np.zeros(frames[0].image.shape, np.float32)
+        for frame in frames:
+            total += frame.image
+        image = np.clip(np.round(total / len(frames)), 0, 255).astype(np.uint8)
+    record = {"motion_end": motion_end, "exposure_start": frames[0].exposure_start,
+              "delivered_at": frames[-1].delivered_at, "received_at": grabber.clock.now(),
+              "frames": [f.index for f in frames]}
+    return image, record

@@ -1,0 +1,84 @@
+"""A --realtime simulated run's button_to_solved_ms and waterfall against the wall clock and the arm times (issue 13)."""
+
+import time
+
+import pytest
+
+from robot import config as config_module
+from robot.cli import build_parser
+from robot.plan import RobotProfile
+from robot.run.options import RunOptions
+from robot.run.simulated import run_simulated
+from robot.run.waterfall import format_waterfall
+from robot.scan_sequence import ScanSequence
+from robot.sim import robot_sim
+
+# Between the start press being seen and the last `done`, the pipeline's own marks sit inside the
+# test's marks; what separates them is bookkeeping (the report, the virtual cube's sync): at most this.
+WALL_MARGIN_MS = 150.0
+
+
+@pytest.fixture
+def config(tmp_path):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("save_images: true", "save_images: false")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    return config_module.load(tmp_path / "config.yaml")
+
+
+def test_realtime_button_to_solved_lies_between_the_arm_time_and_the_wall_clock(config, monkeypatch):
+    marks = {}
+    wait_start, close = robot_sim.SimulatedRobot.wait_start, robot_sim.SimulatedRobot.close
+
+    def timed_wait_start(self, timeout_s):
+        pressed = wait_start(self, timeout_s)
+        marks["press_seen"] = time.perf_counter()  # the pipeline's own mark comes after this
+        return pressed
+
+    def timed_close(self):
+        marks["closing"] = time.perf_counter()  # the last `done` came before this
+        return close(self)
+
+    monkeypatch.setattr(robot_sim.SimulatedRobot, "wait_start", timed_wait_start)
+    monkeypatch.setattr(robot_sim.SimulatedRobot, "close", timed_close)
+    args = build_parser().parse_args(["run", "--sim", "--realtime", "--firmware", "mock", "--seed", "5",
+                                      "--no-verify"])
+    report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
+    assert report["solved"] is True, report["errors"]
+
+    wall_ms = (marks["closing"] - marks["press_seen"]) * 1000
+    profile = RobotProfile.from_config(config)
+    sequence = ScanSequence.from_config(config)
+    scan_arm_ms = sum(profile.cost(action) for view in sequence.views for action in view.actions)
+    measured = report["button_to_solved_ms"]
+    # Never faster than the arms: the scan's motions and the plan's (as the firmware timed them).
+    assert measured >= scan_arm_ms + report["measured_machine_ms"]
+    # One clock, and nothing outside it: within the stated margin below the wall time around it.
+    assert measured <= wall_ms
+    assert wall_ms - measured <= WALL_MARGIN_MS, f"{wall_ms - measured:.0f} ms unaccounted for"
+
+    stages = {s["stage"]: s for s in report["waterfall"]}
+    timing = config["camera"]
+    for view in sequence.views:
+        motion, frame = stages[f"{view.name}: motion"], stages[f"{view.name}: frame"]
+        assert motion["end_ms"] - motion["start_ms"] >= motion["floor_ms"] - 1.0  # real-time arms
+        # The view's picture was exposed after its motion ended and the cube settled (never a stale frame).
+        assert frame["start_ms"] >= motion["end_ms"] + timing["settle_ms"] - 0.2
+        wait = stages[f"{view.name}: frame wait"]
+        assert wait["end_ms"] - wait["start_ms"] >= wait["floor_ms"] - 0.2  # settle + exposure + delivery
+    assert all(0 <= s["start_ms"] <= s["end_ms"] <= measured + 0.2 for s in report["waterfall"])
+    text = report.format()
+    assert "waterfall" in text and "top-front: motion" in text and "#" in text
+
+
+def test_format_waterfall_draws_each_stage_on_one_ms_scale():
+    stages = [{"stage": "scan", "start_ms": 0.0, "end_ms": 500.0},
+              {"stage": "execute", "start_ms": 500.0, "end_ms": 1000.0}]
+    lines = format_waterfall(stages, width=20)
+    assert "1000 ms" in lines[0]
+    scan_bar = lines[1].split("|")[1]
+    execute_bar = lines[2].split("|")[1]
+    assert scan_bar == "#" * 10 + " " * 10
+    assert execute_bar == " " * 10 + "#" * 10
