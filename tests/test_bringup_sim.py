@@ -149,3 +149,34 @@ def test_every_moving_command_is_refused_while_the_estop_is_held(command, capsys
         assert code == 3 and result["ok"] is False
         assert "ESTOP" in result["error"], result["error"]
         assert all(v == 0 for v in (emu.arm_position(a) for a in "RLFB"))
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not OK, reason=f"emulator unavailable: {REASON}")
+def test_ctrl_c_during_homing_sends_the_stop_first_and_reports_the_state(tmp_path):
+    """Ctrl-C in any moving command goes through the same handler: here `home` seeking a sensor
+    that is not there (it would seek 1.25 turns at one turn per second)."""
+    import signal
+    import subprocess
+    import time
+
+    from robot.sim import pinlog
+
+    config = tmp_path / "config.yaml"
+    config.write_text((ROOT / "config.yaml").read_text().replace("sensors: false", "sensors: true", 1))
+    with emulator.Emulator(realtime=True) as emu:
+        t = emu.cycle()
+        proc = subprocess.Popen([sys.executable, "-m", "robot", "home", "--arms", "F", "--port", emu.port,
+                                 "--config", str(config)], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while not pinlog.step_events(emu.pin_events(), start_cycle=t)["F"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130, (out, err)
+        assert "sent the e-stop ('!') first" in err and "alarm ESTOP_BYTE latched" in err
+        assert "F unknown" in err and "grippers: R never set, L never set, F open" in err
+        steps = len(pinlog.step_events(emu.pin_events(), start_cycle=t)["F"])
+        rev = config_module.load(config)["motion"]["steps_per_rev"]
+        assert 0 < steps < rev * 5 // 4, "the seek was stopped before its 1.25 turns"
