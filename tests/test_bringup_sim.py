@@ -180,3 +180,22 @@ def test_ctrl_c_during_homing_sends_the_stop_first_and_reports_the_state(tmp_pat
         steps = len(pinlog.step_events(emu.pin_events(), start_cycle=t)["F"])
         rev = config_module.load(config)["motion"]["steps_per_rev"]
         assert 0 < steps < rev * 5 // 4, "the seek was stopped before its 1.25 turns"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jog_in_the_air_is_refused_while_the_arms_pair_holds_the_cube(backend, capsys, monkeypatch):
+    """After `load`, opening one gripper of the holding pair would leave the cube in the other one."""
+    from robot.bringup import actions
+    from robot.bringup.bench import Bench
+
+    config = config_module.load()
+    with Bench(config, sim=True, firmware=backend) as bench:
+        actions.load(bench.link, "RL", lambda: None, lambda text: None)
+        before = bench.arm_angle("R")
+        with pytest.raises(actions.BringupError, match="pair RL holds the cube: .*--with-cube.*cube-robot release"):
+            actions.jog(bench.link, "R", 100, lambda text: None)
+        assert bench.link.where().grippers == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
+        assert bench.arm_angle("R") == before
+        actions.jog(bench.link, "R", 100, lambda text: None, with_cube=True)  # the layer turn is allowed
+        assert bench.arm_angle("R") == before + 100
+        actions.jog(bench.link, "F", 100, lambda text: None)  # F's pair is open: in the air
