@@ -230,3 +230,28 @@ def test_the_check_reports_ready_arms_without_moving_them():
     config = config_module.defaults()
     [result] = check_arms(config, SimpleNamespace(link=Link()))
     assert result.status == "ok" and "straight" in result.detail
+
+
+def test_ctrl_c_while_the_preflight_homes_sends_the_stop_first(setup, tmp_path):
+    import _thread
+
+    config, mock, _, _ = setup
+    config = sensors_config(config, tmp_path)
+    Bench.set_up_mechanics(mock, config)
+    mock.remove_sensor("R")  # R seeks for 1.25 turns: long enough to be interrupted
+    mock.time_scale = 1.0
+
+    def ctrl_c_once_homing_runs():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not sent(mock, "HOME"):
+            time.sleep(0.002)
+        time.sleep(0.05)  # the seek is under way
+        _thread.interrupt_main()
+
+    threading.Thread(target=ctrl_c_once_homing_runs, daemon=True).start()
+    report = run(config, mock.url)
+    assert report.result() == "EMERGENCY STOP" and report.exit_status() == 130
+    mock.call(lambda: None)
+    assert mock.alarm == P.AlarmCode.ESTOP_BYTE, "the stop byte reached the board"
+    assert not [c for _, c in mock.executed if c.startswith("HOME")], "the homing was stopped, not finished"
+    assert "not read yet" in report["cube_state_after_stop"]

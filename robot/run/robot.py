@@ -68,7 +68,11 @@ class HardwareRobot:
         self.presenter = LinkPresenter(self.link)
         try:
             self.preflight()
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the pre-flight homes: the stop byte first
+                from .pipeline import emergency_stop
+
+                emergency_stop(self)
             self.close()  # `with` does not call __exit__ when __enter__ fails
             raise
         return self
