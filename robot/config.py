@@ -526,7 +526,8 @@ def _check_cross_fields(config: Config, path, root) -> None:
 
 
 def _check_motion(config: Config, path, root) -> None:
-    """A zero offset of a whole turn or more is a mistake (the arm would go round before stopping)."""
+    """Per arm: a zero offset of a whole turn or more is a mistake (the arm would go round before
+    stopping); a gripper whose open and closed widths are equal never moves."""
     motion = config["motion"]
     for arm, settings in motion["arms"].items():
         offset = settings["zero_offset_steps"]
@@ -536,6 +537,15 @@ def _check_motion(config: Config, path, root) -> None:
                 f"motion.arms.{arm}.zero_offset_steps",
                 f"{offset} steps is a whole turn or more (motion.steps_per_rev is {motion['steps_per_rev']})",
             )
+        open_us = motion["servo_open_us"] if settings["servo_open_us"] is None else settings["servo_open_us"]
+        closed_us = motion["servo_closed_us"] if settings["servo_closed_us"] is None else settings["servo_closed_us"]
+        if open_us == closed_us:  # the gripper would never move (and open and closed could not be told apart)
+            keys = ["motion", "arms", arm, "servo_closed_us"]
+            line = _node_line(root, keys) or _node_line(root, keys[:3] + ["servo_open_us"]) or \
+                _node_line(root, ["motion", "servo_closed_us"])
+            raise ConfigError(path, line, f"motion.arms.{arm}.servo_closed_us",
+                              f"gripper {arm}'s open and closed widths are both {open_us} us: it would never move "
+                              "(`cube-robot tune grippers` finds the two widths)")
 
 
 def _node_line(root, keys) -> int | None:

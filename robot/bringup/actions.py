@@ -73,6 +73,10 @@ def jog(link, arm: str, steps: int, say, with_cube: bool = False) -> P.Where:
         if not _pair_holds(where, pair_of(arm)):
             actions.append(P.grip_command(pair_of(arm)))
             say(f"Pair {pair_of(arm)} takes the cube (its grippers close, the other pair's open).")
+    elif _pair_holds(where, pair_of(arm)):
+        # Opening this gripper would leave the cube in one gripper (it can fall): say what to do instead.
+        raise BringupError(f"pair {pair_of(arm)} holds the cube: `cube-robot jog {arm} ... --with-cube` turns "
+                           f"that layer, or take the cube out first (`cube-robot release`) to turn arm {arm} in the air")
     elif where.grippers[arm] != "open":
         actions.append(P.grippers_command(arm, close=False))
         say(f"Opened gripper {arm} first, so the arm turns in the air"

@@ -75,7 +75,11 @@ class Bench:
 
     @staticmethod
     def set_up_mechanics(mechanics, config) -> None:
-        """Arms off straight by SIM_HAND_OFFSETS; sensors where config's zero offsets put the zero."""
+        """Motors wired as config's inversions say; arms off straight by SIM_HAND_OFFSETS; sensors where
+        config's zero offsets put the zero."""
+        from ..sim.mechanics import wire_as_configured
+
+        wire_as_configured(mechanics, config)
         motion = config["motion"]
         rev = motion["steps_per_rev"]
         emulated = hasattr(mechanics, "sensor_level")

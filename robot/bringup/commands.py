@@ -152,7 +152,7 @@ def _run(args, body) -> int:
     from ..link.errors import LinkError
     from ..sim.emulator import EmulatorError
     from .actions import BringupError
-    from .bench import Bench, BenchInterrupted, describe, stop_on_interrupt
+    from .bench import Bench, BenchInterrupted, stop_on_interrupt
     from .tune import TuneError
 
     config = config_module.load(args.config)
@@ -164,13 +164,14 @@ def _run(args, body) -> int:
             result["robot"] = bench.backend
             if args.sim:
                 out.say(f"Robot: {bench.backend}.")
-            with stop_on_interrupt(bench, out.say):
-                ok, extra = body(bench, config, out)
+            try:
+                with stop_on_interrupt(bench, out.say):
+                    ok, extra = body(bench, config, out)
+            except (LinkError, BringupError, TuneError, EOFError):
+                _state_into(result, bench, config, out, quiet=True)  # a refusal: what the robot is doing now
+                raise
             result.update(extra)
-            where = bench.link.where()
-            out.say("Now: " + describe(where, None, config["motion"]["steps_per_rev"]) + ".")
-            result["where"] = {"motors_on": where.motors_on, "positions": where.positions,
-                               "grippers": where.grippers, "home_input_active": where.sensor_active}
+            _state_into(result, bench, config, out)
             code = 0 if ok else 1
     except BenchInterrupted as exc:
         result["error"] = str(exc)
@@ -184,6 +185,22 @@ def _run(args, body) -> int:
     if args.json:
         print(json.dumps(result))
     return code
+
+
+def _state_into(result: dict, bench, config, out, quiet: bool = False) -> None:
+    """Say the robot's state (drivers, arms, grippers) and put it into the JSON result; after a
+    failure (quiet) a state that cannot be read is left out."""
+    from .bench import describe
+
+    try:
+        where = bench.link.where()
+    except Exception:
+        if quiet:
+            return
+        raise
+    out.say("Now: " + describe(where, None, config["motion"]["steps_per_rev"]) + ".")
+    result["where"] = {"motors_on": where.motors_on, "positions": where.positions,
+                       "grippers": where.grippers, "home_input_active": where.sensor_active}
 
 
 def run_jog(args) -> int:

@@ -5,10 +5,11 @@ first rows of its CHECKS), so there is one implementation of each.
 A check is `check(config, context) -> list[Result]` (robot/doctor/__init__.py); a FAIL stops the run
 (NOT STARTED, exit 4), a WARN is said and the run goes on.  The context is the doctor's arguments, or
 for a run a namespace with the open robot's `link` and `camera`, `port`, and `build_tables=True`
-(checks may leave findings on it for later checks: the camera's frame size for the regions check).
+(checks may leave findings on it for later checks: the camera's frame size for the regions check;
+`preflight_failures`, the failed rows so far, lets a check that moves the robot move nothing then).
 
-To add a check (e.g. issue 10's "motors enabled and arms homed"): write it beside what it checks and
-add one line below, in the order a person would fix things.
+To add a check: write it beside what it checks and add one line below, in the order a person would
+fix things (checks that move the robot last).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ PREFLIGHT_CHECKS = [
     ("regions file", "robot.vision.doctor_checks:check_regions"),
     ("colour calibration", "robot.vision.doctor_checks:check_colour_calibration"),
     ("solver tables", "robot.solver.doctor_checks:check_tables"),
-    # ("motors and homing", "robot.link.doctor_checks:check_motors_homed"),  # issue 10 (bring-up) adds it
+    ("motors and homing", "robot.bringup.doctor_checks:check_arms"),  # last: it may home the arms (moves)
 ]
 
 
@@ -31,6 +32,10 @@ def run_checks(config, context, checks=PREFLIGHT_CHECKS) -> list[tuple[str, Resu
     """(title, Result) rows of every check; a check that crashes is itself a failed row."""
     rows = []
     for title, target in checks:
+        try:
+            context.preflight_failures = failures(rows)
+        except AttributeError:  # a context that takes no attributes: checks see no findings
+            pass
         module_name, function_name = target.split(":")
         try:
             check = getattr(importlib.import_module(module_name), function_name)

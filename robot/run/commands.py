@@ -12,6 +12,7 @@ from .report import EXIT_STATUS_HELP
 RUN_EXAMPLES = """examples:
   cube-robot run                       robot attached: wait for its start button; none named or found: simulate
   cube-robot run --port /dev/ttyACM0   this robot, or an error (never a simulation)
+  cube-robot run --arms-straight       no homing sensors: the arms were squared by eye (cube-robot home)
   cube-robot run --sim                 simulated robot, random scramble
   cube-robot run --sim --scramble "R U2 F' L"
   cube-robot run --sim --fault-rate 0.01 --disconnect-at 5
@@ -50,6 +51,9 @@ def register(subparsers) -> None:
                      help="simulation: a pulled cable does not reset the board on reconnect (a real Uno resets)")
     run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
     run.add_argument("--no-verify", action="store_true", help="do not re-scan after solving to confirm")
+    run.add_argument("--arms-straight", action="store_true",
+                     help="robot without homing sensors: you confirm the arms stand straight (squared by eye, "
+                          "e.g. with `cube-robot home`); the board forgets their positions when its port opens")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
     add_config_argument(run)
     run.set_defaults(handler=run_command)

@@ -12,6 +12,7 @@ class RunOptions:
     port: str | None = None  # the robot's serial port (default: link.port, else auto-detect)
     verify: bool = True  # re-scan after solving (also needs run.verify_after)
     json: bool = False  # print the report as one JSON object
+    arms_straight: bool = False  # the user confirms the arms stand straight (robots without homing sensors)
     # Simulation only (robot/sim/robot_sim.py):
     scramble: str | None = None  # scramble the virtual cube with these moves (default: random)
     seed: int | None = None  # random scramble, images and serial faults
@@ -29,7 +30,8 @@ class RunOptions:
         return cls(sim=args.sim, port=args.port, verify=not args.no_verify, json=args.json,
                    scramble=args.scramble, seed=args.seed, firmware=args.firmware, realtime=args.realtime,
                    fault_rate=args.fault_rate, disconnect_at=args.disconnect_at, estop_at=args.estop_at,
-                   bad_scan=args.bad_scan, keep_power=getattr(args, "keep_power", False))
+                   bad_scan=args.bad_scan, keep_power=getattr(args, "keep_power", False),
+                   arms_straight=getattr(args, "arms_straight", False))
 
     def simulation_flags(self) -> list[str]:
         """The simulation-only options given (each makes sense only for the virtual robot)."""

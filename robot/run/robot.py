@@ -41,8 +41,9 @@ class HardwareRobot:
 
     calibration = "auto"  # the scan uses scan.colours_file when it exists
 
-    def __init__(self, config, port=None, say=None):
+    def __init__(self, config, port=None, say=None, arms_straight: bool = False):
         self.config, self.port = config, port
+        self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
@@ -67,7 +68,11 @@ class HardwareRobot:
         self.presenter = LinkPresenter(self.link)
         try:
             self.preflight()
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the pre-flight homes: the stop byte first
+                from .pipeline import emergency_stop
+
+                emergency_stop(self)
             self.close()  # `with` does not call __exit__ when __enter__ fails
             raise
         return self
@@ -81,12 +86,20 @@ class HardwareRobot:
         from ..doctor.preflight import failures, run_checks
 
         self.say("Pre-flight checks...")
-        context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True)
+        context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True,
+                                  say=self.say, confirm_arms_straight=self.confirm_arms_straight)
         rows = run_checks(self.config, context)
         self.say(format_table(rows))
         failed = failures(rows)
         if failed:
             raise PreflightFailed(failed)
+
+    def confirm_arms_straight(self, arms: str) -> bool:
+        """The user's word that these arms stand straight: --arms-straight, else `y` on a terminal."""
+        if self.arms_straight:
+            self.say(f"Arms {', '.join(arms)} confirmed straight (--arms-straight).")
+            return True
+        return ask_arms_straight(arms)
 
     def close(self) -> None:
         if self.link is not None:
@@ -108,8 +121,19 @@ class HardwareRobot:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if entered.is_set() or self.link.wait_button(timeout_s=0.2):
+                self.check_arms_still_ready()
                 return True
         return False
+
+    def check_arms_still_ready(self) -> None:
+        """The drivers may have gone off while waiting (motion.idle_off_s): then the positions are lost and
+        nothing may turn; RobotNotReady names it (nothing has moved)."""
+        from ..bringup.readiness import arms_problems
+
+        problems = arms_problems(self.link.where(), self.config["motion"]["steps_per_rev"])
+        if problems:
+            raise RobotNotReady("the arms are no longer ready at the start press: " + "; ".join(problems)
+                                + " (the drivers switch off after motion.idle_off_s without an action): run again")
 
     def before_scan(self, attempt: int | None) -> None:
         pass  # a real camera is left as it is
@@ -167,6 +191,16 @@ def robot_attached(config, port=None) -> bool:
         return False
 
 
+def ask_arms_straight(arms: str, stdin=None, stderr=None) -> bool:
+    """On a terminal, ask whether the arms stand straight (y); without one, nobody can answer: False."""
+    stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
+    if stdin is None or not stdin.isatty():
+        return False
+    print(f"The board does not know where arms {', '.join(arms)} stand (it reset when the port opened). "
+          "Do all of them stand straight? [y/N] ", end="", file=stderr, flush=True)
+    return stdin.readline().strip().lower() in ("y", "yes")
+
+
 def run_hardware(config, options, say):
     """The real robot: serial link to the board, the configured camera and calibrated regions."""
     import datetime as dt
@@ -175,7 +209,7 @@ def run_hardware(config, options, say):
     from .report import RunReport
 
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port, say)
+    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight)
 
     def finish():
         # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);

@@ -8,7 +8,7 @@ GRIPPER, SETUP), and a model of the arms' mechanics for homing: each arm's angle
 optional sensor window per arm on one shared input, as the simavr harness models them.
 
 Test hooks (thread-safe through `call`): set_sensor, remove_sensor, stick_sensor, turn_by_hand,
-arm_position; `step_log` lists (arm, signed steps) of every completed move.
+reverse_wiring, arm_position; `step_log` lists (arm, signed steps) of every completed move.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class ArmsMixin:
         if not hasattr(self, "angle"):  # the mechanics survive a reset (they are not the board's RAM)
             self.angle = {arm: 0 for arm in ARMS}  # physical, in steps
             self.sensors = {arm: None for arm in ARMS}  # None, "stuck" or (start, width)
+            self.wiring = {arm: 1 for arm in ARMS}  # -1: the motor turns the other way for DIR high
             self.step_log: list[tuple[str, int]] = []
 
     # -- test hooks --------------------------------------------------------------
@@ -81,6 +82,10 @@ class ArmsMixin:
 
     def turn_by_hand(self, arm: str, steps: int) -> None:
         self.call(self._move_physically, arm, steps)
+
+    def reverse_wiring(self, arm: str, reversed_: bool = True) -> None:
+        """The motor turns the other way for DIR high (coil wires swapped), as the harness's `wiring`."""
+        self.call(self.wiring.__setitem__, arm, -1 if reversed_ else 1)
 
     def arm_position(self, arm: str) -> int:
         return self.angle[arm]
@@ -102,6 +107,10 @@ class ArmsMixin:
 
     def _move_physically(self, arm: str, steps: int) -> None:
         self.angle[arm] += steps
+
+    def _sign(self, arm: str) -> int:
+        """Logical steps -> physical: the firmware's inversion, then the motor's wiring."""
+        return (-1 if self.invert[arm] else 1) * self.wiring[arm]
 
     # -- immediate commands (command.cpp) ---------------------------------------
 
@@ -256,7 +265,7 @@ class ArmsMixin:
         """Homing as motion.cpp does it, on the modelled mechanics: the moves and the outcome, timed."""
         m = self.motion
         rev = m["steps_per_rev"]
-        sign = -1 if self.invert[arm] else 1  # logical steps -> physical
+        sign = self._sign(arm)  # logical steps -> physical
 
         def speed(turns_per_s: float) -> float:
             return max(LIMITS["HOME_SPEED_MIN"], min(m["max_speed_steps_per_s"], int(rev * turns_per_s)))
@@ -324,14 +333,14 @@ class ArmsMixin:
                 [(a[0], int(a[1:]) * rev // 360) for a in args]
             for arm, steps in turns:
                 self.position[arm] += steps
-                self._move_physically(arm, -steps if self.invert[arm] else steps)
+                self._move_physically(arm, steps * self._sign(arm))
                 self.step_log.append((arm, steps))
         elif name == "HOME":
             moves, alarm = self._home_outcome.pop(seq)
             arm = args[0]
             for _, steps in moves:
                 self._move_physically(arm, steps)
-                self.step_log.append((arm, -steps if self.invert[arm] else steps))
+                self.step_log.append((arm, steps * self._sign(arm)))  # physical -> logical (sign is +-1)
             if alarm:
                 return alarm
             self.position[arm] = 0

@@ -21,7 +21,7 @@ from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
 from . import emulator as emulator_module
-from . import pinlog, render
+from . import mechanics, pinlog, render
 from .virtual_robot import VirtualRobot
 from .webcam import SimulatedCamera, TimedLinkPresenter
 
@@ -78,6 +78,7 @@ class SimulatedRobot:
         self.emulator = self.mock = self.proxy = self.link = None
         self._cursor = 0  # emulator: last step cycle applied; mock: executed entries applied
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
+        self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
         self.regions = None
@@ -96,6 +97,7 @@ class SimulatedRobot:
 
             self.mock = MockFirmware(transport="pty", motion=self.motion, time_scale=self.time_scale).start()
             device_url = self.mock.url
+        mechanics.wire_as_configured(self.emulator or self.mock, self.config)
         url = device_url
         if self.fault_rate:
             from .fault_proxy import FaultProxy
@@ -230,8 +232,9 @@ class SimulatedRobot:
                     timeline.append((pulse.start_cycle, 0, "grip", arm, closed(arm, pulse.width_us)))
                     self._servo_cursor[arm] = pulse.start_cycle
         for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
-            for move in moves:
-                timeline.append((move.start_cycle, 1, "turn", arm, move.steps))
+            for move in moves:  # DIR-level steps; the arm turns as its motor is wired
+                physical = move.steps * mechanics.direction(self.reversed_motors, arm)
+                timeline.append((move.start_cycle, 1, "turn", arm, physical))
                 self._cursor = max(self._cursor, move.end_cycle)
         for _, _, kind, arm, value in sorted(timeline):
             if kind == "grip":
