@@ -165,10 +165,13 @@ def test_alarm_mid_stream_reports_completed_actions():
             link.run(PLAN, progress=on_progress)
         event = link.events.get(timeout=1).message
     progress = info.value.progress
-    assert progress.completed == len(mock.executed) == 6
-    assert executed_commands(mock) == COMMANDS[:6]
-    assert progress.interrupted == 6 and mock.interrupted[0][1].strip() == COMMANDS[6]
-    assert "Actions 1-6 of 20 completed" in str(info.value)
+    # The press lands while action 7 runs, or (on a loaded machine) a little later: what matters is that
+    # the host's account matches what the device did, action for action.
+    k = progress.completed
+    assert 6 <= k < len(PLAN) and k == len(mock.executed)
+    assert executed_commands(mock) == COMMANDS[:k]
+    assert progress.interrupted == k and mock.interrupted[0][1].strip() == COMMANDS[k]
+    assert f"Actions 1-{k} of 20 completed" in str(info.value)
     assert isinstance(event, P.Alarm) and event.code == P.AlarmCode.ESTOP_INPUT
 
 
