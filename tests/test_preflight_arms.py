@@ -50,8 +50,9 @@ def sensors_config(config, tmp_path, zero_offset: int = -12):
     return config_module.load(path)
 
 
-def press_start_when(mock_or_emu, ready, timeout_s: float = 60):
-    """A person presses start once `ready()` (e.g. the pre-flight's homing is done)."""
+def press_start_when(mock_or_emu, ready, timeout_s: float = 600):
+    """A person presses start once `ready()` (e.g. the pre-flight's homing is done; the pre-flight may
+    first build the solver tables, which takes long on a loaded machine: the deadline is generous)."""
     def press():
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not ready():

@@ -60,3 +60,78 @@ def test_a_simulated_run_with_inverted_arms_solves(tmp_path, capsys):
     out, err = capsys.readouterr()
     report = json.loads(out)
     assert code == 0 and report["solved"] is True and report["scan_attempts"] == 1, err
+
+
+# ---------------------------------------------------------------------------
+# A simulated run's arms: homed or confirmed straight, as a real run's pre-flight does
+
+
+def sensors_config(tmp_path, zero_offset: int) -> str:
+    text = (ROOT / "config.yaml").read_text().replace("sensors: false", "sensors: true", 1)
+    text = text.replace("zero_offset_steps: 0 ", f"zero_offset_steps: {zero_offset} ")
+    text = text.replace("  data_dir: data ", f"  data_dir: {tmp_path / 'data'} ")
+    path = tmp_path / "sensors.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_the_simulated_robot_homes_its_arms_at_the_configured_offset(tmp_path):
+    from robot import cube
+    from robot.sim import pinlog
+    from robot.sim.robot_sim import SimulatedRobot
+
+    config = config_module.load(sensors_config(tmp_path, -15))
+    rev = config["motion"]["steps_per_rev"]
+    with SimulatedRobot(config, cube.SOLVED, firmware="emulator") as robot:
+        assert robot.link.where().positions == {a: 0 for a in "RLFB"}
+        events = robot.emulator.pin_events()
+        for arm in "RLFB":
+            # From straight: the sensor's edge is 15 steps clockwise: seek, back off, approach, offset.
+            moves = [m.steps for m in pinlog.arm_motions(events)[arm]]
+            assert moves == [15, -(1 + rev // 16), rev // 16 + 1, -15], (arm, moves)
+            assert robot.emulator.arm_position(arm) == 0
+        assert robot.virtual.off_quarter == {a: 0 for a in "RLFB"} and robot.virtual.is_solved()
+
+
+def test_the_simulated_robot_on_the_mock_homes_or_zeroes(tmp_path):
+    from robot import cube
+    from robot.sim.robot_sim import SimulatedRobot
+
+    config = config_module.load(sensors_config(tmp_path, -15))
+    with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
+        assert [c for _, c in robot.mock.executed if c.startswith("HOME")] == [f"HOME {a}" for a in "RLFB"]
+        assert robot.link.where().positions == {a: 0 for a in "RLFB"}
+    with SimulatedRobot(config_module.load(), cube.SOLVED, firmware="mock") as robot:  # no sensors
+        assert not [c for _, c in robot.mock.executed if c.startswith("HOME")]
+        assert robot.link.where().positions == {a: 0 for a in "RLFB"}, "confirmed straight (ZERO)"
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_simulated_run_with_arms_parked_on_their_sensors_is_not_started_as_on_the_bench(tmp_path, capsys):
+    """Offset 0: each arm's zero is at its sensor's edge, so the shared input never releases."""
+    code = cli.main(["run", "--sim", "--firmware", "emulator", "--scramble", "R", "--json",
+                     "--config", sensors_config(tmp_path, 0)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 4 and report["solved"] is False
+    assert any("HOME_STUCK" in e and "zero_offset_steps is negative" in e for e in report["errors"]), report["errors"]
+
+
+def test_the_virtual_robot_lets_an_open_arm_stop_anywhere_but_never_closes_on_a_crooked_one():
+    from robot import cube
+    from robot.plan import RobotProfile
+    from robot.sim.virtual_robot import MechanicalError, VirtualRobot
+
+    robot = VirtualRobot(RobotProfile.from_config(config_module.defaults()), cube.SOLVED)
+    robot.turn_arm("R", 7)  # in the air, as homing does
+    with pytest.raises(MechanicalError, match="gripper R closed on the cube with its arm 7 steps past"):
+        robot.set_gripper("R", True)
+    robot.turn_arm("R", -7)
+    robot.set_gripper("R", True)
+    robot.set_gripper("L", True)
+    with pytest.raises(MechanicalError, match="not a whole number of quarter turns"):
+        robot.turn_arm("R", 50)
+    robot.turn_arm("R", 100)
+    assert robot.history == ["R"]

@@ -18,7 +18,6 @@ from ..link import protocol as P
 
 # A freshly assembled robot: each arm a few steps off straight (physical steps, positive = clockwise).
 SIM_HAND_OFFSETS = {"R": 7, "L": -4, "F": 3, "B": -9}
-SIM_SENSOR_WIDTH_TURNS = 1 / 24  # a Hall sensor switches over about 15 degrees
 
 
 class BenchInterrupted(RuntimeError):
@@ -76,24 +75,13 @@ class Bench:
     @staticmethod
     def set_up_mechanics(mechanics, config) -> None:
         """Motors wired as config's inversions say; arms off straight by SIM_HAND_OFFSETS; sensors where
-        config's zero offsets put the zero."""
-        from ..sim.mechanics import wire_as_configured
+        config's zero offsets put the zero (robot/sim/mechanics.py)."""
+        from ..sim.mechanics import place_sensors, wire_as_configured
 
         wire_as_configured(mechanics, config)
-        motion = config["motion"]
-        rev = motion["steps_per_rev"]
-        emulated = hasattr(mechanics, "sensor_level")
-        if emulated:
-            mechanics.sensor_level(active_high=motion["homing"]["sensor_active"] == "high")
         for arm, offset in SIM_HAND_OFFSETS.items():
             mechanics.turn_by_hand(arm, offset)
-            if motion["homing"]["sensors"]:
-                start = -motion["arms"][arm]["zero_offset_steps"] % rev  # the edge, seen from straight
-                width = max(1, round(rev * SIM_SENSOR_WIDTH_TURNS))
-                if emulated:
-                    mechanics.set_sensor(arm, start, width, rev)
-                else:
-                    mechanics.set_sensor(arm, start, width)
+        place_sensors(mechanics, config)
 
     def arm_angle(self, arm: str) -> int | None:
         """Simulation only: the arm's physical angle in steps from straight (None on a real robot)."""

@@ -34,7 +34,7 @@ def check_arms(config, context) -> list[Result]:
     link = getattr(context, "link", None)
     if link is None:
         return _doctor_report(config, context)
-    from ..link.errors import LinkError
+    from ..link.errors import ALARM_TEXT, AlarmError, LinkError
     from . import readiness
     from .actions import BringupError
 
@@ -66,6 +66,12 @@ def check_arms(config, context) -> list[Result]:
         return [Result(ITEM, FAIL, f"{exc}: {_how_to_confirm(config)}")]
     except LinkError as exc:
         first = str(exc).splitlines()[0]
+        if isinstance(exc, AlarmError):
+            first = f"alarm {exc.code.name}: {ALARM_TEXT.get(exc.code, 'unknown alarm')}"
+            if exc.code == P.AlarmCode.HOME_STUCK:
+                first += (" (an arm parked on its sensor keeps the shared input active: mount each magnet a little "
+                          "clockwise of its arm's zero so zero_offset_steps is negative, docs/hardware.md; or a "
+                          "stuck sensor)")
         try:  # homing goes R, L, F, B: the first arm still unknown is the one that failed
             arm = next((a for a in P.ARMS if link.where().positions[a] is None), None)
         except LinkError:

@@ -190,8 +190,14 @@ class Link(Connection):
             self.request(P.motors_command(True))
 
     def where(self) -> P.Where:
-        """The drivers, the arms' positions (None: not known) and the grippers (`WHERE`)."""
-        return next(r for r in self.request("WHERE") if isinstance(r, P.Where))
+        """The drivers, the arms' positions (None: not known) and the grippers (`WHERE`).  On a noisy
+        link the `where` line can be lost while its `ok` arrives: WHERE reads only, so it is asked again."""
+        for _ in range(self.settings.max_resends + 1):
+            report = next((r for r in self.request("WHERE") if isinstance(r, P.Where)), None)
+            if report is not None:
+                return report
+        raise TooManyResendsError(f"no readable `where` line after {self.settings.max_resends + 1} requests; "
+                                  "the link is too noisy (check the USB cable)")
 
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:
         """Wait until the firmware's queue has drained (bounded: silence is detected, and `limit_s`)."""

@@ -7,12 +7,14 @@ arm backwards and a simulated run with a bring-up config misreads its own scans.
 
     reversed_ = reversed_motors(config)          # {"R": False, ..., "B": True}
     wire_as_configured(emulator_or_mock, config)  # tells the harness / mock arms
+    place_sensors(emulator_or_mock, config)       # homing sensors where the zero offsets put the zeros
     physical_steps = dir_steps * direction(reversed_, "B")
 """
 
 from __future__ import annotations
 
 ARMS = "RLFB"
+SENSOR_WIDTH_TURNS = 1 / 24  # a Hall sensor switches over about 15 degrees
 
 
 def reversed_motors(config) -> dict[str, bool]:
@@ -32,3 +34,22 @@ def wire_as_configured(mechanics, config) -> dict[str, bool]:
     for arm, flag in reversed_.items():
         mechanics.reverse_wiring(arm, flag)
     return reversed_
+
+
+def place_sensors(mechanics, config) -> None:
+    """With motion.homing.sensors, one sensor per arm where its zero offset says: homing an arm that
+    starts straight (the emulator's angle 0) ends straight.  The emulator also takes the polarity."""
+    motion = config["motion"]
+    rev = motion["steps_per_rev"]
+    emulated = hasattr(mechanics, "sensor_level")  # the simavr harness (the mock has no input level)
+    if emulated:
+        mechanics.sensor_level(active_high=motion["homing"]["sensor_active"] == "high")
+    if not motion["homing"]["sensors"]:
+        return
+    width = max(1, round(rev * SENSOR_WIDTH_TURNS))
+    for arm in ARMS:
+        start = -motion["arms"][arm]["zero_offset_steps"] % rev  # the edge, seen from straight
+        if emulated:
+            mechanics.set_sensor(arm, start, width, rev)
+        else:
+            mechanics.set_sensor(arm, start, width)

@@ -98,6 +98,7 @@ class SimulatedRobot:
             self.mock = MockFirmware(transport="pty", motion=self.motion, time_scale=self.time_scale).start()
             device_url = self.mock.url
         mechanics.wire_as_configured(self.emulator or self.mock, self.config)
+        mechanics.place_sensors(self.emulator or self.mock, self.config)
         url = device_url
         if self.fault_rate:
             from .fault_proxy import FaultProxy
@@ -112,7 +113,24 @@ class SimulatedRobot:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
         self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
         self.regions = render.scan_regions(self.pose, ScanSequence.from_config(self.config))
+        self.prepare_arms()
         return self
+
+    def prepare_arms(self) -> None:
+        """What a real run's pre-flight does (robot/bringup/doctor_checks.py): the board forgot the arms
+        when its port opened, so they are homed with their sensors (motion.homing.sensors) or, without
+        sensors, confirmed straight (the virtual arms start straight, as if squared by eye)."""
+        from types import SimpleNamespace
+
+        from ..bringup.doctor_checks import check_arms
+        from ..doctor import FAIL
+        from ..run.pipeline import PreflightFailed
+
+        results = check_arms(self.config, SimpleNamespace(link=self.link, confirm_arms_straight=lambda arms: True))
+        self.sync()  # the homing moves (in the air) reach the virtual robot before the scan
+        failed = [f"motors and homing: {r.item}: {r.detail}" for r in results if r.status == FAIL]
+        if failed:
+            raise PreflightFailed(failed)
 
     def _reset_mock(self) -> None:
         if self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)

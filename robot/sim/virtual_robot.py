@@ -29,16 +29,21 @@ class VirtualRobot:
     closed: dict = field(default_factory=dict)  # face -> gripper closed?
     turned_quarters: int = 0
     history: list = field(default_factory=list)  # face moves applied, in order
+    off_quarter: dict = field(default_factory=dict)  # face -> steps past its last quarter position (in the air)
 
     def __post_init__(self):
         for _, faces in self.profile.pairs:
             for face in faces:
                 self.closed.setdefault(face, False)
+                self.off_quarter.setdefault(face, 0)
 
     def pair_of(self, face: str) -> str:
         return next(name for name, faces in self.profile.pairs if face in faces)
 
     def set_gripper(self, face: str, closed: bool) -> None:
+        if closed and not self.closed[face] and self.off_quarter[face]:
+            raise MechanicalError(f"gripper {face} closed on the cube with its arm {self.off_quarter[face]} steps past "
+                                  "a quarter position: the cube is left between positions")
         self.closed[face] = closed
 
     def holding_pair(self) -> str | None:
@@ -47,14 +52,17 @@ class VirtualRobot:
         return holding[0] if len(holding) == 1 else None
 
     def turn_arm(self, face: str, steps: int) -> None:
-        """An arm turned by `steps` (signed: positive = clockwise seen from outside its face)."""
-        if steps % (self.steps_per_rev // 4):
+        """An arm turned by `steps` (signed: positive = clockwise seen from outside its face).  In the air
+        (gripper open) it may stop anywhere, as homing does; holding the cube, only whole quarter turns."""
+        quarter = self.steps_per_rev // 4
+        if not self.closed[face]:  # an open gripper turns freely without touching the cube
+            self.off_quarter[face] = (self.off_quarter[face] + steps) % quarter
+            return
+        if steps % quarter or self.off_quarter[face]:
             raise MechanicalError(
                 f"arm {face} turned {steps} steps, not a whole number of quarter turns "
-                f"({self.steps_per_rev // 4} steps): the cube is left between positions"
+                f"({quarter} steps): the cube is left between positions"
             )
-        if not self.closed[face]:
-            return  # an open gripper turns freely without touching the cube
         pair = self.pair_of(face)
         others = [f for name, faces in self.profile.pairs if name != pair for f in faces if self.closed[f]]
         if others:
