@@ -445,6 +445,8 @@ def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, setting
             continue
         if not explained_by_light(readings[i], colour_rgb[fit.labels[i]], colour_rgb[looks_like], lamps, noise_rgb):
             suspicious.append(i)
+        elif len(_swap_partners(fit, i)):  # light could excuse it, but it may be half of a swapped pair
+            suspicious.append(i)
     if suspicious:
         names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
         detail = ", ".join(f"{_NAMES[i]} reads like {names[int(fit.nearest_other[i])]} but the cube needs "
@@ -456,14 +458,30 @@ def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, setting
         )
 
 
+def _swap_partners(fit: _Fit, i: int) -> np.ndarray:
+    """Stickers that could have changed places with sticker i: they need the colour i looks like, and look like i's.
+
+    (Light may excuse one sticker of a swapped pair; the other one then still
+    reads nearer the colour its partner needs, if only a little.)
+    """
+    own, looks_like = fit.labels[i], fit.nearest_other[i]
+    return np.flatnonzero((fit.labels == looks_like) & (fit.nearest_other == own) & (fit.looks_other > 0))
+
+
+SATURATED_STICKERS = 2  # stickers of a colour clipped white before it may be any other clipped colour
+
+
 def _over_exposure(readings: np.ndarray, fit: _Fit, result: DecodeResult) -> VisionError | None:
     """Refuse when two colours differ only in clipped channels (the frame is over-exposed).
 
-    Either their median readings do, or each has a sticker clipped in all
-    three channels (those two readings are the same: white vs a washed-out yellow).
+    Either their median readings do, or each has SATURATED_STICKERS stickers
+    clipped in all three channels (those readings are the same: white vs a
+    washed-out yellow).  One such sticker is a glare spot, which the rest of
+    the cube decides (a colour whose other stickers read clearly is known).
     """
     pairs = confounded_colours(_colour_rgb(readings, fit))
-    saturated = sorted({int(c) for c in fit.labels[(readings >= HIGH).all(axis=1)]})
+    clipped = np.bincount(fit.labels[(readings >= HIGH).all(axis=1)], minlength=COLOURS)
+    saturated = [int(c) for c in np.flatnonzero(clipped >= SATURATED_STICKERS)]
     pairs += [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
     if not pairs:
         return None
