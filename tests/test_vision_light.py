@@ -5,6 +5,7 @@ import pytest
 
 from robot.cube import CubeError, parse_facelets
 from robot.vision import VisionError, decode
+from robot.vision.colour import srgb_to_lab
 from robot.vision.light import censored_residual, confounded_colours, explained_by_light, lamp_whites
 from test_vision_decode import PALETTE, perturbed, random_cube, same_partition
 
@@ -59,6 +60,22 @@ def test_glare_and_shadow_explain_a_stickers_own_colour_but_not_another():
     assert not explained_by_light(white, yellow, white, lamps, noise_rgb=5)  # a white sticker is not a glare
     assert not explained_by_light(orange, red, orange, lamps, noise_rgb=5)  # nor is orange a lit red
     assert not explained_by_light(red, orange, red, lamps, noise_rgb=5)  # nor red a shadowed orange
+
+
+def test_the_lamps_white_may_be_the_white_stickers_tint_when_a_yellow_is_lighter():
+    # Dim white stickers and a bright yellow: the lightest colour is the yellow,
+    # but the lamp's highlight is white.  A red, a green and a blue sticker
+    # blended toward the white stickers' own reading are glare, not another colour.
+    palette = np.array([(190, 195, 200), (250, 240, 70), (185, 25, 35), (245, 110, 25), (25, 155, 70),
+                        (25, 75, 185)], dtype=float)
+    assert np.argmax(srgb_to_lab(palette)[:, 0]) == 1  # the yellow is the lightest
+    lamps = lamp_whites(palette)
+    for own in (2, 4, 5):
+        reading = glare(palette[own], 0.6, palette[0])
+        assert explained_by_light(reading, palette[own], palette[0], lamps, noise_rgb=5), own
+    # Still not a white sticker in a yellow place, nor a yellow in a white one.
+    assert not explained_by_light(palette[0], palette[1], palette[0], lamps, noise_rgb=5)
+    assert not explained_by_light(palette[1], palette[0], palette[1], lamps, noise_rgb=5)
 
 
 def test_colours_that_differ_only_in_clipped_channels_are_confounded():
