@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from robot.cube import CubeError, parse_facelets
+from robot.cube import CubeError, parse_facelets, random_state
 from robot.vision import VisionError, decode
 from robot.vision.colour import srgb_to_lab
 from robot.vision.light import censored_residual, confounded_colours, explained_by_light, lamp_whites
+from robot.vision.refusals import confounded_pairs
 from test_vision_decode import PALETTE, perturbed, random_cube, same_partition
 
 
@@ -149,18 +150,62 @@ def test_a_glare_spot_with_clipped_channels_is_read_past():
     assert same_partition(result.facelets, truth)
 
 
+# PALETTE indices on faces U R F D L B: white opposite yellow, green opposite
+# blue, red opposite orange (a standard scheme).
+OPPOSITES = "042153"
+
+
+def over_exposed_cube(rng):
+    """(truth, classes) of a random cube in the OPPOSITES scheme."""
+    truth = random_state(rng).to_facelets(OPPOSITES)
+    return truth, np.array([int(c) for c in truth])
+
+
 def test_an_over_exposed_frame_is_refused_not_guessed():
-    # White and yellow both clip to 255 in every channel where they differ: no
-    # reading can tell them apart, so the decoder refuses (naming over-exposure).
+    # 4x over-exposed: white = yellow and green = blue (alike in every channel
+    # not clipped at 255).  With two pairs of opposite colours alike, every corner
+    # could hold either of two pieces: no reading and no cube constraint
+    # tells them apart, so the decoder refuses (naming over-exposure).
     rng = np.random.default_rng(35)
-    truth, classes = random_cube(rng)
+    truth, classes = over_exposed_cube(rng)
     rgb = np.clip(PALETTE[classes] * 4.0 + rng.normal(0, 2, (24, 3)), 0, 255)  # yellow's blue 40 -> 160..
     rgb[classes == 1] = np.clip(rgb[classes == 1] * [1, 1, 1.7], 0, 255)  # .. and up to 255: white = yellow
+    assert np.abs(np.median(rgb[classes == 4], 0) - np.median(rgb[classes == 5], 0)).max() < 10  # green = blue
     with pytest.raises(VisionError) as caught:
         decode(np.round(rgb))
     assert caught.value.reason == "over-exposed"
     assert "exposure" in str(caught.value)
     assert set(caught.value.stickers) >= {name(i) for i in np.flatnonzero(classes <= 1)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_white_and_yellow_clipped_alike_are_told_apart_by_the_corners(seed):
+    # Only white and yellow clip (both read 255, 255, 255); the other four
+    # colours read clearly.  A corner's other two stickers, in their order
+    # around the corner, fix whether the third is white or yellow (the two
+    # pieces are mirror images), so the cube is determined: decoded, not refused.
+    rng = np.random.default_rng(40 + seed)
+    truth, classes = over_exposed_cube(rng)
+    rgb = perturbed(rng, classes, noise=3, shade=0.1, temperature=0.05)
+    rgb[classes <= 1] = 255.0
+    result = decode(np.round(rgb))
+    assert same_partition(result.facelets, truth)
+
+
+def test_one_saturated_sticker_does_not_confound_its_colour_with_white():
+    # White stickers clipped in all three channels and one red sticker
+    # saturated by a glare spot: the other three reds say what red is, so red
+    # and white are not confounded; two saturated reds would make them so.
+    rng = np.random.default_rng(41)
+    _, classes = over_exposed_cube(rng)
+    rgb = perturbed(rng, classes, noise=2, shade=0.05, temperature=0.0)
+    rgb[classes == 0] = 255.0
+    reds = np.flatnonzero(classes == 2)
+    rgb[reds[0]] = 255.0
+    medians = np.array([np.median(rgb[classes == c], axis=0) for c in range(6)])
+    assert confounded_pairs(rgb, classes, medians) == []
+    rgb[reds[1]] = 255.0
+    assert confounded_pairs(rgb, classes, medians) == [(0, 2)]
 
 
 @pytest.mark.parametrize("seed", range(6))
