@@ -79,8 +79,8 @@ def check_unread(readings: np.ndarray, fit, result) -> None:
             stickers += [NAMES[i]] + [p for p in partners if p not in stickers]
     if problems:
         raise VisionError(
-            f"sticker(s) {'; '.join(problems)}: a sticker swapped on the cube or a region reading the wrong place. "
-            "Check those stickers and rescan.",
+            f"sticker(s) {'; '.join(problems)}. Likely a sticker swapped on the cube or a region reading the wrong "
+            "place: check those stickers and rescan.",
             stickers=stickers, result=result, reason="unexplained",
         )
 
