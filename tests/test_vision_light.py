@@ -300,3 +300,39 @@ def test_a_sticker_light_could_excuse_is_refused_when_it_has_a_swap_partner(labe
     assert caught.value.reason == "unexplained"
     assert "changed places" in str(caught.value)
     assert len(caught.value.stickers) >= 2  # the excused sticker and its partner, both to check
+
+
+# seed -> whether the decoder's best cube is the one before the swap (then the
+# two stickers it names are the swapped ones; else the best cube is wrong at
+# other stickers too, and the pair it names is where it shows).
+SWAP_SEEDS = {17: True, 33: True, 74: True, 51: False, 181: False}
+
+
+@pytest.mark.parametrize("seed", list(SWAP_SEEDS))
+def test_two_stickers_that_read_like_each_others_colour_are_refused_as_swapped(seed):
+    # Noisy, shaded scans with two stickers of different colours exchanged (an
+    # illegal cube).  Neither reads clearly enough as the other colour for the
+    # misread rule, and a legal cube a few stickers away explains them: without
+    # the swapped-pair rule these were accepted (the cube before the swap, or
+    # a wrong one).  Each reads like the other's colour: refused, both named.
+    rng = np.random.default_rng(seed)
+    truth, classes = random_cube(rng)
+    rgb = perturbed(rng, classes, noise=8, shade=0.3, temperature=0.2)
+    while True:
+        i, j = rng.choice(24, 2, replace=False)
+        swapped = list(truth)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        try:
+            parse_facelets("".join(swapped))
+        except CubeError:
+            if classes[i] != classes[j]:
+                break
+    rgb[[i, j]] = rgb[[j, i]]
+    with pytest.raises(VisionError) as caught:
+        decode(np.round(rgb))
+    assert caught.value.reason == "swapped"
+    assert same_partition(caught.value.result.facelets, truth) == SWAP_SEEDS[seed]
+    if SWAP_SEEDS[seed]:
+        assert {name(i), name(j)} <= set(caught.value.stickers)
+    else:
+        assert len(caught.value.stickers) >= 2

@@ -62,7 +62,7 @@ from .colour import Calibration, lab_to_srgb, srgb_to_lab
 from .legal import COLOURS, SCHEMES, STICKERS, alternatives, best_legal_labels
 from .naming import ColourDrift, colour_drift, colour_names, rough_colour_name
 from .readings import NAMES as _NAMES, VisionError, check_readings
-from .refusals import check_unread, colour_rgb, over_exposure
+from .refusals import check_unread, colour_rgb, over_exposure, swapped_pair
 
 __all__ = [
     "DecodeResult", "StickerInfo", "VisionError", "decode", "decode_settings", "colour_drift", "ColourDrift",
@@ -473,6 +473,9 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
             "Check those stickers and rescan.",
             stickers=wrong_looking, result=result, reason="misread",
         )
+    swapped = swapped_pair(fit, result)
+    if swapped is not None:
+        return swapped
     if fit.margin < settings["min_margin"] + extra_margin:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
         return VisionError(

@@ -95,6 +95,31 @@ def swap_partners(fit, i: int) -> np.ndarray:
     return np.flatnonzero((fit.labels == looks_like) & (fit.nearest_other == own) & (fit.looks_other > 0))
 
 
+# Two read stickers that each look like the other's colour by at least this
+# many noise units (decode's looks_other) are a swapped pair: the legal cube
+# nearest such readings is built around them.  (Glare, shadow and clipping
+# make one sticker look like another colour, not two look like each other's.)
+SWAP_LOOKS_OTHER = 3.0
+
+
+def swapped_pair(fit, result) -> VisionError | None:
+    """VisionError (reason "swapped") when two read stickers each look like the other's colour."""
+    looks = np.where(fit.read, fit.looks_other, -np.inf)
+    mutual = ((fit.labels[:, None] == fit.nearest_other[None, :]) & (fit.nearest_other[:, None] == fit.labels[None, :])
+              & (np.minimum(looks[:, None], looks[None, :]) >= SWAP_LOOKS_OTHER))
+    pairs = [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(mutual)))]
+    if not pairs:
+        return None
+    names = _colour_names(fit, result)
+    detail = "; ".join(f"{NAMES[i]} ({names[int(fit.labels[i])]} in the cube) reads like {names[int(fit.labels[j])]} "
+                       f"and {NAMES[j]} ({names[int(fit.labels[j])]}) like {names[int(fit.labels[i])]}" for i, j in pairs)
+    return VisionError(
+        f"stickers that look swapped: {detail}. Likely two stickers exchanged on the cube or two regions reading "
+        "each other's place: check those stickers and rescan.",
+        stickers=[NAMES[k] for pair in pairs for k in pair], result=result, reason="swapped",
+    )
+
+
 SATURATED_STICKERS = 2  # stickers of a colour clipped white before it may be any other clipped colour
 
 
