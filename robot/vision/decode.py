@@ -24,9 +24,11 @@ readings together.  Steps:
    renamings of colours, with two opposite corners pinned; a few of those
    refined).  Its margin is its extra cost in units of the scan's sticker
    noise * sqrt(number of stickers that differ).  A margin below
-   decode.min_margin, or a sticker that reads clearly as another colour than
-   the cube needs (swapped or misread), raises VisionError naming the
-   doubtful stickers, so the robot rescans instead of guessing.
+   decode.min_margin, a sticker that reads clearly as another colour than
+   the cube needs (swapped or misread), or two stickers that each read like
+   the other's colour (a swapped pair, robot.vision.refusals), raises
+   VisionError naming the doubtful stickers, so the robot rescans instead
+   of guessing.
 5. Reading past glare and shadow: when step 4 refuses, the stickers that fit
    no colour (worst first, at most MAX_UNREAD) are left unread -- no cost
    for any colour -- and the cube is fitted again.  Accepted only if it is
