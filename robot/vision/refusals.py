@@ -120,19 +120,16 @@ def swapped_pair(fit, result) -> VisionError | None:
     )
 
 
-SATURATED_STICKERS = 2  # stickers of a colour clipped white before it may be any other clipped colour
-
-
 def over_exposure(readings: np.ndarray, features: np.ndarray, fit, result, settings) -> VisionError | None:
     """VisionError (reason "over-exposed") when two colours differ only in clipped channels and that decides the cube.
 
     Two colours are confounded when their median readings differ only in
-    clipped channels, or each has SATURATED_STICKERS stickers clipped in all
-    three channels (those readings are the same: white vs a washed-out
-    yellow; one such sticker is a glare spot, which the rest of the cube
-    decides).  The cube still stands if it is determined without telling
+    clipped channels, or each has a sticker clipped in all three channels
+    (those readings are the same: white vs a washed-out yellow, or a glare
+    spot).  The cube still stands if it is determined without telling
     confounded colours apart, with full confidence (margin decode.full_margin:
-    the over-exposed frame may have misled the other colours too).
+    the over-exposed frame may have misled the other colours too).  (So one
+    glare-saturated sticker is decided by the rest of the cube.)
     """
     pairs = confounded_pairs(readings, fit.labels, colour_rgb(readings, fit))
     if not pairs or determined_without(pairs, features, fit, settings["full_margin"]):
@@ -152,12 +149,11 @@ def confounded_pairs(readings: np.ndarray, labels: np.ndarray, colours: np.ndarr
     """Pairs of colour classes that cannot be told apart in clipped channels.
 
     Their median readings (`colours`, (6, 3)) differ only in clipped channels
-    (robot.vision.light.confounded_colours), or each colour has
-    SATURATED_STICKERS stickers clipped in all three channels.
+    (robot.vision.light.confounded_colours), or each colour has a sticker
+    clipped in all three channels.
     """
     pairs = confounded_colours(colours)
-    clipped = np.bincount(labels[(readings >= HIGH).all(axis=1)], minlength=COLOURS)
-    saturated = [int(c) for c in np.flatnonzero(clipped >= SATURATED_STICKERS)]
+    saturated = sorted({int(c) for c in labels[(readings >= HIGH).all(axis=1)]})
     return pairs + [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
 
 
