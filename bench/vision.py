@@ -292,8 +292,9 @@ def main() -> None:
         print("  (clean: exact share over the cases decoded exactly unperturbed, the issue's \"otherwise clean cubes\";"
               " in swapped-pair rows 'exact' is the cube before the swap and every accepted cube is a miss: the robot "
               "should refuse)")
-        print("  refusal rules, all rows: " + "; ".join(
-            f"{k} ({VisionError.REASONS[k]}): {n}, best cube right in {right}" for k, (n, right) in all_reasons.items()))
+        rules = [f"{k} ({VisionError.REASONS[k]}): {n}, best cube right in {right}"
+                 for k, (n, right) in all_reasons.items()]
+        print("  refusal rules, all rows: " + "; ".join(rules))
         print("\n  Issue 14 targets")
         for row, (exact_min, wrong_max) in verdicts:
             for label, counts in (("all 43 cases", row), (f"the {row['clean_cases']} clean cases", row["clean"])):

@@ -1,12 +1,14 @@
-"""The decoder's light rules: when an unread sticker or an over-exposed frame makes a fitted cube untrustworthy.
+"""The decoder's light rules: when unread stickers, a swapped-looking pair or over-exposure make a cube untrustworthy.
 
 robot.vision.decode fits the best legal cube and applies its own rules
-(margin, misread, no-fit); the two here judge that cube against what light
-can do (robot.vision.light):
+(margin, misread, no-fit); the three here judge that cube against what light
+can and cannot do (robot.vision.light):
 
 * "unexplained": an unread sticker (read past: it fits no colour) that looks
   like another colour must be explained by glare or shadow as its own colour,
   and must not have a would-be swap partner;
+* "swapped": light makes one sticker look like another colour, never two
+  stickers look like each other's: such a pair is refused;
 * "over-exposed": two colours that differ only in clipped channels cannot be
   told apart sticker by sticker; the cube is accepted only if it is determined
   without telling them apart (on a 2x2x2 a corner's other two stickers fix
@@ -74,7 +76,7 @@ def check_unread(readings: np.ndarray, fit, result) -> None:
         partners = [NAMES[k] for k in swap_partners(fit, i)]
         if partners:  # light could excuse it, but it may be half of a swapped pair
             problems.append(f"{NAMES[i]} could be {names[own]} under glare or shadow, but it reads like "
-                            f"{names[looks_like]} and {', '.join(partners)} (which the cube needs {names[looks_like]}) "
+                            f"{names[looks_like]} and {', '.join(partners)} (where the cube needs {names[looks_like]}) "
                             f"reads a little like {names[own]}: the two may have changed places")
             stickers += [NAMES[i]] + [p for p in partners if p not in stickers]
     if problems:
@@ -110,9 +112,9 @@ def swapped_pair(fit, result) -> VisionError | None:
     pairs = [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(mutual)))]
     if not pairs:
         return None
-    names = _colour_names(fit, result)
-    detail = "; ".join(f"{NAMES[i]} ({names[int(fit.labels[i])]} in the cube) reads like {names[int(fit.labels[j])]} "
-                       f"and {NAMES[j]} ({names[int(fit.labels[j])]}) like {names[int(fit.labels[i])]}" for i, j in pairs)
+    names = [_colour_names(fit, result)[int(c)] for c in fit.labels]  # per sticker
+    detail = "; ".join(f"{NAMES[i]} ({names[i]} in the cube) reads like {names[j]} and {NAMES[j]} ({names[j]}) "
+                       f"like {names[i]}" for i, j in pairs)
     return VisionError(
         f"stickers that look swapped: {detail}. Likely two stickers exchanged on the cube or two regions reading "
         "each other's place: check those stickers and rescan.",
