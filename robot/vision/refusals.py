@@ -106,10 +106,12 @@ SWAP_LOOKS_OTHER = 3.0
 
 def swapped_pair(fit, result) -> VisionError | None:
     """VisionError (reason "swapped") when two read stickers each look like the other's colour."""
-    looks = np.where(fit.read, fit.looks_other, -np.inf)
-    mutual = ((fit.labels[:, None] == fit.nearest_other[None, :]) & (fit.nearest_other[:, None] == fit.labels[None, :])
-              & (np.minimum(looks[:, None], looks[None, :]) >= SWAP_LOOKS_OTHER))
-    pairs = [(int(i), int(j)) for i, j in zip(*np.nonzero(np.triu(mutual)))]
+    suspects = np.flatnonzero(fit.read & (fit.looks_other >= SWAP_LOOKS_OTHER))
+    if len(suspects) < 2:  # (the usual case: nothing to pair)
+        return None
+    labels, looks_like = fit.labels[suspects], fit.nearest_other[suspects]
+    mutual = (labels[:, None] == looks_like[None, :]) & (looks_like[:, None] == labels[None, :])
+    pairs = [(int(suspects[a]), int(suspects[b])) for a, b in zip(*np.nonzero(np.triu(mutual)))]
     if not pairs:
         return None
     names = [_colour_names(fit, result)[int(c)] for c in fit.labels]  # per sticker
