@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
-from robot.cube import CubeError, parse_facelets
+from robot.cube import CubeError, parse_facelets, random_state
 from robot.vision import VisionError, decode
+from robot.vision.colour import srgb_to_lab
 from robot.vision.light import censored_residual, confounded_colours, explained_by_light, lamp_whites
+from robot.vision.refusals import confounded_pairs
 from test_vision_decode import PALETTE, perturbed, random_cube, same_partition
 
 
@@ -59,6 +61,22 @@ def test_glare_and_shadow_explain_a_stickers_own_colour_but_not_another():
     assert not explained_by_light(white, yellow, white, lamps, noise_rgb=5)  # a white sticker is not a glare
     assert not explained_by_light(orange, red, orange, lamps, noise_rgb=5)  # nor is orange a lit red
     assert not explained_by_light(red, orange, red, lamps, noise_rgb=5)  # nor red a shadowed orange
+
+
+def test_the_lamps_white_may_be_the_white_stickers_tint_when_a_yellow_is_lighter():
+    # Dim white stickers and a bright yellow: the lightest colour is the yellow,
+    # but the lamp's highlight is white.  A red, a green and a blue sticker
+    # blended toward the white stickers' own reading are glare, not another colour.
+    palette = np.array([(190, 195, 200), (250, 240, 70), (185, 25, 35), (245, 110, 25), (25, 155, 70),
+                        (25, 75, 185)], dtype=float)
+    assert np.argmax(srgb_to_lab(palette)[:, 0]) == 1  # the yellow is the lightest
+    lamps = lamp_whites(palette)
+    for own in (2, 4, 5):
+        reading = glare(palette[own], 0.6, palette[0])
+        assert explained_by_light(reading, palette[own], palette[0], lamps, noise_rgb=5), own
+    # Still not a white sticker in a yellow place, nor a yellow in a white one.
+    assert not explained_by_light(palette[0], palette[1], palette[0], lamps, noise_rgb=5)
+    assert not explained_by_light(palette[1], palette[0], palette[1], lamps, noise_rgb=5)
 
 
 def test_colours_that_differ_only_in_clipped_channels_are_confounded():
@@ -132,18 +150,87 @@ def test_a_glare_spot_with_clipped_channels_is_read_past():
     assert same_partition(result.facelets, truth)
 
 
+# PALETTE indices on faces U R F D L B: white opposite yellow, green opposite
+# blue, red opposite orange (a standard scheme).
+OPPOSITES = "042153"
+
+
+def over_exposed_cube(rng):
+    """(truth, classes) of a random cube in the OPPOSITES scheme."""
+    truth = random_state(rng).to_facelets(OPPOSITES)
+    return truth, np.array([int(c) for c in truth])
+
+
 def test_an_over_exposed_frame_is_refused_not_guessed():
-    # White and yellow both clip to 255 in every channel where they differ: no
-    # reading can tell them apart, so the decoder refuses (naming over-exposure).
+    # 4x over-exposed: white = yellow and green = blue (alike in every channel
+    # not clipped at 255).  With two pairs of opposite colours alike, every corner
+    # could hold either of two pieces: no reading and no cube constraint
+    # tells them apart, so the decoder refuses (naming over-exposure).
     rng = np.random.default_rng(35)
-    truth, classes = random_cube(rng)
+    truth, classes = over_exposed_cube(rng)
     rgb = np.clip(PALETTE[classes] * 4.0 + rng.normal(0, 2, (24, 3)), 0, 255)  # yellow's blue 40 -> 160..
     rgb[classes == 1] = np.clip(rgb[classes == 1] * [1, 1, 1.7], 0, 255)  # .. and up to 255: white = yellow
+    assert np.abs(np.median(rgb[classes == 4], 0) - np.median(rgb[classes == 5], 0)).max() < 10  # green = blue
     with pytest.raises(VisionError) as caught:
         decode(np.round(rgb))
     assert caught.value.reason == "over-exposed"
     assert "exposure" in str(caught.value)
     assert set(caught.value.stickers) >= {name(i) for i in np.flatnonzero(classes <= 1)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_white_and_yellow_clipped_alike_are_told_apart_by_the_corners(seed):
+    # Only white and yellow clip (both read 255, 255, 255); the other four
+    # colours read clearly.  A corner's other two stickers, in their order
+    # around the corner, fix whether the third is white or yellow (the two
+    # pieces are mirror images), so the cube is determined: decoded, not refused.
+    rng = np.random.default_rng(40 + seed)
+    truth, classes = over_exposed_cube(rng)
+    rgb = perturbed(rng, classes, noise=3, shade=0.1, temperature=0.05)
+    rgb[classes <= 1] = 255.0
+    result = decode(np.round(rgb))
+    assert same_partition(result.facelets, truth)
+
+
+# Real scans (../shared/data/real-cube-readings, perturbed as in bench/vision.py's
+# sweep rows, readings rounded) with stickers clipped white in all three channels.
+SATURATED_SCANS = {
+    # moderate light + one glare: white (U) and one yellow (D) sticker clip to
+    # 255, 255, 255; the rest of the cube decides which is which.
+    "tracker 2x2x2-random-03, one yellow sticker saturated": (
+        "RRLLBBRDUUDFRDDLFFFBUUBL",
+        [[255, 15, 38], [255, 25, 53], [255, 140, 102], [255, 183, 128], [39, 134, 255], [42, 153, 255],
+         [255, 13, 44], [255, 255, 243], [255, 255, 255], [255, 255, 255], [255, 255, 189], [151, 193, 241],
+         [255, 14, 43], [255, 255, 255], [255, 255, 207], [255, 197, 162], [24, 137, 162], [32, 158, 187],
+         [13, 125, 164], [41, 166, 255], [255, 255, 255], [255, 255, 255], [25, 146, 255], [255, 194, 141]]),
+    # 2.5x over-exposed: the same, but red and pink alike too; the legal cube
+    # nearest the readings exchanges a white/yellow pair to make a red/pink
+    # misread legal (a confident wrong cube when one saturated sticker did
+    # not count as over-exposure).
+    "3x3x3 random-11 corners, 2.5x over-exposed": (
+        "UUUUBBRRRRFFDDDDFFLLLLBB",
+        [[255, 255, 255], [255, 255, 255], [255, 255, 255], [255, 255, 255], [84, 158, 230], [90, 169, 238],
+         [78, 46, 50], [210, 90, 109], [174, 79, 93], [135, 69, 72], [87, 178, 119], [105, 219, 144],
+         [255, 255, 201], [255, 255, 255], [255, 255, 246], [255, 255, 183], [120, 255, 183], [122, 255, 174],
+         [255, 201, 238], [255, 161, 186], [255, 187, 221], [244, 94, 105], [70, 127, 180], [57, 111, 159]]),
+}
+
+
+def test_one_glare_saturated_sticker_is_decided_by_the_rest_of_the_cube():
+    truth, rgb = SATURATED_SCANS["tracker 2x2x2-random-03, one yellow sticker saturated"]
+    rgb = np.array(rgb, dtype=float)
+    classes = np.array(["URFDLB".index(c) for c in truth])
+    medians = np.array([np.median(rgb[classes == c], axis=0) for c in range(6)])
+    assert confounded_pairs(rgb, classes, medians) == [(0, 3)]  # white and yellow: each has a saturated sticker
+    assert same_partition(decode(rgb).facelets, truth)
+
+
+def test_saturated_white_and_yellow_with_an_unsure_cube_are_refused_as_over_exposed():
+    truth, rgb = SATURATED_SCANS["3x3x3 random-11 corners, 2.5x over-exposed"]
+    with pytest.raises(VisionError) as caught:
+        decode(np.array(rgb, dtype=float))
+    assert caught.value.reason == "over-exposed"
+    assert not same_partition(caught.value.result.facelets, truth)  # the best cube was wrong
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -206,3 +293,71 @@ HARD_SCANS = {
 def test_reading_past_never_confirms_a_wrong_cube(label):
     truth, rgb = HARD_SCANS[label]
     assert outcome(np.array(rgb, dtype=float), truth) != "wrong"
+
+
+# Two real scans (../shared/data/real-cube-readings, perturbed as in bench/vision.py's
+# "swapped pair" rows, readings rounded) with two stickers exchanged.  The
+# best cube reads one sticker past as glare or shadow on its own colour; but
+# another sticker needs the colour that one looks like and reads a little
+# like the first one's: a would-be swap partner.  Without that rule both
+# gave a confident wrong cube.
+SWAPPED_SCANS = {
+    "tracker 2x2x2-random-02, U4 and R2 exchanged": (
+        "UBFUFRLBULBDUFDDBRRLDRLF",
+        [[240, 250, 254], [33, 146, 254], [20, 133, 168], [94, 9, 31], [14, 54, 78], [247, 249, 251], [129, 67, 62],
+         [19, 63, 180], [147, 160, 235], [125, 64, 61], [16, 69, 189], [142, 137, 92], [247, 251, 251],
+         [29, 139, 180], [247, 248, 220], [244, 255, 209], [31, 128, 253], [211, 18, 57], [216, 16, 44],
+         [226, 133, 103], [206, 195, 128], [150, 9, 29], [176, 93, 66], [16, 88, 111]]),
+    "3x3x3 random-11 corners, R1 and F4 exchanged": (
+        "UUUUBBRRRRFFDDDDFFLLLLBB",
+        [[202, 222, 229], [197, 213, 215], [147, 163, 162], [216, 235, 241], [39, 90, 58], [34, 68, 96], [32, 16, 20],
+         [85, 40, 43], [66, 30, 34], [54, 25, 28], [34, 75, 51], [32, 62, 92], [118, 130, 80], [191, 216, 137],
+         [141, 157, 95], [102, 118, 72], [51, 110, 70], [48, 103, 68], [232, 82, 97], [189, 64, 74], [217, 72, 86],
+         [99, 41, 41], [26, 49, 71], [25, 45, 60]]),
+}
+
+
+@pytest.mark.parametrize("label", list(SWAPPED_SCANS))
+def test_a_sticker_light_could_excuse_is_refused_when_it_has_a_swap_partner(label):
+    truth, rgb = SWAPPED_SCANS[label]
+    with pytest.raises(VisionError) as caught:
+        decode(np.array(rgb, dtype=float))
+    assert caught.value.reason == "unexplained"
+    assert "changed places" in str(caught.value)
+    assert len(caught.value.stickers) >= 2  # the excused sticker and its partner, both to check
+
+
+# seed -> whether the decoder's best cube is the one before the swap (then the
+# two stickers it names are the swapped ones; else the best cube is wrong at
+# other stickers too, and the pair it names is where it shows).
+SWAP_SEEDS = {17: True, 33: True, 74: True, 51: False, 181: False}
+
+
+@pytest.mark.parametrize("seed", list(SWAP_SEEDS))
+def test_two_stickers_that_read_like_each_others_colour_are_refused_as_swapped(seed):
+    # Noisy, shaded scans with two stickers of different colours exchanged (an
+    # illegal cube).  Neither reads clearly enough as the other colour for the
+    # misread rule, and a legal cube a few stickers away explains them: without
+    # the swapped-pair rule these were accepted (the cube before the swap, or
+    # a wrong one).  Each reads like the other's colour: refused, both named.
+    rng = np.random.default_rng(seed)
+    truth, classes = random_cube(rng)
+    rgb = perturbed(rng, classes, noise=8, shade=0.3, temperature=0.2)
+    while True:
+        i, j = rng.choice(24, 2, replace=False)
+        swapped = list(truth)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        try:
+            parse_facelets("".join(swapped))
+        except CubeError:
+            if classes[i] != classes[j]:
+                break
+    rgb[[i, j]] = rgb[[j, i]]
+    with pytest.raises(VisionError) as caught:
+        decode(np.round(rgb))
+    assert caught.value.reason == "swapped"
+    assert same_partition(caught.value.result.facelets, truth) == SWAP_SEEDS[seed]
+    if SWAP_SEEDS[seed]:
+        assert {name(i), name(j)} <= set(caught.value.stickers)
+    else:
+        assert len(caught.value.stickers) >= 2

@@ -24,9 +24,11 @@ readings together.  Steps:
    renamings of colours, with two opposite corners pinned; a few of those
    refined).  Its margin is its extra cost in units of the scan's sticker
    noise * sqrt(number of stickers that differ).  A margin below
-   decode.min_margin, or a sticker that reads clearly as another colour than
-   the cube needs (swapped or misread), raises VisionError naming the
-   doubtful stickers, so the robot rescans instead of guessing.
+   decode.min_margin, a sticker that reads clearly as another colour than
+   the cube needs (swapped or misread), or two stickers that each read like
+   the other's colour (a swapped pair, robot.vision.refusals), raises
+   VisionError naming the doubtful stickers, so the robot rescans instead
+   of guessing.
 5. Reading past glare and shadow: when step 4 refuses, the stickers that fit
    no colour (worst first, at most MAX_UNREAD) are left unread -- no cost
    for any colour -- and the cube is fitted again.  Accepted only if it is
@@ -34,12 +36,15 @@ readings together.  Steps:
    UNREAD_EXTRA_MARGIN per unread sticker (on a 2x2x2 a corner's other two
    stickers name the piece, so one unread sticker is determined), and no
    unread sticker looks like another colour unless glare or shadow explains
-   it as its own (robot.vision.light); otherwise it refuses (reason
-   "unexplained").  A white-balanced second look may likewise confirm the
-   same cube under a colour cast.
+   it as its own (robot.vision.light) and no other sticker could have
+   changed places with it; otherwise it refuses (reason "unexplained",
+   robot.vision.refusals).  A white-balanced second look may likewise
+   confirm the same cube under a colour cast.
 6. Clipped channels are censored values: two colours that differ only in
-   channels clipped at 255 (or both have a sticker clipped in all three)
-   cannot be told apart, so an over-exposed frame is refused, not guessed.
+   channels clipped at 255 (or each have two stickers clipped in all three)
+   cannot be told apart sticker by sticker; the cube stands only if it is
+   determined without telling them apart (the corners' handedness), else
+   the over-exposed frame is refused, not guessed (robot.vision.refusals).
 
 Every refusal carries VisionError.reason (which rule refused).
 """
@@ -57,9 +62,9 @@ from .clusters import (balanced_clusters, class_centres, distances, farthest_poi
                        sticker_costs)
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
 from .legal import COLOURS, SCHEMES, STICKERS, alternatives, best_legal_labels
-from .light import HIGH, confounded_colours, explained_by_light, lamp_whites
 from .naming import ColourDrift, colour_drift, colour_names, rough_colour_name
 from .readings import NAMES as _NAMES, VisionError, check_readings
+from .refusals import check_unread, colour_rgb, over_exposure, swapped_pair
 
 __all__ = [
     "DecodeResult", "StickerInfo", "VisionError", "decode", "decode_settings", "colour_drift", "ColourDrift",
@@ -205,7 +210,7 @@ class _Fit:
     looks_other: how much nearer (noise units) another colour's median is;
     like_other: distance (noise units) to the nearest read sticker of another
     colour; nearest_other: that other colour.  The refusal rules skip unread
-    stickers (_check_unread judges them by the light).
+    stickers (robot.vision.refusals judges them by the light).
     """
 
     labels: np.ndarray
@@ -327,10 +332,6 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
 MAX_UNREAD = 3
 UNREAD_MIN_DISTANCE = 3.0
 UNREAD_EXTRA_MARGIN = 0.5
-# An unread sticker nearer another colour than its own, and within this many
-# noise units of that colour's stickers, looks like that colour: only glare
-# or shadow may excuse it.  (Farther than this it fits no colour: unread.)
-UNREAD_LIKE_OTHER = 10.0
 # Below this mean lightness (0-100) a scan is too dark to read past anything:
 # noise swamps the colours and a "shadow" would excuse any dark reading.
 DARK_LIGHTNESS = 25.0
@@ -400,81 +401,23 @@ def _decode_readings(readings, calibration, settings, must_be=None):
             unread_result = _result(readings, lab, features, fit, calibration, settings)
             if _refusal(fit, unread_result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
                 try:
-                    _check_unread(readings, fit, unread_result, settings)
+                    check_unread(readings, fit, unread_result)
                 except VisionError as unexplained:
                     return unread_result, unexplained, first_fit
                 result, error = unread_result, None
                 break
-    if error is None:
-        error = _over_exposure(readings, fit, result)
+    if error is None or error.reason == "margin":  # (a near cube in an over-exposed frame: say why)
+        error = over_exposure(readings, features, fit, result, settings) or error
     return result, error, first_fit
 
 
 def _white_balanced(readings: np.ndarray, fit: _Fit):
     """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None."""
-    lightest = _colour_rgb(readings, fit)
+    lightest = colour_rgb(readings, fit)
     lightest = lightest[int(np.argmax(srgb_to_lab(lightest)[:, 0]))]
     if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
         return None
     return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
-
-
-def _colour_rgb(readings: np.ndarray, fit: _Fit) -> np.ndarray:
-    """(6, 3) median reading of each colour's read stickers."""
-    members = np.argsort(fit.labels, kind="stable").reshape(COLOURS, 4)
-    return np.nanmedian(np.where(fit.read[:, None], readings, np.nan)[members], axis=1) if fit.weights is not None \
-        else np.median(readings[members], axis=1)
-
-
-def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, settings) -> None:
-    """Refuse when an unread sticker looks like another colour and glare or shadow cannot explain it.
-
-    (A sticker of another colour -- swapped, or a misread region -- is not
-    excused by the cube constraints: the cube would be built around a lie.)
-    """
-    colour_rgb = _colour_rgb(readings, fit)
-    lamps = lamp_whites(colour_rgb)
-    spread = np.linalg.norm(readings - colour_rgb[fit.labels], axis=1)
-    noise_rgb = max(float(np.median(spread[fit.read])), 3.0)
-    suspicious = []
-    for i in np.flatnonzero(~fit.read):
-        looks_like = int(fit.nearest_other[i])
-        if fit.looks_other[i] <= 0:  # nearer its own colour than any other
-            continue
-        if fit.like_other[i] >= UNREAD_LIKE_OTHER:  # far from every other colour's stickers: simply unread
-            continue
-        if not explained_by_light(readings[i], colour_rgb[fit.labels[i]], colour_rgb[looks_like], lamps, noise_rgb):
-            suspicious.append(i)
-    if suspicious:
-        names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
-        detail = ", ".join(f"{_NAMES[i]} reads like {names[int(fit.nearest_other[i])]} but the cube needs "
-                           f"{names[int(fit.labels[i])]}" for i in suspicious)
-        raise VisionError(
-            f"sticker(s) {detail}, and neither glare nor shadow explains that: a sticker swapped on the cube or a "
-            "region reading the wrong place. Check those stickers and rescan.",
-            stickers=[_NAMES[i] for i in suspicious], result=result, reason="unexplained",
-        )
-
-
-def _over_exposure(readings: np.ndarray, fit: _Fit, result: DecodeResult) -> VisionError | None:
-    """Refuse when two colours differ only in clipped channels (the frame is over-exposed).
-
-    Either their median readings do, or each has a sticker clipped in all
-    three channels (those two readings are the same: white vs a washed-out yellow).
-    """
-    pairs = confounded_colours(_colour_rgb(readings, fit))
-    saturated = sorted({int(c) for c in fit.labels[(readings >= HIGH).all(axis=1)]})
-    pairs += [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
-    if not pairs:
-        return None
-    names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
-    which = "; ".join(f"{names[c]} and {names[d]}" for c, d in pairs)
-    stickers = [_NAMES[i] for i in range(FACELET_COUNT) if any(fit.labels[i] in pair for pair in pairs)]
-    return VisionError(
-        f"the frame is over-exposed: {which} read the same in every channel that is not clipped at 255, so they "
-        "cannot be told apart. Lower the camera exposure (or the light) and rescan.",
-        stickers=stickers, result=result, reason="over-exposed",
-    )
 
 
 def _result(readings, lab, features, fit: _Fit, calibration, settings) -> DecodeResult:
@@ -532,6 +475,9 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
             "Check those stickers and rescan.",
             stickers=wrong_looking, result=result, reason="misread",
         )
+    swapped = swapped_pair(fit, result)
+    if swapped is not None:
+        return swapped
     if fit.margin < settings["min_margin"] + extra_margin:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
         return VisionError(

@@ -7,7 +7,8 @@ it as its own colour:
 
 * glare: a glossy sticker reflects the lamp, so the reading is its own colour
   blended toward the lamp's white (up to GLARE_MAX of the way); the lamp looks
-  like the white stickers or brighter (LAMP_GAINS), or saturated (lamp_whites);
+  like the white stickers or brighter (LAMP_GAINS), in their tint or neutral,
+  or saturated (lamp_whites);
 * shadow: its own colour, darker (down to SHADOW_MIN of its light);
 * clipped channels: a channel at the sensor's limit (>= HIGH or <= LOW) is a
   censored value, "at least 254" or "at most 1", never a measurement: it
@@ -51,13 +52,20 @@ def censored_residual(reading: np.ndarray, predicted: np.ndarray) -> np.ndarray:
 def lamp_whites(colour_rgb: np.ndarray) -> np.ndarray:
     """(K, 3) the lamp's white as the camera may see it.
 
-    As bright as the lightest colour's stickers or somewhat brighter
-    (LAMP_GAINS), in their tint; or saturated: that tint scaled to 255, or
-    neutral 255 (a highlight beyond the white balance).
+    As bright as the light colours' stickers or somewhat brighter
+    (LAMP_GAINS), in the tint of the lightest colour or of the whitest light
+    one (lowest chroma among the brighter half: the lightest may be a yellow),
+    or neutral at that brightness; or saturated: those tints scaled to 255,
+    or neutral 255 (a highlight beyond the white balance).
     """
-    lightest = colour_rgb[int(np.argmax(srgb_to_lab(colour_rgb)[:, 0]))]
-    return np.array([lightest * gain for gain in LAMP_GAINS]
-                    + [lightest * 255.0 / max(float(lightest.max()), 1.0), [255.0, 255.0, 255.0]])
+    lab = srgb_to_lab(colour_rgb)
+    lightest = colour_rgb[int(np.argmax(lab[:, 0]))]
+    bright = np.flatnonzero(lab[:, 0] >= np.median(lab[:, 0]))
+    whitest = colour_rgb[bright[int(np.argmin(np.hypot(lab[bright, 1], lab[bright, 2])))]]
+    neutral = np.full(3, max(float(lightest.max()), 1.0))
+    tints = [lightest, whitest, neutral]
+    return np.array([tint * gain for tint in tints for gain in LAMP_GAINS]
+                    + [tint * 255.0 / max(float(tint.max()), 1.0) for tint in tints[:2]] + [[255.0, 255.0, 255.0]])
 
 
 def light_residual(reading: np.ndarray, own_rgb: np.ndarray, lamps: np.ndarray) -> float:

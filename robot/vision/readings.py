@@ -22,7 +22,8 @@ class VisionError(ValueError):
         "margin": "another legal cube explains the readings almost as well",
         "misread": "a sticker reads clearly as another colour than the cube needs",
         "no-fit": "the readings fit no legal cube well",
-        "over-exposed": "two colours are indistinguishable in clipped channels",
+        "over-exposed": "two colours are alike but for clipped channels and the rest of the cube does not decide them",
+        "swapped": "two stickers each read like the other's colour (a swapped pair)",
         "unexplained": "an unread sticker looks like another colour and the light cannot explain it",
     }
 
