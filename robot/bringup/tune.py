@@ -8,9 +8,7 @@ other character kept, like `calibrate timing --save`).  Non-interactive: `--set 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,18 +132,6 @@ def rewrite_gripper_widths(text: str, widths: Widths, path="config") -> str:
 
 def save(path, widths: Widths) -> None:
     """Rewrite the changed width lines of the config file at `path`, validated, atomically."""
-    from .. import config as config_module
+    from ..config_edit import replace_validated
 
-    path = Path(path)
-    new_text = rewrite_gripper_widths(path.read_text(), widths, path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(new_text)
-        os.chmod(tmp, path.stat().st_mode & 0o777)  # keep the file's permissions
-        config_module.load(tmp)  # the rewritten file must still be valid
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    replace_validated(path, rewrite_gripper_widths(Path(path).read_text(), widths, path))

@@ -10,11 +10,9 @@ every other line kept), so the solver optimises for the real robot.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -123,24 +121,14 @@ def rewrite_timing(text: str, values: dict, path="config") -> str:
 
 def save_timing(path, values: dict) -> None:
     """Rewrite the three timing numbers in the config file at `path`, validated, atomically."""
-    from .. import config as config_module
+    from ..config_edit import replace_validated
 
-    path = Path(path)
-    new_text = rewrite_timing(path.read_text(), values, path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(new_text)
-        loaded = config_module.load(tmp)  # raises ConfigError: the original is left untouched
+    def reads_back_as_measured(loaded) -> None:
         got = {key: loaded["robot"]["timing"][key] for key in values}
         if got != {k: int(v) for k, v in values.items()}:
             raise TimingCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    replace_validated(path, rewrite_timing(Path(path).read_text(), values, path), reads_back_as_measured)
 
 
 @contextmanager
