@@ -91,14 +91,7 @@ class Bench:
     def press_start(self) -> None:
         """Simulation only: press the robot's start button (held 50 ms: the firmware debounces)."""
         if self.emulator:
-            import time
-
-            from ..sim.robot_sim import BUTTON_HOLD_CYCLES
-
-            pressed = self.emulator.press("start")
-            while self.emulator.cycle() - pressed < BUTTON_HOLD_CYCLES:
-                time.sleep(0.002)
-            self.emulator.release("start")
+            self.emulator.tap("start")
         elif self.mock:
             self.mock.press_start()
 

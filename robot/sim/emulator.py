@@ -185,6 +185,13 @@ class Emulator:
             raise ValueError(f"unknown input {name!r}; use one of {INPUTS}")
         return self._control(f"release {name}")
 
+    def tap(self, name: str, hold_ms: int = 50) -> None:
+        """Press an input and hold it `hold_ms` of emulated time (the firmware debounces), then release."""
+        pressed = self.press(name)
+        while self.cycle() - pressed < hold_ms * pinlog.CYCLES_PER_SECOND // 1000:
+            time.sleep(0.002)  # polls the emulated clock, which runs on its own
+        self.release(name)
+
     def reset(self) -> int:
         """The board's reset button: the CPU restarts, RAM (.noinit) is kept."""
         return self._control("reset")

@@ -30,7 +30,6 @@ BAD_LIGHTING = {  # --bad-scan: the first scan's picture
     "dark": {"brightness": 0.015, "noise_sigma": 6.0},
     "glare": {"glare_spots": 12, "glare_strength": 1.0},
 }
-BUTTON_HOLD_CYCLES = 50 * pinlog.CYCLES_PER_SECOND // 1000
 
 
 class SimulatedRobot:
@@ -159,11 +158,7 @@ class SimulatedRobot:
 
     def press_start(self) -> None:
         if self.emulator:
-            # Hold the button for 50 ms of emulated time (the firmware debounces presses).
-            pressed = self.emulator.press("start")
-            while self.emulator.cycle() - pressed < BUTTON_HOLD_CYCLES:
-                time.sleep(0.002)
-            self.emulator.release("start")
+            self.emulator.tap("start")
         else:
             self.mock.press_start()
 
