@@ -164,18 +164,32 @@ class Pipeline:
         return f"{state.to_facelets(self.scan_colours)} ({note})"
 
     def run(self, report: RunReport) -> None:
-        from ..link.errors import AlarmError, DisconnectedError, LinkError
-        from ..plan import charged_from, replay
-        from ..progress import ProgressBar
-        from ..solver import Solver
         from ..vision.scan import ScanSequence
 
+        from .ready import prepare
+
         robot, say = self.robot, self.say
-        say("Waiting for the start button (on the robot, or Enter here)...")
-        if not robot.wait_start(self.config["run"]["start_timeout_s"]):
-            raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
-        pressed_at = time.perf_counter()  # timing mark: button_to_solved_ms starts here
         sequence = ScanSequence.from_config(self.config)
+        # Tables, camera and handshake before the start press: nothing of them is timed after it.
+        self.ready = ready = prepare(self.config, robot)
+        try:
+            self._run(report, sequence, ready.solver, pressed_at=self._wait_start())
+        finally:
+            ready.release()
+
+    def _wait_start(self) -> float:
+        self.say("Waiting for the start button (on the robot, or Enter here)...")
+        if not self.robot.wait_start(self.config["run"]["start_timeout_s"]):
+            raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
+        return time.perf_counter()  # timing mark: button_to_solved_ms starts here
+
+    def _run(self, report: RunReport, sequence, solver, pressed_at: float) -> None:
+        from ..link.errors import AlarmError, LinkError
+        from ..plan import charged_from, replay
+        from ..progress import ProgressBar
+
+        robot, say = self.robot, self.say
+        report.tables_load_ms = self.ready.tables_load_ms
 
         try:
             scanned, scan = self._scan(report)
@@ -185,9 +199,6 @@ class Pipeline:
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours
-        t = time.perf_counter()
-        solver = Solver(self.config)
-        report.tables_load_ms = round((time.perf_counter() - t) * 1000, 1)
         start_grip = sequence.final_grip or None
         plan = solver.solve(scanned, start_grip=start_grip)
         report.solve_ms = round(plan.solve_ms, 3)

@@ -51,7 +51,7 @@ class RunReport:
     failed_scan_images: list | None = None  # [{"attempt": n, "error": ..., "images": [...]}] of doubtful scans
     warnings: list | None = None
     # The plan.
-    tables_load_ms: float | None = None
+    tables_load_ms: float | None = None  # before the start press (0: the pre-flight had loaded them)
     solve_ms: float | None = None
     plan: dict | None = None
     predicted_machine_ms: int | None = None

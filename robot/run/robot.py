@@ -44,7 +44,7 @@ class HardwareRobot:
     def __init__(self, config, port=None, say=None):
         self.config, self.port = config, port
         self.say = say or (lambda text: None)
-        self.link = self.camera = self.presenter = None
+        self.link = self.camera = self.presenter = self.tables = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
 
@@ -52,6 +52,7 @@ class HardwareRobot:
         from ..link.driver import Link
         from ..vision.camera import open_camera
         from ..vision.scan import LinkPresenter
+        from .ready import HeldCamera
 
         from ..link.errors import LinkError
 
@@ -63,7 +64,8 @@ class HardwareRobot:
                                    f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
-        self.camera = open_camera(self.config)
+        # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
+        self.camera = HeldCamera(open_camera(self.config))
         self.presenter = LinkPresenter(self.link)
         try:
             self.preflight()
@@ -83,12 +85,15 @@ class HardwareRobot:
         self.say("Pre-flight checks...")
         context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True)
         rows = run_checks(self.config, context)
+        self.tables = getattr(context, "tables", None)  # loaded by the tables check: the run's solver reuses them
         self.say(format_table(rows))
         failed = failures(rows)
         if failed:
             raise PreflightFailed(failed)
 
     def close(self) -> None:
+        if self.camera is not None:
+            self.camera.release()
         if self.link is not None:
             self.link.close()
 
