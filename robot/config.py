@@ -286,6 +286,9 @@ SCHEMA: dict = {
         ),
         "finish": Setting(list, [], "robot actions after the last view (the result is in the frame after them)",
                           item=None),
+        "adaptive_from": Setting(int, 2, "decode after this view and each later one, and stop the scan as soon "
+                                 "as the decoder is sure (0: always every view; only with an empty finish)",
+                                 min=0, max=64),
         "regions_file": Setting(
             str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colours')"
         ),

@@ -94,6 +94,11 @@ class ScanSequence:
             where = self.view_of_action(index) if index is not None else "?"
             raise ScanConfigError(f"scan sequence, {where}: {exc}") from None
 
+    def prefix(self, count: int) -> "ScanSequence":
+        """The first `count` views alone (an adaptive scan that stopped early; no finish): facelets
+        are named in the frame after them, and some may be unseen (`unseen_facelets`)."""
+        return ScanSequence(self.views[:count], () if count < len(self.views) else self.finish)
+
     def all_actions(self):
         for view in self.views:
             yield from view.actions

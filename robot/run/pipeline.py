@@ -144,7 +144,7 @@ class Pipeline:
     def __init__(self, config, robot, say, options: RunOptions):
         self.config, self.robot, self.say, self.options = config, robot, say, options
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
-        self.scan = self.plan = self.profile = None
+        self.scan = self.plan = self.profile = self.scan_taken = None
         self.completed = 0  # plan actions the robot confirmed done
         self.executing = False
 
@@ -199,7 +199,8 @@ class Pipeline:
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours
-        start_grip = sequence.final_grip or None
+        taken = self.scan_taken or sequence  # an adaptive scan may stop before the last view
+        start_grip = taken.final_grip or None
         plan = solver.solve(scanned, start_grip=start_grip)
         report.solve_ms = round(plan.solve_ms, 3)
         report.plan = plan.to_json()
@@ -275,6 +276,7 @@ class Pipeline:
 
     def _scan(self, report: RunReport):
         from .. import cube
+        from ..vision import adaptive
         from ..vision.scan import Scanner
 
         attempts = self.config["run"]["scan_attempts"]
@@ -286,9 +288,11 @@ class Pipeline:
         t = time.perf_counter()
         for attempt in range(1, attempts + 1):
             self.robot.before_scan(attempt)
-            result = scanner.scan()
+            result = adaptive.scan(scanner)  # stops after the view that makes the decoder sure
             if result.decoded is not None:
                 report.scan_attempts = attempt
+                self.scan_taken = result.sequence  # None: every view
+                report.scan_views = len((result.sequence or scanner.sequence).views)
                 report.recognition_ms = round((time.perf_counter() - t) * 1000, 1)
                 report.scan_read_ms = round(result.read_ms, 2)
                 report.facelets = result.decoded.facelets
