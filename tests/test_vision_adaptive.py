@@ -111,3 +111,64 @@ def test_a_solved_cube_takes_every_view_and_reads_as_the_full_scan(setting):
     assert taken == [v.name for v in sequence.views]  # L's and R's colours are seen only in views 3 and 4
     assert adaptive.sequence is None and adaptive.facelets == full.facelets
     assert cube.parse_facelets(adaptive.facelets).cubie.is_solved()
+
+
+def test_each_view_is_sampled_while_the_robot_presents_the_next(setting, monkeypatch):
+    """Overlap: view k's stickers are sampled in a worker while present(view k+1) runs."""
+    import threading
+
+    from robot.vision import adaptive
+
+    config, sequence, pose = setting
+    frames, regions = render.render_scan(cube.random_state(np.random.default_rng(3)).to_facelets(), sequence, pose,
+                                         seed=1)
+    sampled = {index: threading.Event() for index in range(len(sequence.views))}
+    threads = []
+    real_sample = adaptive.sample_view
+
+    def sample_view(frame, index, *args):
+        result = real_sample(frame, index, *args)
+        threads.append(threading.current_thread().name)
+        sampled[index].set()
+        return result
+
+    class Presenter:
+        overlapped = []
+
+        def present(self, view):
+            index = [v.name for v in sequence.views].index(view.name)
+            if index:  # the robot "moves" until the previous view is sampled (or 10 s: not overlapped)
+                self.overlapped.append(sampled[index - 1].wait(10))
+
+    monkeypatch.setattr(adaptive, "sample_view", sample_view)
+    presenter = Presenter()
+    result = adaptive.scan(Scanner(config, camera=MemoryCamera(frames), presenter=presenter, calibration=None,
+                                   regions=regions))
+    assert result.decoded is not None and presenter.overlapped == [True]
+    assert threads and all(name.startswith("scan-sampling") for name in threads)
+
+
+def test_pictures_are_written_while_the_plan_runs(setting, monkeypatch, tmp_path):
+    """A decoded scan returns before its pictures are written; wait_pictures then names them."""
+    import threading
+
+    from robot.vision import adaptive
+
+    config, sequence, pose = setting
+    config = dict(config, scan=dict(config["scan"], save_images=True, images_dir=str(tmp_path)))
+    frames, regions = render.render_scan(cube.random_state(np.random.default_rng(4)).to_facelets(), sequence, pose,
+                                         seed=2)
+    release = threading.Event()
+    real_save = adaptive.save_pictures
+
+    def slow_save(*args):
+        assert release.wait(30), "the scan waited for its pictures"
+        return real_save(*args)
+
+    monkeypatch.setattr(adaptive, "save_pictures", slow_save)
+    result = adaptive.scan(Scanner(config, camera=MemoryCamera(frames), calibration=None, regions=regions))
+    assert result.decoded is not None and result.images == []  # returned with the pictures still pending
+    release.set()
+    images = adaptive.wait_pictures(result)
+    assert images and all(path.exists() for path in images)
+    assert len(images) == len(result.sequence.views) + 1  # each view taken, and the net

@@ -67,6 +67,8 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
+    finally:
+        pipeline.wind_up(report)
     return report
 
 
@@ -144,7 +146,7 @@ class Pipeline:
     def __init__(self, config, robot, say, options: RunOptions):
         self.config, self.robot, self.say, self.options = config, robot, say, options
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
-        self.scan = self.plan = self.profile = self.scan_taken = None
+        self.scan = self.plan = self.profile = self.scan_taken = self.scan_result = self.ready = None
         self.completed = 0  # plan actions the robot confirmed done
         self.executing = False
 
@@ -172,10 +174,19 @@ class Pipeline:
         sequence = ScanSequence.from_config(self.config)
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
-        try:
-            self._run(report, sequence, ready.solver, pressed_at=self._wait_start())
-        finally:
-            ready.release()
+        self._run(report, sequence, ready.solver, pressed_at=self._wait_start())
+
+    def wind_up(self, report: RunReport) -> None:
+        """After the run, whatever happened (after any stop, never before it): release the camera and
+        name the scan's pictures, which were written while the plan ran (robot/vision/adaptive.py)."""
+        from ..vision.adaptive import wait_pictures
+
+        if self.ready is not None:
+            self.ready.release()
+        if self.scan_result is not None:
+            report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
+            if getattr(self.scan_result, "picture_error", None):
+                report.warnings = (report.warnings or []) + [self.scan_result.picture_error]
 
     def _wait_start(self) -> float:
         self.say("Waiting for the start button (on the robot, or Enter here)...")
@@ -292,6 +303,7 @@ class Pipeline:
             if result.decoded is not None:
                 report.scan_attempts = attempt
                 self.scan_taken = result.sequence  # None: every view
+                self.scan_result = result  # its pictures may still be being written
                 report.scan_views = len((result.sequence or scanner.sequence).views)
                 report.recognition_ms = round((time.perf_counter() - t) * 1000, 1)
                 report.scan_read_ms = round(result.read_ms, 2)

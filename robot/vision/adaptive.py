@@ -64,37 +64,100 @@ def scan(scanner) -> ScanResult:
 
 
 def adaptive_scan(scanner) -> ScanResult:
-    """Present views one by one, stop when the decoder is sure (the result names the views taken)."""
+    """Present views one by one, stop when the decoder is sure (the result names the views taken).
+
+    Overlapped: each view's stickers are sampled in a worker while the robot presents the next view;
+    the pictures are saved in the background (ScanResult.images once `wait_pictures` returns), so the
+    plan can start the moment the cube is known.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     config, sequence = scanner.config, scanner.sequence
     presenter = scanner.presenter or NoMotion()
     first = max(1, config["scan"]["adaptive_from"])
-    frames, samples = {}, []
+    frames, sampled = {}, []
     read_s = 0.0
-    with scanner.camera:
+    with scanner.camera, ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan-sampling") as worker:
         for k, view in enumerate(sequence.views, start=1):
-            presenter.present(view)
-            frames[view.name] = scanner.camera.capture(view.name)
-            if k == len(sequence.views):
-                break  # every view: the full scan, read as it always was
+            presenter.present(view)  # meanwhile the worker samples the previous view
+            frames[view.name] = frame = scanner.camera.capture(view.name)
+            sampled.append(worker.submit(sample_view, frame, k - 1, sequence, scanner.regions, scanner.sampling))
+            if k < first and k < len(sequence.views):
+                continue
             started = time.perf_counter()
-            samples.append(sample_view(frames[view.name], k - 1, sequence, scanner.regions, scanner.sampling))
-            if k >= first:
-                taken = sequence.prefix(k)
-                readings, decoded, _ = decode_partial(samples, taken, scanner.calibration, config)
-                read_s += time.perf_counter() - started
-                if decoded is not None:
-                    return _result(scanner, taken, readings, frames, decoded, read_s)
-            else:
-                read_s += time.perf_counter() - started
-    return scanner.read(frames)
+            samples = [future.result() for future in sampled]
+            if k == len(sequence.views):  # every view: read as the full scan always was (read_stickers' rule)
+                readings = partial_readings(samples, sequence)
+                result = _full_result(scanner, readings, frames)
+                result.read_ms += (time.perf_counter() - started) * 1000.0 + read_s * 1000.0
+                return result
+            taken = sequence.prefix(k)
+            readings, decoded, _ = decode_partial(samples, taken, scanner.calibration, config)
+            read_s += time.perf_counter() - started
+            if decoded is not None:
+                return _result(scanner, taken, readings, frames, decoded, read_s)
+    raise AssertionError("unreachable: the last view always returns")
+
+
+def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
+    """What read_frames makes of every view (the same decode and warnings), pictures in the background."""
+    from .decode import VisionError, decode
+
+    scan_cfg = scanner.config["scan"]
+    started = time.perf_counter()
+    decoded, error = None, None
+    try:
+        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
+    except VisionError as exc:
+        error = exc
+    result = ScanResult(readings, frames, decoded, error, read_ms=(time.perf_counter() - started) * 1000.0)
+    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
+    _save_pictures(scanner, result, scanner.sequence, background=decoded is not None)
+    return result
 
 
 def _result(scanner, taken: ScanSequence, readings, frames, decoded, read_s: float) -> ScanResult:
     scan_cfg = scanner.config["scan"]
     result = ScanResult(readings, frames, decoded, None, read_ms=read_s * 1000.0, sequence=taken)
     result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
-    if scan_cfg["save_images"]:
-        from ..config import project_path
-
-        result.images = save_pictures(result, taken, scanner.regions, project_path(scan_cfg["images_dir"]))
+    _save_pictures(scanner, result, taken, background=True)
     return result
+
+
+def _save_pictures(scanner, result: ScanResult, sequence: ScanSequence, background: bool) -> None:
+    """scan.save_images: a decoded scan's pictures are written while the plan runs (wait_pictures
+    fills result.images); a refused scan's at once (the run stops or rescans, nothing waits)."""
+    import threading
+
+    from ..config import project_path
+
+    scan_cfg = scanner.config["scan"]
+    if not scan_cfg["save_images"]:
+        return
+    folder = project_path(scan_cfg["images_dir"])
+    if not background:
+        result.images = save_pictures(result, sequence, scanner.regions, folder)
+        return
+    saving = threading.Thread(target=_save_into, args=(result, sequence, scanner.regions, folder),
+                              name="scan-pictures", daemon=True)
+    _SAVING[id(result)] = saving
+    saving.start()
+
+
+_SAVING: dict = {}  # id(ScanResult) -> the thread writing its pictures
+
+
+def _save_into(result, sequence, regions, folder) -> None:
+    try:
+        result.images = save_pictures(result, sequence, regions, folder)
+    except OSError as exc:  # a full disk must not stop a run: the report says so (wait_pictures)
+        result.picture_error = f"scan pictures not saved: {exc}"
+
+
+def wait_pictures(result: ScanResult) -> list:
+    """The paths of the scan's pictures, once written (at once when saved in the foreground); a
+    failure to write them is in result.picture_error."""
+    saving = _SAVING.pop(id(result), None)
+    if saving is not None:
+        saving.join()
+    return result.images
