@@ -24,7 +24,7 @@ from robot.cli import build_parser  # noqa: E402
 from robot.run.options import RunOptions  # noqa: E402
 from robot.run.simulated import run_simulated  # noqa: E402
 
-COLUMNS = (("recognition_ms", "scan"), ("tables_load_ms", "tables"), ("solve_ms", "solve"),
+COLUMNS = (("scan_views", "views"), ("recognition_ms", "scan"), ("tables_load_ms", "tables"), ("solve_ms", "solve"),
            ("predicted_machine_ms", "arm pred."), ("execute_ms", "execute"), ("button_to_solved_ms", "button->solved"))
 
 
@@ -42,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         text = options.config.read_text()
         text = text.replace("images_dir: runs/scans", f"images_dir: {tmp}/scans")
-        text = text.replace("save_images: true", "save_images: false")
+        # Pictures are saved as `cube-robot run` saves them (into the temporary folder).
         text = text.replace("data_dir: data", f"data_dir: {tmp}/data")
         path = Path(tmp) / "config.yaml"
         path.write_text(text)
