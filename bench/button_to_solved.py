@@ -1,6 +1,6 @@
 """Start press -> solved, per seeded scramble, with `cube-robot run --sim --realtime` (prints a table).
 
-    python bench/button_to_solved.py [--seeds 0-5] [--firmware emulator|mock] [--config PATH]
+    python bench/button_to_solved.py [--seeds 0-5] [--firmware emulator|mock] [--config PATH] [--two-cameras]
 
 Each row is one simulated run in real time (the firmware in simavr by default):
 the report's recognition, tables, execute and button->solved times.  Used to
@@ -28,6 +28,18 @@ COLUMNS = (("scan_views", "views"), ("recognition_ms", "scan"), ("tables_load_ms
            ("predicted_machine_ms", "arm pred."), ("execute_ms", "execute"), ("button_to_solved_ms", "button->solved"))
 
 
+# --two-cameras: U+F from above and D+B from below at once, then L and R (after z) at once.
+TWO_CAMERAS = [
+    {"name": "top-front", "camera": "main", "actions": [{"op": "grip", "pair": "RL"}],
+     "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+    {"name": "bottom-back", "camera": "second", "actions": [],
+     "facelets": ["D1", "D2", "D3", "D4", "B1", "B2", "B3", "B4"]},
+    {"name": "left", "camera": "main", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
+     "facelets": ["U1", "U2", "U3", "U4"]},
+    {"name": "right", "camera": "second", "actions": [], "facelets": ["D1", "D2", "D3", "D4"]},
+]
+
+
 def seeds(text: str) -> list[int]:
     first, _, last = text.partition("-")
     return list(range(int(first), int(last or first) + 1))
@@ -38,6 +50,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=seeds, default=seeds("0-5"))
     parser.add_argument("--firmware", choices=("emulator", "mock"), default="emulator")
     parser.add_argument("--config", type=Path, default=config_module.PROJECT_ROOT / "config.yaml")
+    parser.add_argument("--two-cameras", action="store_true", help="the scan of TWO_CAMERAS (simulated)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         text = options.config.read_text()
@@ -47,6 +60,8 @@ def main() -> None:
         path = Path(tmp) / "config.yaml"
         path.write_text(text)
         config = config_module.load(path)
+        if options.two_cameras:
+            config["scan"]["views"] = TWO_CAMERAS
         rows = []
         for seed in options.seeds:
             args = build_parser().parse_args(["run", "--sim", "--realtime", "--firmware", options.firmware,

@@ -65,7 +65,7 @@ class HardwareRobot:
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
         # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
-        self.camera = HeldCamera(open_camera(self.config))
+        self.camera = HeldCamera(self._cameras(open_camera))
         self.presenter = LinkPresenter(self.link)
         try:
             self.preflight()
@@ -73,6 +73,22 @@ class HardwareRobot:
             self.close()  # `with` does not call __exit__ when __enter__ fails
             raise
         return self
+
+    def _cameras(self, open_camera):
+        """camera.*, or with views that name the second camera, both (robot/vision/cameras.py)."""
+        from ..scan_sequence import ScanSequence
+        from ..vision.cameras import CameraSet
+
+        camera = open_camera(self.config)
+        sequence = ScanSequence.from_config(self.config)
+        if "second" not in sequence.cameras:
+            return camera
+        device = self.config["scan"]["second_camera"]["device"]
+        if not device:
+            self.close()
+            raise PreflightFailed(["second camera: scan views name camera 'second' but scan.second_camera.device "
+                                   "is empty: set it, or take those views with the main camera"])
+        return CameraSet({"main": camera, "second": open_camera(self.config, device=device)}, sequence)
 
     def preflight(self) -> None:
         """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming

@@ -77,11 +77,17 @@ def adaptive_scan(scanner) -> ScanResult:
     first = max(1, config["scan"]["adaptive_from"])
     frames, sampled = {}, []
     read_s = 0.0
+    from .cameras import capture_moment
+
     with scanner.camera, ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan-sampling") as worker:
-        for k, view in enumerate(sequence.views, start=1):
-            presenter.present(view)  # meanwhile the worker samples the previous view
-            frames[view.name] = frame = scanner.camera.capture(view.name)
-            sampled.append(worker.submit(sample_view, frame, k - 1, sequence, scanner.regions, scanner.sampling))
+        for moment in sequence.moments():  # one view, or views of several cameras at once
+            views = [sequence.views[i] for i in moment]
+            for view in views:
+                presenter.present(view)  # meanwhile the worker samples the previous views
+            for index, view, frame in zip(moment, views, capture_moment(scanner.camera, views)):
+                frames[view.name] = frame
+                sampled.append(worker.submit(sample_view, frame, index, sequence, scanner.regions, scanner.sampling))
+            k = moment[-1] + 1  # views taken so far
             if k < first and k < len(sequence.views):
                 continue
             started = time.perf_counter()
