@@ -262,11 +262,14 @@ class SimulatedRobot:
             for move in moves:
                 timeline.append((move.start_cycle, 1, "turn", arm, move.steps))
                 self._cursor = max(self._cursor, move.end_cycle)
+        # The simulated motors are wired as the config says: an arm with `invert` turns the other way
+        # for a given DIR level (that is why the firmware inverts it), as on the robot it describes.
+        wired = {arm: -1 if self.motion["arms"][arm]["invert"] else 1 for arm in "RLFB"}
         for _, _, kind, arm, value in sorted(timeline):
             if kind == "grip":
                 self.virtual.set_gripper(arm, value)
             else:
-                self.virtual.turn_arm(arm, value)
+                self.virtual.turn_arm(arm, wired[arm] * value)
 
     def _sync_from_mock(self) -> None:
         executed = self.mock.executed
