@@ -280,13 +280,13 @@ SCHEMA: dict = {
             list,
             [
                 {"name": "top-front", "actions": [{"op": "grip", "pair": "RL"}],
-                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"], "camera": "main"},
                 {"name": "bottom-back", "actions": [{"op": "turn", "arms": {"R": 180, "L": 180}}],
-                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+                 "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"], "camera": "main"},
                 {"name": "left", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
-                 "facelets": ["U1", "U2", "U3", "U4"]},
+                 "facelets": ["U1", "U2", "U3", "U4"], "camera": "main"},
                 {"name": "right", "actions": [{"op": "turn", "arms": {"F": 180, "B": 180}}],
-                 "facelets": ["U1", "U2", "U3", "U4"]},
+                 "facelets": ["U1", "U2", "U3", "U4"], "camera": "main"},
             ],
             "the scan sequence: per view the robot actions that present it and the facelets seen in its "
             "regions (robot frame at that moment); all 24 must be seen",
@@ -294,12 +294,26 @@ SCHEMA: dict = {
                 "name": Setting(str, "", "view name (names its regions in the regions file)"),
                 "actions": Setting(list, [], "robot actions before the frame, as in plans", item=None),
                 "facelets": Setting(list, [], "facelet seen in each region, in region order", item=str, min_items=1),
+                "camera": Setting(str, "main", "the camera that takes this view: main (camera.*) or second "
+                                  "(scan.second_camera); a view without actions by the other camera is taken "
+                                  "at the same moment as the view before it", choices=("main", "second")),
             },
             min_items=1,
             check=_check_scan_views,
         ),
         "finish": Setting(list, [], "robot actions after the last view (the result is in the frame after them)",
                           item=None),
+        "second_camera": {
+            "device": Setting(str, "", "the second camera's device (as camera.device; '' = none: views naming "
+                              "it are refused on a real robot); its frames are read like camera.*'s"),
+            "elevation_deg": Setting(float, -45.0, "its pose for the renderer and the first guess of its regions: "
+                                     "height angle (negative: below the cube)", min=-90.0, max=90.0),
+            "azimuth_deg": Setting(float, 180.0, "... and angle around the cube (180: from behind)",
+                                   min=-360.0, max=360.0),
+        },
+        "adaptive_from": Setting(int, 2, "decode after this view and each later one, and stop the scan as soon "
+                                 "as the decoder is sure (0: always every view; only with an empty finish)",
+                                 min=0, max=64),
         "regions_file": Setting(
             str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colours')"
         ),

@@ -2,8 +2,10 @@
 
 A plan is a list of actions:
   Grip(pair)            the named pair takes the cube (the first grip is free:
-                        it says which pair holds at the start; every later
-                        grip is a regrip costing regrip_ms)
+                        it says which pair holds at the start, the pair the
+                        scan ends with, and the firmware finishes a GRIP to the
+                        pair that already holds at once; every later grip is
+                        a regrip costing regrip_ms)
   Turn({face: angle})   each arm of the holding pair turns its layer by the
                         angle (0 arms omitted), all at once; clockwise-positive
                         seen from outside that arm's face, so {"R": 90} is the
@@ -96,7 +98,8 @@ class RobotProfile:
 
 def charged_from(actions) -> int:
     """Index of the first action that costs time: the first grip is free (it only says which
-    pair holds when the clock starts), so 1 when the plan starts with a Grip, else 0."""
+    pair holds when the clock starts, and the firmware's GRIP to the pair that already holds takes
+    0 ms: robot/link/motion.py grip_ms), so 1 when the plan starts with a Grip, else 0."""
     return 1 if len(actions) and isinstance(actions[0], Grip) else 0
 
 

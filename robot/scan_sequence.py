@@ -29,6 +29,7 @@ class ScanView:
     name: str
     actions: tuple  # Grip / Turn done before this view's frame is taken
     facelets: tuple  # facelet names (robot frame at this moment), one per region
+    camera: str = "main"  # which camera takes it (scan.second_camera: "second")
 
     @property
     def moves(self) -> list[str]:
@@ -62,7 +63,7 @@ class ScanSequence:
             bad = [f for f in facelets if not _is_facelet_name(f)]
             if bad:
                 raise ScanConfigError(f"scan view {name!r}: {', '.join(bad)} not facelet names (use U1..B4)")
-            built.append(ScanView(name, actions, facelets))
+            built.append(ScanView(name, actions, facelets, str(view.get("camera") or "main")))
         try:
             finish_actions = tuple(action_from_json(a) for a in finish)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -93,6 +94,26 @@ class ScanSequence:
             index = int(str(exc).split(":")[0].split()[-1]) if str(exc).startswith("action ") else None
             where = self.view_of_action(index) if index is not None else "?"
             raise ScanConfigError(f"scan sequence, {where}: {exc}") from None
+
+    @property
+    def cameras(self) -> set:
+        return {view.camera for view in self.views}
+
+    def moments(self) -> list[list[int]]:
+        """View indices grouped by the moment they are taken: a view without actions, by another camera
+        than the views already in the moment, is taken at the same moment as the view before it."""
+        groups: list[list[int]] = []
+        for k, view in enumerate(self.views):
+            if groups and not view.actions and view.camera not in {self.views[i].camera for i in groups[-1]}:
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+        return groups
+
+    def prefix(self, count: int) -> "ScanSequence":
+        """The first `count` views alone (an adaptive scan that stopped early; no finish): facelets
+        are named in the frame after them, and some may be unseen (`unseen_facelets`)."""
+        return ScanSequence(self.views[:count], () if count < len(self.views) else self.finish)
 
     def all_actions(self):
         for view in self.views:

@@ -81,7 +81,9 @@ def test_hardware_path_scans_solves_and_streams_once(setup):
     assert report["firmware"].startswith(protocol.FIRMWARE_NAME)
     # What the board executed: the scan's actions, then the plan, each exactly once.
     executed = [protocol.command_action(command) for _, command in mock.executed]
-    scan_actions = list(sequence.all_actions())
+    # The adaptive scan stops when it is sure: the views it took (here the first two) are what moved.
+    assert report["scan_views"] == 2
+    scan_actions = list(sequence.prefix(report["scan_views"]).all_actions())
     plan = report["plan"]["plan"]
     assert len(executed) == len(scan_actions) + len(plan)
     profile = RobotProfile.from_config(config)
@@ -196,7 +198,8 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     import _thread
 
     config, mock, sequence, scrambled = setup
-    scan_actions = len(list(sequence.all_actions()))
+    taken = sequence.prefix(2)  # the adaptive scan is sure after two views (checked below)
+    scan_actions = len(list(taken.all_actions()))
     mock.time_scale = 0.3  # plan actions long enough to be interrupted part-way
 
     def press_ctrl_c_during_the_plan():
@@ -208,6 +211,7 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
     report = _run(config, mock)
     assert report.result() == "EMERGENCY STOP" and report.exit_status() == 130
+    assert report["scan_views"] == 2
     mock.call(lambda: None)  # the device thread has handled every byte received
     assert mock.alarm == protocol.AlarmCode.ESTOP_BYTE  # the stop byte reached the board
     done = report["stopped_at_action"]
@@ -215,7 +219,7 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     # The cube state named is where the plan stood: the rest of the plan from it solves the cube.
     from robot.solver import Solver
 
-    plan = Solver(config).solve(report["facelets"], start_grip=sequence.final_grip or None)
+    plan = Solver(config).solve(report["facelets"], start_grip=taken.final_grip or None)
     assert plan.moves == report["plan"]["moves"]
     stated = cube.parse_facelets(report["cube_state_after_stop"].split()[0]).cubie
     from robot.plan import Grip

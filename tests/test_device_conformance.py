@@ -95,6 +95,31 @@ def test_settings_change_the_motion(device):
     device.assert_moved_since(mark, {"R": -200, "L": 0, "F": 0, "B": 0})
 
 
+def test_a_grip_skips_the_half_its_grippers_already_did(device):
+    """GRIP closes its pair, then opens the other; a half whose grippers are already there is skipped
+    (robot/link/motion.py grip_ms counts the halves), so a GRIP to the pair that holds takes 0 ms."""
+    board = device.connect()
+    board.ok(DEFAULT_SERVO_COMMAND)
+    half = MOTION["grip_ms"]
+    cases = [  # (setup commands, GRIP, halves the GRIP must take, grippers after it)
+        ([], "GRIP RL", 2, "RL"),            # power-up: both pairs limp (never commanded)
+        ([], "GRIP RL", 0, "RL"),            # the pair already holds: done at once
+        (["CLOSE FB"], "GRIP FB", 1, "FB"),  # all four closed: only RL must open
+        (["OPEN FB"], "GRIP FB", 1, "FB"),   # all four open: only FB must close
+        ([], "GRIP RL", 2, "RL"),            # an ordinary regrip
+    ]
+    for setup, grip, halves, holding in cases:
+        for command in setup:
+            board.done(board.ok(command))
+        done = board.done(board.ok(grip))
+        assert abs(done.ms - motion.grip_ms(MOTION, phases=halves)) <= DONE_MS_TOLERANCE, \
+            f"{setup} then {grip}: {done.ms} ms, want {halves} x {half} ms"
+        closed = {arm: ("closed" if arm in holding else "open") for arm in "RLFB"}
+        assert where(board).grippers == closed, f"{setup} then {grip}"
+    board.ok("MOTORS ON")
+    board.done(board.ok("TURN R90"))  # the skipped halves still leave RL holding: a turn is accepted
+
+
 # ---------------------------------------------------------------------------
 # Every error code, and the order the firmware checks in
 

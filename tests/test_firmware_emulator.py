@@ -182,6 +182,30 @@ def test_servo_pulses_match_commanded_widths(emu, board):
         assert all(490 <= x.width_us <= 2510 for x in p)
 
 
+def test_a_grip_moves_only_the_grippers_not_yet_there(emu, board):
+    """A GRIP to the pair that holds changes no pulse; a regrip whose pair is already closed only
+    opens the other pair (its `done` after one settle time says it did not wait for the other half)."""
+    board.done(board.ok("GRIP RL"))
+    t0 = emu.cycle()
+    again = board.done(board.ok("GRIP RL"))
+    board.done(board.ok("CLOSE FB"))
+    t1 = emu.cycle()
+    regrip = board.done(board.ok("GRIP FB"))
+    board.done(board.ok("DWELL 60"))  # a few servo frames show the new widths
+    events = emu.pin_events()
+    assert again.ms <= DONE_MS_TOLERANCE and abs(regrip.ms - 95) <= DONE_MS_TOLERANCE
+    before = pinlog.servo_changes([e for e in events if t0 <= e.cycle < t1])
+    assert [round(p.width_us / 100) for p in before["R"]] == [20], "GRIP RL again must not move R"
+    assert [round(p.width_us / 100) for p in before["L"]] == [20], "GRIP RL again must not move L"
+    assert [round(p.width_us / 100) for p in before["F"]] == [10, 20], "CLOSE FB closes F"
+    after = pinlog.servo_changes([e for e in events if e.cycle >= t1])
+    for arm in "FB":
+        assert [round(p.width_us / 100) for p in after[arm]] == [20], f"{arm} was closed: GRIP FB must not touch it"
+    for arm in "RL":
+        assert [round(p.width_us / 100) for p in after[arm]][-1:] == [10], f"GRIP FB must open {arm}"
+        assert len(after[arm]) <= 2, f"{arm} moved more than once"
+
+
 def test_servos_stay_limp_until_the_first_grip(emu, board):
     board.ok("DWELL 100")
     board.done(board.seq)

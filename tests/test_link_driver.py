@@ -65,6 +65,22 @@ def test_plan_streams_in_order_with_durations(mock):
     assert seen[-1] == len(PLAN) and seen == sorted(seen)
 
 
+def test_a_plan_from_the_holding_pair_takes_what_its_cost_says(mock):
+    """The plan's first Grip names the pair the scan left holding: the firmware finishes it at once,
+    so every `done` adds up to the solver's cost (robot/plan.py, one model with robot/link/motion.py)."""
+    from robot import config as config_module
+    from robot.plan import RobotProfile
+
+    config = config_module.defaults()
+    assert config["motion"] == DEFAULT_MOTION
+    profile = RobotProfile.from_config(config)
+    with connect(mock.url) as link:
+        link.run([Grip("RL"), Turn({"R": 180, "L": 180})])  # a scan that ends with RL holding
+        result = link.run(PLAN)
+    assert result.durations_ms[0] == 0
+    assert sum(result.durations_ms) == profile.plan_cost(PLAN)
+
+
 def test_lost_acknowledgements_are_resent_and_executed_once():
     lost = set()
 

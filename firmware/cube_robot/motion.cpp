@@ -14,6 +14,7 @@ static uint8_t tail;   // oldest action (runs)
 static uint8_t count;
 static bool active;    // queue[tail] has started
 static uint8_t grip_phase;  // GRIP: 0 closing the pair, 1 opening the other
+static bool grip_settling;  // GRIP: this phase moved a gripper, so it waits grip_ms
 static uint32_t started_ms;
 static uint32_t phase_ms;
 static uint8_t planned[ARM_COUNT];  // servo_position of each gripper after the queued actions
@@ -143,6 +144,19 @@ static bool home_step(uint8_t arm) {
   return false;
 }
 
+// Command the pair's two grippers to `position`; false when both already were
+// there (then nothing moves and that half of a GRIP costs no time).
+static bool set_pair(uint8_t pair, servo_position position) {
+  bool moved = false;
+  for (uint8_t i = 0; i < 2; i++) {
+    uint8_t arm = PAIR_ARMS[pair][i];
+    if (servo_get(arm) == position) continue;
+    servo_set(arm, position);
+    moved = true;
+  }
+  return moved;
+}
+
 static void start(action_t &a) {
   started_ms = phase_ms = millis();
   if (a.type != ACTION_DWELL) {  // a reset during these leaves the cube between positions
@@ -158,8 +172,7 @@ static void start(action_t &a) {
       if (a.grippers.mask & (1 << arm)) servo_set(arm, (servo_position)a.grippers.position);
   } else if (a.type == ACTION_GRIP) {
     grip_phase = 0;
-    servo_set(PAIR_ARMS[a.pair][0], SERVO_CLOSED);
-    servo_set(PAIR_ARMS[a.pair][1], SERVO_CLOSED);
+    grip_settling = set_pair(a.pair, SERVO_CLOSED);
   }
 }
 
@@ -175,17 +188,13 @@ static bool step(action_t &a) {
       return now - started_ms >= settings.grip_ms;
     case ACTION_HOME:
       return !stepper_running() && home_step(a.arm);
-    default:  // GRIP
-      if (now - phase_ms < settings.grip_ms) return false;
+    default:  // GRIP: a half whose grippers already were there is skipped (a pair that holds: 0 ms)
+      if (grip_settling && now - phase_ms < settings.grip_ms) return false;
       if (grip_phase == 1) return true;
       grip_phase = 1;
       phase_ms = now;
-      {
-        uint8_t other = a.pair == PAIR_RL ? PAIR_FB : PAIR_RL;
-        servo_set(PAIR_ARMS[other][0], SERVO_OPEN);
-        servo_set(PAIR_ARMS[other][1], SERVO_OPEN);
-      }
-      return false;
+      grip_settling = set_pair(a.pair == PAIR_RL ? PAIR_FB : PAIR_RL, SERVO_OPEN);
+      return !grip_settling;
   }
 }
 

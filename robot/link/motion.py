@@ -2,7 +2,9 @@
 
 The firmware's stepper ramp is trapezoidal: accelerate at `accel` up to
 `max_speed`, cruise, decelerate; a short move that cannot reach full speed is a
-triangle.  A GRIP is two settle phases of `grip_ms`.  The mock firmware times its
+triangle.  A GRIP is two settle phases of `grip_ms` (close the pair, open the
+other); a phase whose grippers already are there is skipped, so a GRIP to the
+pair that already holds takes 0 ms (motion.cpp).  The mock firmware times its
 `done` events with these, and the bench compares them with the real firmware.
 """
 
@@ -31,8 +33,10 @@ def turn_ms(angles, motion: dict) -> float:
     return 1000 * move_seconds(steps, motion["max_speed_steps_per_s"], motion["accel_steps_per_s2"])
 
 
-def grip_ms(motion: dict) -> float:
-    return 2 * motion["grip_ms"]
+def grip_ms(motion: dict, phases: int = 2) -> float:
+    """A GRIP with `phases` halves to do: 2 a regrip, 1 when one pair already is where it must be,
+    0 when the pair already holds (the firmware skips a half whose grippers do not move)."""
+    return phases * motion["grip_ms"]
 
 
 TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")

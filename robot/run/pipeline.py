@@ -68,6 +68,8 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
+    finally:
+        pipeline.wind_up(report)
     return report
 
 
@@ -145,7 +147,7 @@ class Pipeline:
     def __init__(self, config, robot, say, options: RunOptions):
         self.config, self.robot, self.say, self.options = config, robot, say, options
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
-        self.scan = self.plan = self.profile = None
+        self.scan = self.plan = self.profile = self.scan_taken = self.scan_result = self.ready = None
         self.completed = 0  # plan actions the robot confirmed done
         self.executing = False
 
@@ -165,20 +167,44 @@ class Pipeline:
         return f"{state.to_facelets(self.scan_colours)} ({note})"
 
     def run(self, report: RunReport) -> None:
-        from ..link.errors import AlarmError, DisconnectedError, LinkError
-        from ..plan import charged_from, replay
-        from ..progress import ProgressBar
-        from ..solver import Solver
         from ..vision.scan import ScanSequence
 
-        robot, say = self.robot, self.say
-        say("Waiting for the start button (on the robot, or Enter here)...")
-        if not robot.wait_start(self.config["run"]["start_timeout_s"]):
-            raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
-        pressed_at = time.perf_counter()  # timing mark: button_to_solved_ms starts here
+        from .ready import prepare
+
+        robot = self.robot
+        sequence = ScanSequence.from_config(self.config)
+        # Tables, camera and handshake before the start press: nothing of them is timed after it.
+        self.ready = ready = prepare(self.config, robot)
+        pressed_at = self._wait_start()
         self.waterfall = Waterfall(pressed_at)  # every stage on this clock (robot/run/waterfall.py)
         report.waterfall = self.waterfall.stages
-        sequence = ScanSequence.from_config(self.config)
+        self._run(report, sequence, ready.solver, pressed_at=pressed_at)
+
+    def wind_up(self, report: RunReport) -> None:
+        """After the run, whatever happened (after any stop, never before it): release the camera and
+        name the scan's pictures, which were written while the plan ran (robot/vision/adaptive.py)."""
+        from ..vision.adaptive import wait_pictures
+
+        if self.ready is not None:
+            self.ready.release()
+        if self.scan_result is not None:
+            report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
+            if getattr(self.scan_result, "picture_error", None):
+                report.warnings = (report.warnings or []) + [self.scan_result.picture_error]
+
+    def _wait_start(self) -> float:
+        self.say("Waiting for the start button (on the robot, or Enter here)...")
+        if not self.robot.wait_start(self.config["run"]["start_timeout_s"]):
+            raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
+        return time.perf_counter()  # timing mark: button_to_solved_ms starts here
+
+    def _run(self, report: RunReport, sequence, solver, pressed_at: float) -> None:
+        from ..link.errors import AlarmError, LinkError
+        from ..plan import charged_from, replay
+        from ..progress import ProgressBar
+
+        robot, say = self.robot, self.say
+        report.tables_load_ms = self.ready.tables_load_ms
 
         try:
             scanned, scan = self._scan(report)
@@ -188,11 +214,8 @@ class Pipeline:
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours
-        t = time.perf_counter()
-        solver = Solver(self.config)
-        report.tables_load_ms = round((time.perf_counter() - t) * 1000, 1)
-        self.waterfall.add("tables", t, time.perf_counter())
-        start_grip = sequence.final_grip or None
+        taken = self.scan_taken or sequence  # an adaptive scan may stop before the last view
+        start_grip = taken.final_grip or None
         t = time.perf_counter()
         plan = solver.solve(scanned, start_grip=start_grip)
         self.waterfall.add("solve", t, time.perf_counter())
@@ -280,6 +303,7 @@ class Pipeline:
 
     def _scan(self, report: RunReport):
         from .. import cube
+        from ..vision import adaptive
         from ..vision.scan import Scanner
 
         attempts = self.config["run"]["scan_attempts"]
@@ -291,10 +315,13 @@ class Pipeline:
         t = time.perf_counter()
         for attempt in range(1, attempts + 1):
             self.robot.before_scan(attempt)
-            result = scanner.scan()
+            result = adaptive.scan(scanner)  # stops after the view that makes the decoder sure
             self._mark_scan(f"scan {attempt}: " if attempt > 1 else "")
             if result.decoded is not None:
                 report.scan_attempts = attempt
+                self.scan_taken = result.sequence  # None: every view
+                self.scan_result = result  # its pictures may still be being written
+                report.scan_views = len((result.sequence or scanner.sequence).views)
                 report.recognition_ms = round((time.perf_counter() - t) * 1000, 1)
                 report.scan_read_ms = round(result.read_ms, 2)
                 report.facelets = result.decoded.facelets

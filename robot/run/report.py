@@ -51,7 +51,8 @@ class RunReport:
     failed_scan_images: list | None = None  # [{"attempt": n, "error": ..., "images": [...]}] of doubtful scans
     warnings: list | None = None
     # The plan.
-    tables_load_ms: float | None = None
+    scan_views: int | None = None  # views the scan took (an adaptive scan stops when it is sure)
+    tables_load_ms: float | None = None  # before the start press (0: the pre-flight had loaded them)
     solve_ms: float | None = None
     plan: dict | None = None
     predicted_machine_ms: int | None = None
@@ -133,7 +134,8 @@ def format_report(report: RunReport) -> str:
     lines = [f"cube-robot run ({report.mode}, firmware: {report.firmware})"]
     if report.facelets:
         lines.append(f"  scanned     {report.facelets}  (confidence {report.confidence}, "
-                     f"{report.scan_attempts} attempt(s))")
+                     f"{report.scan_attempts} attempt(s)"
+                     + (f", {report.scan_views} view(s)" if report.scan_views else "") + ")")
     if report.scan_images:
         lines.append(f"  pictures    {Path(report.scan_images[0]).parent}")
     for attempt in report.failed_scan_images or []:

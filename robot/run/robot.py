@@ -45,7 +45,7 @@ class HardwareRobot:
         self.config, self.port = config, port
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.say = say or (lambda text: None)
-        self.link = self.camera = self.presenter = None
+        self.link = self.camera = self.presenter = self.tables = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
 
@@ -53,6 +53,7 @@ class HardwareRobot:
         from ..link.driver import Link
         from ..vision.camera import open_camera
         from ..vision.scan import LinkPresenter
+        from .ready import HeldCamera
 
         from ..link.errors import LinkError
 
@@ -64,7 +65,8 @@ class HardwareRobot:
                                    f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
-        self.camera = open_camera(self.config)
+        # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
+        self.camera = HeldCamera(self._cameras(open_camera))
         self.presenter = LinkPresenter(self.link)
         try:
             self.preflight()
@@ -76,6 +78,22 @@ class HardwareRobot:
             self.close()  # `with` does not call __exit__ when __enter__ fails
             raise
         return self
+
+    def _cameras(self, open_camera):
+        """camera.*, or with views that name the second camera, both (robot/vision/cameras.py)."""
+        from ..scan_sequence import ScanSequence
+        from ..vision.cameras import CameraSet
+
+        camera = open_camera(self.config)
+        sequence = ScanSequence.from_config(self.config)
+        if "second" not in sequence.cameras:
+            return camera
+        device = self.config["scan"]["second_camera"]["device"]
+        if not device:
+            self.close()
+            raise PreflightFailed(["second camera: scan views name camera 'second' but scan.second_camera.device "
+                                   "is empty: set it, or take those views with the main camera"])
+        return CameraSet({"main": camera, "second": open_camera(self.config, device=device)}, sequence)
 
     def preflight(self) -> None:
         """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming
@@ -89,6 +107,7 @@ class HardwareRobot:
         context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True,
                                   say=self.say, confirm_arms_straight=self.confirm_arms_straight)
         rows = run_checks(self.config, context)
+        self.tables = getattr(context, "tables", None)  # loaded by the tables check: the run's solver reuses them
         self.say(format_table(rows))
         failed = failures(rows)
         if failed:
@@ -102,6 +121,8 @@ class HardwareRobot:
         return ask_arms_straight(arms)
 
     def close(self) -> None:
+        if self.camera is not None:
+            self.camera.release()
         if self.link is not None:
             self.link.close()
 

@@ -225,7 +225,7 @@ class ArmsMixin:
         if name in ("OPEN", "CLOSE"):
             if len(args) != 1 or not _arm_set(args[0]):
                 return P.ErrorCode.BAD_ARGUMENT
-            return motion_time.grip_ms(self.motion) / 2
+            return motion_time.grip_ms(self.motion, phases=1)
         if name == "JOG":
             if len(args) != 2 or len(args[0]) != 1 or args[0] not in ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -305,15 +305,22 @@ class ArmsMixin:
         self._home_outcome[seq] = (moves, alarm)
         return 1000 * seconds
 
-    def _action_started(self, seq: int, command: str) -> None:
-        """First effects (motion.cpp start()): a GRIP closes its pair at once, OPEN/CLOSE act at once."""
+    def _action_started(self, seq: int, command: str, nominal: float) -> float:
+        """First effects (motion.cpp start()): a GRIP closes its pair at once, OPEN/CLOSE act at once.
+        Returns the action's duration: a GRIP skips a half whose grippers already are there."""
         name, *args = command.split()
         if name == "GRIP":
-            for arm in PAIR_ARMS[args[0]]:
+            closing = [arm for arm in PAIR_ARMS[args[0]] if self.grippers[arm] != CLOSED]
+            opening = [arm for arm in ARMS if arm not in PAIR_ARMS[args[0]] and self.grippers[arm] != OPEN]
+            for arm in closing:
                 self.grippers[arm] = CLOSED
-        elif name in ("OPEN", "CLOSE"):
+            if not closing:
+                self._gripper_halfway(command)  # nothing to close: the other pair opens at once
+            return motion_time.grip_ms(self.motion, phases=bool(closing) + bool(opening))
+        if name in ("OPEN", "CLOSE"):
             for arm in args[0]:
                 self.grippers[arm] = CLOSED if name == "CLOSE" else OPEN
+        return nominal
 
     def _gripper_halfway(self, command: str) -> None:
         """A GRIP's second phase: the other pair opens."""

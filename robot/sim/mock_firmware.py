@@ -422,9 +422,9 @@ class MockFirmware(ArmsMixin, SerialDevice):
                 self._reset()
         if self._running is None and self._queue and not self.alarm:
             seq, command, nominal = self._queue.popleft()
+            nominal = self._action_started(seq, command, nominal)  # a GRIP's halves depend on the grippers now
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
             self._running_since = now
-            self._action_started(seq, command)
 
 
 MockFirmware._parse_int = staticmethod(lambda text, low, high: _parse_int(text, low, high))

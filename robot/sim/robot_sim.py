@@ -111,7 +111,12 @@ class SimulatedRobot:
         if self.mock:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
         self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
-        self.regions = render.scan_regions(self.pose, ScanSequence.from_config(self.config))
+        sequence = ScanSequence.from_config(self.config)
+        self.regions = render.scan_regions(self.pose, sequence)
+        if "second" in sequence.cameras:  # views taken by a second camera (robot/sim/second_camera.py)
+            from .second_camera import add_second_camera
+
+            add_second_camera(self, sequence)
         self.prepare_arms()
         return self
 

@@ -24,12 +24,15 @@ __all__ = ["Solver", "solve", "Unsolvable", "METRICS"]
 
 
 class Solver:
-    def __init__(self, config=None, log=None, show_progress=None, tables_directory=None):
+    def __init__(self, config=None, log=None, show_progress=None, tables_directory=None, tables=None):
+        """tables: already loaded for this config (the run's pre-flight loads them); else loaded here."""
         self.config = config if config is not None else config_module.load()
         self.profile = RobotProfile.from_config(self.config)
+        if tables is not None and tables.profile != self.profile:
+            raise ValueError("the loaded solver tables are for another robot profile than this config's")
         started = time.perf_counter()
-        self.tables = tables_module.load(self.config, log=log, show_progress=show_progress,
-                                         directory=tables_directory)
+        self.tables = tables if tables is not None else tables_module.load(
+            self.config, log=log, show_progress=show_progress, directory=tables_directory)
         self.load_seconds = time.perf_counter() - started
         self._robot = RobotSearch(self.tables.coords, self.tables.robot_cost, self.profile)
         self._metric = {}

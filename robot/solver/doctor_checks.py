@@ -9,7 +9,8 @@ def check_tables(config, args) -> list[Result]:
     """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?
 
     With args.build_tables (the run's pre-flight) they are loaded now, built with a progress bar if
-    needed, so a run never builds tables between the scan and the plan.
+    needed, so a run never builds tables between the scan and the plan; they are left in
+    args.tables for the run's solver (loaded once).
     """
     from ..plan import RobotProfile
     from .tables import TableError, TableStore, load, tables_dir
@@ -19,6 +20,7 @@ def check_tables(config, args) -> list[Result]:
             loaded = load(config)
         except TableError as exc:
             return [Result(str(tables_dir(config)), FAIL, str(exc))]
+        args.tables = loaded
         return [Result(str(loaded.directory), OK,
                        f"loaded ({loaded.nbytes / 2**20:.0f} MiB), valid for this robot profile")]
 

@@ -229,8 +229,9 @@ class _Fit:
         return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
 
 
-def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, weights=None) -> _Fit:
-    """Joint fit: several starts refined to legal cubes, the best kept, then its margin."""
+def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, weights=None, unseen=None) -> _Fit:
+    """Joint fit: several starts refined to legal cubes, the best kept, then its margin.
+    unseen: None, or True per sticker no view showed (a partial scan; also weight 0)."""
     read = np.ones(FACELET_COUNT, dtype=bool) if weights is None else weights > 0
     # Several starting points (farthest-point centres from the brightest, the
     # darkest and the most colourful read sticker, and the calibration's
@@ -274,6 +275,10 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
     else:
         mate_values = masked[mates]
         none_read = np.isnan(mate_values[:, :, 0]).all(axis=1)  # all three mates unread: use them anyway
+        if unseen is not None:  # ... unless none was even seen (a partial scan): no evidence either way
+            never = none_read & unseen[mates].all(axis=1)
+            mate_values[never] = features[never][:, None, :]
+            none_read &= ~never
         mate_values[none_read] = features[mates[none_read]]
         own = np.linalg.norm(features - np.nanmedian(mate_values, axis=1), axis=1)
     to_robust = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, distances(features, robust))
@@ -371,14 +376,16 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
 RETRIED = ("margin", "misread", "no-fit")
 
 
-def _decode_readings(readings, calibration, settings, must_be=None):
+def _decode_readings(readings, calibration, settings, must_be=None, unseen=None):
     """(result, error or None, fit): the joint fit, read past stickers that fit no colour if needed.
 
     must_be: a partition key the cube must have (else the first error stands).
+    unseen: None, or True per sticker no view showed (weight 0 from the start).
     """
     lab = srgb_to_lab(readings)
     features = _features(lab, settings)
-    fit = _fit(features, lab, settings, calibration)
+    seen_weights = None if unseen is None else (~unseen).astype(float)
+    fit = _fit(features, lab, settings, calibration, seen_weights, unseen)
     result = _result(readings, lab, features, fit, calibration, settings)
     error = _refusal(fit, result, lab, settings)
     first_key = partition_key(fit.labels)
@@ -389,19 +396,20 @@ def _decode_readings(readings, calibration, settings, must_be=None):
         # Read past the stickers that fit no colour, worst first, while the
         # rest of the cube still determines them.  Only to confirm the best
         # cube: a cube that needs the suspects left out to win is a guess.
-        weights = np.ones(FACELET_COUNT)
+        weights = np.ones(FACELET_COUNT) if unseen is None else seen_weights.copy()
         for _ in range(MAX_UNREAD):
             worst = int(np.argmax(np.where(fit.read, fit.own, -np.inf)))
             if fit.own[worst] < UNREAD_MIN_DISTANCE:
                 break
             weights[worst] = 0.0
-            fit = _fit(features, lab, settings, calibration, weights.copy())
+            fit = _fit(features, lab, settings, calibration, weights.copy(), unseen)
             if partition_key(fit.labels) != first_key:
                 break
             unread_result = _result(readings, lab, features, fit, calibration, settings)
-            if _refusal(fit, unread_result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
+            read_past = ~fit.read if unseen is None else ~fit.read & ~unseen
+            if _refusal(fit, unread_result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(read_past)) is None:
                 try:
-                    check_unread(readings, fit, unread_result)
+                    check_unread(readings, fit, unread_result, read_past)
                 except VisionError as unexplained:
                     return unread_result, unexplained, first_fit
                 result, error = unread_result, None

@@ -48,13 +48,15 @@ def _colour_names(fit, result) -> dict:
 UNREAD_LIKE_OTHER = 10.0
 
 
-def check_unread(readings: np.ndarray, fit, result) -> None:
+def check_unread(readings: np.ndarray, fit, result, read_past=None) -> None:
     """Raise VisionError (reason "unexplained") when an unread sticker looks like another colour unexcused.
 
     Excused only when glare or shadow explains it as its own colour and no
     other sticker could have changed places with it.  (A sticker of another
     colour -- swapped, or a misread region -- is not excused by the cube
     constraints: the cube would be built around a lie.)
+    read_past: the stickers read past (default: every unread one); a partial scan's unseen stickers
+    are not suspects, there is nothing to excuse.
     """
     colours = colour_rgb(readings, fit)
     lamps = lamp_whites(colours)
@@ -62,7 +64,7 @@ def check_unread(readings: np.ndarray, fit, result) -> None:
     noise_rgb = max(float(np.median(spread[fit.read])), 3.0)
     names = _colour_names(fit, result)
     problems, stickers = [], []
-    for i in np.flatnonzero(~fit.read):
+    for i in np.flatnonzero(~fit.read if read_past is None else read_past):
         own, looks_like = int(fit.labels[i]), int(fit.nearest_other[i])
         if fit.looks_other[i] <= 0:  # nearer its own colour than any other
             continue

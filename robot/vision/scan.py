@@ -156,6 +156,7 @@ class ScanResult:
     warnings: list = field(default_factory=list)
     read_ms: float = 0.0  # frames -> facelets, excluding camera waits
     images: list = field(default_factory=list)  # saved picture paths
+    sequence: ScanSequence | None = None  # the views taken, when an adaptive scan stopped early (else all)
 
     @property
     def facelets(self) -> str:

@@ -1,0 +1,179 @@
+"""The adaptive scan (issue 13): decode after each view and stop as soon as the decoder is sure.
+
+From view `scan.adaptive_from` on, after each view the stickers seen so far are decoded with the
+rest unseen (robot/vision/partial.py: the seen stickers alone must determine the cube, with the
+usual margins, and a partial scan's colours must sit well apart).  The default sequence's first
+two views (U+F, then D+B after a half turn) show two stickers of every corner: enough when the
+readings are clean.  A doubt takes the next view; after the last view the scan is the full scan,
+read exactly as before (`Scanner.read`), so its results do not change.
+
+The result of a scan that stopped early is in the robot frame after the views taken
+(ScanResult.sequence: those views), which is where the cube is: the solver starts from there.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .. import cube
+from ..scan_sequence import ScanSequence
+from .scan import NoMotion, ScanResult, StickerReadings, drift_warnings, save_pictures
+
+
+def sample_view(frame, view_index: int, sequence: ScanSequence, regions, sampling) -> list:
+    """The StickerSample of each region of one view (in region order)."""
+    from .regions import sample_sticker
+
+    view = sequence.views[view_index]
+    regions.check_frame(view.name, frame)
+    return [sample_sticker(frame, quad, sampling) for quad in regions.quads(view.name)]
+
+
+def partial_readings(samples: list, sequence: ScanSequence) -> StickerReadings:
+    """The seen facelets' samples in the frame after `sequence`'s views (None where unseen); a facelet
+    seen in more than one view keeps the most uniform reading (as read_stickers does)."""
+    best: dict[int, tuple] = {}
+    for v, view in enumerate(sequence.views):
+        for r, final in enumerate(sequence.final_positions(v)):
+            sample = samples[v][r]
+            if final not in best or sample.spread < best[final][0].spread:
+                best[final] = (sample, (view.name, r))
+    return StickerReadings([best[i][0] if i in best else None for i in range(cube.FACELET_COUNT)],
+                           [best[i][1] if i in best else None for i in range(cube.FACELET_COUNT)])
+
+
+def decode_partial(samples: list, sequence: ScanSequence, calibration, config):
+    """(StickerReadings, DecodeResult or None, VisionError or None) of the views in `sequence`."""
+    from .partial import decode_partial as decode_rgb
+    from .readings import VisionError
+
+    readings = partial_readings(samples, sequence)
+    unseen = [i for i, s in enumerate(readings.samples) if s is None]
+    rgb = [None if s is None else s.rgb for s in readings.samples]
+    try:
+        return readings, decode_rgb(rgb, unseen, calibration, config), None
+    except VisionError as exc:
+        return readings, None, exc
+
+
+def scan(scanner) -> ScanResult:
+    """The run's scan: adaptive (`scan.adaptive_from`, with an empty `scan.finish`), else scanner.scan()."""
+    if scanner.config["scan"]["adaptive_from"] and not scanner.sequence.finish:
+        return adaptive_scan(scanner)
+    return scanner.scan()
+
+
+def adaptive_scan(scanner) -> ScanResult:
+    """Present views one by one, stop when the decoder is sure (the result names the views taken).
+
+    Overlapped: each view's stickers are sampled in a worker while the robot presents the next view;
+    the pictures are saved in the background (ScanResult.images once `wait_pictures` returns), so the
+    plan can start the moment the cube is known.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    config, sequence = scanner.config, scanner.sequence
+    presenter = scanner.presenter or NoMotion()
+    first = max(1, config["scan"]["adaptive_from"])
+    frames, sampled = {}, []
+    read_s = 0.0
+    from .cameras import capture_moment
+
+    scanner.marks = marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
+    opening = time.perf_counter()
+    with scanner.camera, ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan-sampling") as worker:
+        marks["camera_open"] = (opening, time.perf_counter())
+        for moment in sequence.moments():  # one view, or views of several cameras at once
+            views = [sequence.views[i] for i in moment]
+            motions = []
+            for view in views:
+                started = time.perf_counter()
+                presenter.present(view)  # meanwhile the worker samples the previous views
+                motions.append((started, time.perf_counter()))
+            for index, view, frame, motion in zip(moment, views, capture_moment(scanner.camera, views), motions):
+                frames[view.name] = frame
+                marks["views"].append({"view": view.name, "actions": list(view.actions), "motion": motion,
+                                       "frame": getattr(scanner.camera, "last_capture", None)})
+                sampled.append(worker.submit(sample_view, frame, index, sequence, scanner.regions, scanner.sampling))
+            k = moment[-1] + 1  # views taken so far
+            if k < first and k < len(sequence.views):
+                continue
+            started = time.perf_counter()
+            samples = [future.result() for future in sampled]
+            if k == len(sequence.views):  # every view: read as the full scan always was (read_stickers' rule)
+                readings = partial_readings(samples, sequence)
+                result = _full_result(scanner, readings, frames)
+                result.read_ms += (time.perf_counter() - started) * 1000.0 + read_s * 1000.0
+                marks["decode"] = (started, time.perf_counter())
+                return result
+            taken = sequence.prefix(k)
+            readings, decoded, _ = decode_partial(samples, taken, scanner.calibration, config)
+            read_s += time.perf_counter() - started
+            if decoded is not None:
+                marks["decode"] = (started, time.perf_counter())
+                return _result(scanner, taken, readings, frames, decoded, read_s)
+    raise AssertionError("unreachable: the last view always returns")
+
+
+def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
+    """What read_frames makes of every view (the same decode and warnings), pictures in the background."""
+    from .decode import VisionError, decode
+
+    scan_cfg = scanner.config["scan"]
+    started = time.perf_counter()
+    decoded, error = None, None
+    try:
+        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
+    except VisionError as exc:
+        error = exc
+    result = ScanResult(readings, frames, decoded, error, read_ms=(time.perf_counter() - started) * 1000.0)
+    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
+    _save_pictures(scanner, result, scanner.sequence, background=decoded is not None)
+    return result
+
+
+def _result(scanner, taken: ScanSequence, readings, frames, decoded, read_s: float) -> ScanResult:
+    scan_cfg = scanner.config["scan"]
+    result = ScanResult(readings, frames, decoded, None, read_ms=read_s * 1000.0, sequence=taken)
+    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
+    _save_pictures(scanner, result, taken, background=True)
+    return result
+
+
+def _save_pictures(scanner, result: ScanResult, sequence: ScanSequence, background: bool) -> None:
+    """scan.save_images: a decoded scan's pictures are written while the plan runs (wait_pictures
+    fills result.images); a refused scan's at once (the run stops or rescans, nothing waits)."""
+    import threading
+
+    from ..config import project_path
+
+    scan_cfg = scanner.config["scan"]
+    if not scan_cfg["save_images"]:
+        return
+    folder = project_path(scan_cfg["images_dir"])
+    if not background:
+        result.images = save_pictures(result, sequence, scanner.regions, folder)
+        return
+    saving = threading.Thread(target=_save_into, args=(result, sequence, scanner.regions, folder),
+                              name="scan-pictures", daemon=True)
+    _SAVING[id(result)] = saving
+    saving.start()
+
+
+_SAVING: dict = {}  # id(ScanResult) -> the thread writing its pictures
+
+
+def _save_into(result, sequence, regions, folder) -> None:
+    try:
+        result.images = save_pictures(result, sequence, regions, folder)
+    except OSError as exc:  # a full disk must not stop a run: the report says so (wait_pictures)
+        result.picture_error = f"scan pictures not saved: {exc}"
+
+
+def wait_pictures(result: ScanResult) -> list:
+    """The paths of the scan's pictures, once written (at once when saved in the foreground); a
+    failure to write them is in result.picture_error."""
+    saving = _SAVING.pop(id(result), None)
+    if saving is not None:
+        saving.join()
+    return result.images

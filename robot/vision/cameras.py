@@ -1,0 +1,61 @@
+"""Several cameras as one (issue 13): each scan view names its camera (scan.views[].camera).
+
+    cameras = CameraSet({"main": camera, "second": other}, sequence)
+    cameras.capture("bottom-back")   # the frame of that view, from the camera the view names
+
+The scanner sees one camera; views taken at the same moment (ScanSequence.moments) are captured
+together by `capture_moment` (one thread per camera, so two cameras cost one frame time).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+
+class CameraSet:
+    def __init__(self, cameras: dict, sequence):
+        missing = sorted(sequence.cameras - set(cameras))
+        if missing:
+            raise ValueError(f"scan views name camera(s) {', '.join(missing)} but the robot has "
+                             f"{', '.join(sorted(cameras))}: set scan.second_camera.device")
+        self.cameras = cameras
+        self.camera_of = {view.name: view.camera for view in sequence.views}
+
+    def open(self) -> "CameraSet":
+        for camera in self.cameras.values():
+            camera.open()
+        return self
+
+    def close(self) -> None:
+        for camera in self.cameras.values():
+            camera.close()
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def capture(self, view: str):
+        return self.cameras[self.camera_of[view]].capture(view)
+
+    @property
+    def lighting(self):  # the simulated cameras' light (SimulatedRobot.before_scan sets it on all)
+        return next(iter(self.cameras.values())).lighting
+
+    @lighting.setter
+    def lighting(self, value) -> None:
+        for camera in self.cameras.values():
+            camera.lighting = value
+
+    def settings(self) -> dict:
+        return {name: camera.settings() for name, camera in self.cameras.items()}
+
+
+def capture_moment(camera, views) -> list:
+    """The frames of views taken at one moment: at once when they are several (one per camera)."""
+    if len(views) == 1:
+        return [camera.capture(views[0].name)]
+    with ThreadPoolExecutor(max_workers=len(views), thread_name_prefix="camera") as pool:
+        return list(pool.map(lambda view: camera.capture(view.name), views))
