@@ -30,8 +30,26 @@ def test_doctor_fails_clearly_when_port_has_no_firmware(tmp_path, capsys):
     code = cli.main(["doctor", "--port", "/dev/does-not-exist", "--config", _fast_config(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "cannot open serial port '/dev/does-not-exist'" in out
-    assert "answers on no port" in out
+    assert "cannot open serial port '/dev/does-not-exist': no such port" in out
+    assert "--port or link.port" in out  # the fix for a port that is not there...
+    assert "PORT=/dev/does-not-exist" not in out  # ...is not flashing it
+
+
+def test_port_open_failures_name_the_cause_and_the_fix(monkeypatch):
+    import errno
+
+    import serial
+
+    from robot.link import ports
+
+    cases = {errno.ENOENT: "no such port", errno.EACCES: "dialout group", errno.EBUSY: "Serial Monitor"}
+    for code, fix in cases.items():
+        def refuse(url, **kwargs):
+            raise serial.SerialException(code, f"could not open port {url}: [Errno {code}] {url}")
+        monkeypatch.setattr(serial, "serial_for_url", refuse)
+        with pytest.raises(ports.PortError) as caught:
+            ports.open_port("/dev/ttyACM7", 115200)
+        assert "'/dev/ttyACM7'" in str(caught.value) and fix in str(caught.value), code
 
 
 def test_doctor_table_lists_every_check_row():
