@@ -437,15 +437,23 @@ def _fill(schema: dict, node, path, prefix, notes=None) -> Config:
 
 def _scalar(kind, node, path, key_path):
     if not isinstance(node, yaml.ScalarNode):
-        raise ConfigError(path, _line(node), key_path, f"expected a {kind.__name__}, got a list or section")
+        raise ConfigError(path, _line(node), key_path, f"expected {_kind_words(kind)}, got a list or section")
     value = yaml.safe_load(node.value) if node.style is None else node.value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if kind is str and value is not None and not isinstance(value, str):
         value = node.value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(path, _line(node), key_path, f"expected a {kind.__name__}, got {node.value!r}")
+        raise ConfigError(path, _line(node), key_path, f"expected {_kind_words(kind)}, got {node.value!r}")
     return value
+
+
+# What a maker types for each kind of setting (the error names it).
+_KIND_WORDS = {int: "a whole number", float: "a number", bool: "true or false", str: "a text"}
+
+
+def _kind_words(kind) -> str:
+    return _KIND_WORDS.get(kind, kind.__name__)
 
 
 def _value(spec: Setting, node, path, key_path):

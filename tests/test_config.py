@@ -41,7 +41,13 @@ def test_unknown_key_names_path_and_line(tmp_path):
 
 def test_wrong_type(tmp_path):
     path = _write(tmp_path, "robot:\n  timing:\n    regrip_ms: [1]\n")
-    with pytest.raises(ConfigError, match=r":3: robot.timing.regrip_ms: expected a int"):
+    with pytest.raises(ConfigError, match=r":3: robot.timing.regrip_ms: expected a whole number, got a list"):
+        load(path)
+
+
+def test_wrong_type_says_what_to_write(tmp_path):
+    path = _write(tmp_path, "run:\n  verify_after: yes please\n")
+    with pytest.raises(ConfigError, match=r":2: run.verify_after: expected true or false, got 'yes please'"):
         load(path)
 
 
