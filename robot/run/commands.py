@@ -29,6 +29,16 @@ def _probability(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give how many runs to list (0 or more)")
+    return value
+
+
 def register(subparsers) -> None:
     run = subparsers.add_parser(
         "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
@@ -60,7 +70,7 @@ def register(subparsers) -> None:
         epilog="examples:\n  cube-robot history\n  cube-robot history --last 5",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    history.add_argument("--last", type=int, default=10, help="list this many recent runs (default 10)")
+    history.add_argument("--last", type=_count, default=10, help="list this many recent runs (default 10)")
     add_config_argument(history)
     history.set_defaults(handler=history_command)
 
