@@ -253,9 +253,13 @@ class SimulatedRobot:
                 if pulse.start_cycle > self._servo_cursor.get(arm, -1):
                     timeline.append((pulse.start_cycle, 0, "grip", arm, closed(arm, pulse.width_us)))
                     self._servo_cursor[arm] = pulse.start_cycle
+        # The simulated robot is the one config.yaml describes: an arm set to `invert: true` has its
+        # motor wired the other way round, so the firmware's reversed DIR turns it the right way.
+        wired_reversed = {arm: self.motion.get("arms", {}).get(arm, {}).get("invert", False) for arm in "RLFB"}
         for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
             for move in moves:
-                timeline.append((move.start_cycle, 1, "turn", arm, move.steps))
+                steps = -move.steps if wired_reversed[arm] else move.steps
+                timeline.append((move.start_cycle, 1, "turn", arm, steps))
                 self._cursor = max(self._cursor, move.end_cycle)
         for _, _, kind, arm, value in sorted(timeline):
             if kind == "grip":
