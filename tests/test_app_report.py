@@ -121,3 +121,12 @@ def test_history_last_refuses_a_negative_count(capsys):
         cli.main(["history", "--last", "-1"])
     assert stop.value.code == 2
     assert "-1 is negative: give how many runs to list" in capsys.readouterr().err
+
+
+def test_result_line_does_not_say_the_outcome_twice():
+    report = RunReport(time="t", mode="simulated", outcome="EMERGENCY STOP")
+    report.errors.append("emergency stop: Ctrl-C; the stop byte was sent to the robot")
+    assert report.result_line() == "SIMULATED EMERGENCY STOP: Ctrl-C; the stop byte was sent to the robot"
+    other = RunReport(time="t", mode="real", outcome="EMERGENCY STOP")
+    other.errors.append("ALARM ESTOP_INPUT")  # a reason that does not repeat the outcome is kept whole
+    assert other.result_line() == "EMERGENCY STOP: ALARM ESTOP_INPUT"
