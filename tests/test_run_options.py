@@ -66,3 +66,26 @@ def test_no_port_named_and_nothing_answering_is_a_simulation_said_everywhere(tmp
     assert "RESULT      SIMULATED SOLVED" in out
     [logged] = [json.loads(line) for line in (tmp_path / "data" / "solve-log.jsonl").read_text().splitlines()]
     assert logged["simulated"] is True and logged["mode"] == "simulated" and logged["outcome"] == "SOLVED"
+
+
+def test_simulated_run_has_its_tables_before_the_start_button(tmp_path, monkeypatch):
+    # As on the real robot (its pre-flight), a first run builds the solver tables before waiting for
+    # start, so the build is never counted in button->solved.
+    from robot.solver import tables
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    messages = []
+    real_load = tables.load
+
+    def load(*args, **kwargs):
+        messages.append("tables loaded")
+        return real_load(*args, **kwargs)
+    monkeypatch.setattr(tables, "load", load)
+    report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", verify=False),
+                           messages.append)
+    waiting = next(i for i, m in enumerate(messages) if m.startswith("Waiting for the start button"))
+    assert "tables loaded" in messages[:waiting] and report["execute_ok"] is True
