@@ -89,3 +89,16 @@ def test_simulated_run_has_its_tables_before_the_start_button(tmp_path, monkeypa
                            messages.append)
     waiting = next(i for i, m in enumerate(messages) if m.startswith("Waiting for the start button"))
     assert "tables loaded" in messages[:waiting] and report["execute_ok"] is True
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--scramble", "R X"], "move 2 'X' is not a move"),
+    (["--disconnect-at", "-3"], "-3: plan actions are numbered from 1"),  # it used to pull the cable at action 1
+    (["--estop-at", "0"], "0: plan actions are numbered from 1"),
+])
+def test_impossible_simulation_flags_are_refused_before_anything_runs(flags, said, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["run", "--sim", *flags])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and said in err and "Traceback" not in err
+    assert build_parser().parse_args(["run", "--sim", "--scramble", "R U2 F'", "--estop-at", "1"]).estop_at == 1
