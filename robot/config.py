@@ -46,6 +46,21 @@ def read_yaml_file(path, error_type, what: str, hint: str):
         raise error_type(f"{path}: not valid YAML: {exc}") from None
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str, str]:
+    """(line, where, message) of a YAML syntax error, in the file's own lines (not PyYAML's
+    "<unicode string>" marks)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    message = f"not valid YAML: {problem}"
+    if context and context_mark is not None and (mark is None or context_mark.line != mark.line):
+        message += f" ({context} that starts on line {context_mark.line + 1})"
+    if "character '\\t'" in problem:  # PyYAML names a tab by its repr
+        message += "; indent with spaces, not tabs"
+    where = f"column {mark.column + 1}" if mark is not None else ""
+    return (mark.line + 1 if mark is not None else None), where, message
+
+
 class ConfigError(ValueError):
     """A setting that is unknown, of the wrong type or out of range."""
 
@@ -385,8 +400,7 @@ def load(path: str | os.PathLike | None = None) -> Config:
     try:
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {exc}") from None
+        raise ConfigError(path, *_yaml_problem(exc)) from None
     notes = []
     config = _fill(SCHEMA, node, path, "", notes)
     _check_cross_fields(config, path, node)

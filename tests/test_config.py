@@ -95,3 +95,17 @@ def test_renamed_key_still_accepted_with_a_note(tmp_path, capsys):
 def test_config_has_no_leftover_section_markers():
     for path in (config_module.PROJECT_ROOT / "config.yaml", config_module.PROJECT_ROOT / "robot" / "config.py"):
         assert "settings>" not in path.read_text(), f"{path}: a leftover '# <... settings>' marker"
+
+
+def test_yaml_syntax_errors_name_the_line_and_the_fix(tmp_path):
+    path = _write(tmp_path, "robot:\n\tstart_grip: RL\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value) == (f"{path}:2: column 1: not valid YAML: found character '\\t' that cannot start any "
+                               "token; indent with spaces, not tabs")
+    path = _write(tmp_path, "robot:\n  pairs:\n    RL: [R, L\n    FB: [F, B]\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}:4: column 7: not valid YAML: expected ',' or ']'")
+    assert "(while parsing a flow sequence that starts on line 3)" in str(info.value)
+    assert "<unicode string>" not in str(info.value)
