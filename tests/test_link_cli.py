@@ -1,6 +1,8 @@
 """`cube-robot doctor` and `cube-robot link` against the mock firmware."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,11 @@ def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if mock.url in l)
     assert " ok " in line and f"cube-robot-fw mock, protocol {P.PROTOCOL_VERSION}" in line
+    # docs/hardware.md (first-day checklist, step 2) shows this answer: its shape must match.
+    hardware_md = (Path(__file__).resolve().parents[1] / "docs" / "hardware.md").read_text()
+    documented = re.search(r"`ok  cube-robot-fw VERSION, protocol N, board (\w+), \.\.\.`", hardware_md)
+    assert documented, "docs/hardware.md no longer shows the doctor's answer"
+    assert re.search(r" ok\s+cube-robot-fw \S+, protocol \d+, board \S+, ", line), line
     # The serial rows pass; this machine has no camera or regions file, which the doctor now fails.
     assert not [l for l in out.splitlines() if l.startswith("firmware handshake") and " FAIL " in l]
     assert code == (1 if " FAIL " in out else 0)
