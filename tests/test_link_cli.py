@@ -107,3 +107,19 @@ def test_reset_alarm_while_the_estop_is_held_says_to_release_it(tmp_path, capsys
         mock.release_estop_input()
         assert cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)]) == 0
         assert "alarm cleared" in capsys.readouterr().out
+
+
+def test_mock_idle_off_is_not_sped_up_with_the_motions(monkeypatch):
+    # time_scale speeds up the mock's motions; the idle-off timer measures the host's pauses (a scan,
+    # a plan), which are not faster: 300 s must stay 300 s, not 6 s at time_scale 0.02.
+    from robot.sim import mock_arms
+
+    mock = MockFirmware("tcp", time_scale=0.02)
+    mock._set_motors(True)
+    now = mock._idle_since
+    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + 10.0)
+    mock._poll_idle()
+    assert mock.motors_on, "drivers switched off after 10 s of a 300 s idle-off"
+    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + mock.idle_off_s + 1)
+    mock._poll_idle()
+    assert not mock.motors_on
