@@ -46,6 +46,21 @@ def read_yaml_file(path, error_type, what: str, hint: str):
         raise error_type(f"{path}: not valid YAML: {exc}") from None
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str, str]:
+    """(line, where, message) of a YAML syntax error, in the file's own lines (not PyYAML's
+    "<unicode string>" marks)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    message = f"not valid YAML: {problem}"
+    if context and context_mark is not None and (mark is None or context_mark.line != mark.line):
+        message += f" ({context} that starts on line {context_mark.line + 1})"
+    if "character '\\t'" in problem:  # PyYAML names a tab by its repr
+        message += "; indent with spaces, not tabs"
+    where = f"column {mark.column + 1}" if mark is not None else ""
+    return (mark.line + 1 if mark is not None else None), where, message
+
+
 class ConfigError(ValueError):
     """A setting that is unknown, of the wrong type or out of range."""
 
@@ -413,8 +428,7 @@ def load(path: str | os.PathLike | None = None) -> Config:
     try:
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {exc}") from None
+        raise ConfigError(path, *_yaml_problem(exc)) from None
     notes = []
     config = _fill(SCHEMA, node, path, "", notes)
     _check_cross_fields(config, path, node)
@@ -465,15 +479,23 @@ def _fill(schema: dict, node, path, prefix, notes=None) -> Config:
 
 def _scalar(kind, node, path, key_path):
     if not isinstance(node, yaml.ScalarNode):
-        raise ConfigError(path, _line(node), key_path, f"expected a {kind.__name__}, got a list or section")
+        raise ConfigError(path, _line(node), key_path, f"expected {_kind_words(kind)}, got a list or section")
     value = yaml.safe_load(node.value) if node.style is None else node.value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if kind is str and value is not None and not isinstance(value, str):
         value = node.value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(path, _line(node), key_path, f"expected a {kind.__name__}, got {node.value!r}")
+        raise ConfigError(path, _line(node), key_path, f"expected {_kind_words(kind)}, got {node.value!r}")
     return value
+
+
+# What a maker types for each kind of setting (the error names it).
+_KIND_WORDS = {int: "a whole number", float: "a number", bool: "true or false", str: "a text"}
+
+
+def _kind_words(kind) -> str:
+    return _KIND_WORDS.get(kind, kind.__name__)
 
 
 def _value(spec: Setting, node, path, key_path):

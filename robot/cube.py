@@ -331,6 +331,11 @@ class ParsedCube:
     colours: str
 
 
+def _positions(facelets: str, colour: str) -> list[str]:
+    """The facelet names (U1..B4) where `colour` is."""
+    return [facelet_name(i) for i, x in enumerate(facelets) if x == colour]
+
+
 def _corner_text(position: int, facelets: str) -> str:
     names = ", ".join(facelet_name(i) for i in CORNER_FACELETS[position])
     colours = "".join(facelets[i] for i in CORNER_FACELETS[position])
@@ -357,17 +362,21 @@ def parse_facelets(facelets: str) -> ParsedCube:
         )
     counts = {c: facelets.count(c) for c in dict.fromkeys(facelets)}
     if len(counts) != 6:
+        odd = {c for c, n in counts.items() if n != 4}  # the stray symbol (a typo) is among these: name where
+
+        def entry(c):
+            return f"{c!r} x{counts[c]}" + (" at " + " ".join(_positions(facelets, c)) if c in odd else "")
+
         raise ColourCountError(
-            f"expected exactly 6 colours, found {len(counts)}: "
-            + ", ".join(f"{c!r} x{n}" for c, n in counts.items())
+            f"expected exactly 6 colours, found {len(counts)}: " + ", ".join(entry(c) for c in counts),
+            facelets=[name for c in odd for name in _positions(facelets, c)],
         )
     wrong = {c: n for c, n in counts.items() if n != 4}
     if wrong:
         where = [facelet_name(i) for i, c in enumerate(facelets) if c in wrong]
         raise ColourCountError(
             "; ".join(
-                f"colour {c!r} appears {n} times (expected 4): at "
-                + " ".join(facelet_name(i) for i, x in enumerate(facelets) if x == c)
+                f"colour {c!r} appears {n} times (expected 4): at " + " ".join(_positions(facelets, c))
                 for c, n in wrong.items()
             ),
             facelets=where,

@@ -125,3 +125,17 @@ def test_cli_run_json_and_history(config):
     history = subprocess.run([sys.executable, "-m", "robot", "history", "--config", str(config.path)],
                              capture_output=True, text=True, timeout=60, cwd=config_module.PROJECT_ROOT)
     assert history.returncode == 0 and "solved" in history.stdout
+
+
+def test_an_inverted_arm_is_simulated_as_wired_the_other_way(config, tmp_path):
+    # config.yaml's `invert: true` says that motor is wired the other way round: the simulated robot is
+    # the robot the config describes, so the firmware's reversed DIR pulses still turn B the right way.
+    path = tmp_path / "inverted.yaml"
+    text = config.path.read_text()
+    b_section = text.index("    B:\n      invert: false")
+    path.write_text(text[:b_section] + text[b_section:].replace("invert: false", "invert: true", 1))
+    inverted = config_module.load(path)
+    assert inverted["motion"]["arms"]["B"]["invert"] is True
+    report, _ = _run(inverted, "--scramble", "R U F' U2")
+    assert report["errors"] == [] and report["solved"] is True
+    assert "B" in report["plan"]["moves"]  # B turned, and turned the right way

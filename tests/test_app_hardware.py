@@ -141,8 +141,8 @@ def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp
     config, mock, sequence, scrambled = setup
     code, out, err = _main(config, "--port", "/dev/nonexistent-robot")
     assert code == 4 and "RESULT" not in out and "SIMULATED" not in out + err
-    assert "/dev/nonexistent-robot (from --port)" in err and "make -C firmware flash PORT=/dev/nonexistent-robot" in err
-    assert "cable" in err
+    assert "'/dev/nonexistent-robot': no such port" in err and "port from --port" in err
+    assert "cable" in err and "PORT=/dev/nonexistent-robot" not in err  # no advice to flash a port that is not there
     assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
 
 

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from robot.run import log
 from robot.run.options import RunOptions
 from robot.run.report import RunReport, format_report
@@ -110,3 +112,21 @@ def test_exit_statuses_are_documented_where_users_look():
         assert f"{status} {outcome}" in readme, outcome
         assert f"| {status} | {outcome} |" in running, outcome
     assert "SIMULATED" in running and "VERIFIED" in running and "SIMULATED" in readme
+
+
+def test_history_last_refuses_a_negative_count(capsys):
+    from robot import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["history", "--last", "-1"])
+    assert stop.value.code == 2
+    assert "-1 is negative: give how many runs to list" in capsys.readouterr().err
+
+
+def test_result_line_does_not_say_the_outcome_twice():
+    report = RunReport(time="t", mode="simulated", outcome="EMERGENCY STOP")
+    report.errors.append("emergency stop: Ctrl-C; the stop byte was sent to the robot")
+    assert report.result_line() == "SIMULATED EMERGENCY STOP: Ctrl-C; the stop byte was sent to the robot"
+    other = RunReport(time="t", mode="real", outcome="EMERGENCY STOP")
+    other.errors.append("ALARM ESTOP_INPUT")  # a reason that does not repeat the outcome is kept whole
+    assert other.result_line() == "EMERGENCY STOP: ALARM ESTOP_INPUT"

@@ -41,7 +41,13 @@ def test_unknown_key_names_path_and_line(tmp_path):
 
 def test_wrong_type(tmp_path):
     path = _write(tmp_path, "robot:\n  timing:\n    regrip_ms: [1]\n")
-    with pytest.raises(ConfigError, match=r":3: robot.timing.regrip_ms: expected a int"):
+    with pytest.raises(ConfigError, match=r":3: robot.timing.regrip_ms: expected a whole number, got a list"):
+        load(path)
+
+
+def test_wrong_type_says_what_to_write(tmp_path):
+    path = _write(tmp_path, "run:\n  verify_after: yes please\n")
+    with pytest.raises(ConfigError, match=r":2: run.verify_after: expected true or false, got 'yes please'"):
         load(path)
 
 
@@ -89,3 +95,17 @@ def test_renamed_key_still_accepted_with_a_note(tmp_path, capsys):
 def test_config_has_no_leftover_section_markers():
     for path in (config_module.PROJECT_ROOT / "config.yaml", config_module.PROJECT_ROOT / "robot" / "config.py"):
         assert "settings>" not in path.read_text(), f"{path}: a leftover '# <... settings>' marker"
+
+
+def test_yaml_syntax_errors_name_the_line_and_the_fix(tmp_path):
+    path = _write(tmp_path, "robot:\n\tstart_grip: RL\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value) == (f"{path}:2: column 1: not valid YAML: found character '\\t' that cannot start any "
+                               "token; indent with spaces, not tabs")
+    path = _write(tmp_path, "robot:\n  pairs:\n    RL: [R, L\n    FB: [F, B]\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{path}:4: column 7: not valid YAML: expected ',' or ']'")
+    assert "(while parsing a flow sequence that starts on line 3)" in str(info.value)
+    assert "<unicode string>" not in str(info.value)

@@ -102,8 +102,11 @@ def test_length_error():
 
 
 def test_colour_count_errors():
-    with pytest.raises(cube.ColourCountError, match="exactly 6 colours, found 7"):
-        parse_facelets("X" + SOLVED_FACELETS[1:])
+    with pytest.raises(cube.ColourCountError, match="exactly 6 colours, found 7") as info:
+        parse_facelets(SOLVED_FACELETS[:-1] + "X")  # a typo in the last sticker: it is named
+    assert "'X' x1 at B4" in str(info.value) and "'B' x3 at B1 B2 B3" in str(info.value)
+    assert "'U' x4," in str(info.value)  # colours seen 4 times are not listed by position
+    assert set(info.value.facelets) == {"B1", "B2", "B3", "B4"}
     text = "F" + SOLVED_FACELETS[1:]  # one U sticker painted F: U x3, F x5
     with pytest.raises(cube.ColourCountError, match="'U' appears 3 times") as info:
         parse_facelets(text)

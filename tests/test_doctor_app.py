@@ -115,3 +115,28 @@ def test_doctor_runs_the_preflight_checks_first():
     assert CHECKS[:len(PREFLIGHT_CHECKS)] == PREFLIGHT_CHECKS
     assert [title for title, _ in PREFLIGHT_CHECKS][:5] == [
         "firmware handshake", "camera", "regions file", "colour calibration", "solver tables"]
+
+
+def test_tables_status_names_what_changed_and_does_not_fail_on_optional_tables(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from robot.solver.commands import run_tables_status
+
+    tables = tmp_path / "tables"
+    config = _config(tmp_path, **{"  dir: tables": f"  dir: {tables}"})
+    store = TableStore(tables, log=lambda text: None, show_progress=False)
+    store.load_or_build("coords.npz", None, lambda bar: {"a": np.arange(4)}, "coords", 1)
+    profile = RobotProfile.from_config(config).describe()
+    store.load_or_build("robot-cost.npy", profile, lambda bar: np.zeros(3, np.uint16), "cost", 1)
+    args = SimpleNamespace(config=config.path)
+    assert run_tables_status(args) == 0  # htm/qtm are only for `solve --metric htm/qtm`
+    out = capsys.readouterr().out
+    assert "htm.npy         not built yet (only `solve --metric htm`" in out
+
+    other = dict(profile, half_turn_ms=999)
+    store.load_or_build("robot-cost.npy", other, lambda bar: np.zeros(3, np.uint16), "cost", 1, force=True)
+    assert run_tables_status(args) == 1
+    out = capsys.readouterr().out
+    cost_line = next(line for line in out.splitlines() if "robot-cost.npy " in line)
+    assert "half_turn_ms 999, config now says" in cost_line and "regrip_ms" not in cost_line  # only what changed
+    assert "cube-robot tables build" in out

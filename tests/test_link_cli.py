@@ -1,6 +1,8 @@
 """`cube-robot doctor` and `cube-robot link` against the mock firmware."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,11 @@ def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if mock.url in l)
     assert " ok " in line and f"cube-robot-fw mock, protocol {P.PROTOCOL_VERSION}" in line
+    # docs/hardware.md (first-day checklist, step 2) shows this answer: its shape must match.
+    hardware_md = (Path(__file__).resolve().parents[1] / "docs" / "hardware.md").read_text()
+    documented = re.search(r"`ok  cube-robot-fw VERSION, protocol N, board (\w+), \.\.\.`", hardware_md)
+    assert documented, "docs/hardware.md no longer shows the doctor's answer"
+    assert re.search(r" ok\s+cube-robot-fw \S+, protocol \d+, board \S+, ", line), line
     # The serial rows pass; this machine has no camera or regions file, which the doctor now fails.
     assert not [l for l in out.splitlines() if l.startswith("firmware handshake") and " FAIL " in l]
     assert code == (1 if " FAIL " in out else 0)
@@ -30,8 +37,26 @@ def test_doctor_fails_clearly_when_port_has_no_firmware(tmp_path, capsys):
     code = cli.main(["doctor", "--port", "/dev/does-not-exist", "--config", _fast_config(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "cannot open serial port '/dev/does-not-exist'" in out
-    assert "answers on no port" in out
+    assert "cannot open serial port '/dev/does-not-exist': no such port" in out
+    assert "--port or link.port" in out  # the fix for a port that is not there...
+    assert "PORT=/dev/does-not-exist" not in out  # ...is not flashing it
+
+
+def test_port_open_failures_name_the_cause_and_the_fix(monkeypatch):
+    import errno
+
+    import serial
+
+    from robot.link import ports
+
+    cases = {errno.ENOENT: "no such port", errno.EACCES: "dialout group", errno.EBUSY: "Serial Monitor"}
+    for code, fix in cases.items():
+        def refuse(url, **kwargs):
+            raise serial.SerialException(code, f"could not open port {url}: [Errno {code}] {url}")
+        monkeypatch.setattr(serial, "serial_for_url", refuse)
+        with pytest.raises(ports.PortError) as caught:
+            ports.open_port("/dev/ttyACM7", 115200)
+        assert "'/dev/ttyACM7'" in str(caught.value) and fix in str(caught.value), code
 
 
 def test_doctor_table_lists_every_check_row():
@@ -82,3 +107,19 @@ def test_reset_alarm_while_the_estop_is_held_says_to_release_it(tmp_path, capsys
         mock.release_estop_input()
         assert cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)]) == 0
         assert "alarm cleared" in capsys.readouterr().out
+
+
+def test_mock_idle_off_is_not_sped_up_with_the_motions(monkeypatch):
+    # time_scale speeds up the mock's motions; the idle-off timer measures the host's pauses (a scan,
+    # a plan), which are not faster: 300 s must stay 300 s, not 6 s at time_scale 0.02.
+    from robot.sim import mock_arms
+
+    mock = MockFirmware("tcp", time_scale=0.02)
+    mock._set_motors(True)
+    now = mock._idle_since
+    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + 10.0)
+    mock._poll_idle()
+    assert mock.motors_on, "drivers switched off after 10 s of a 300 s idle-off"
+    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + mock.idle_off_s + 1)
+    mock._poll_idle()
+    assert not mock.motors_on

@@ -66,3 +66,39 @@ def test_no_port_named_and_nothing_answering_is_a_simulation_said_everywhere(tmp
     assert "RESULT      SIMULATED SOLVED" in out
     [logged] = [json.loads(line) for line in (tmp_path / "data" / "solve-log.jsonl").read_text().splitlines()]
     assert logged["simulated"] is True and logged["mode"] == "simulated" and logged["outcome"] == "SOLVED"
+
+
+def test_simulated_run_has_its_tables_before_the_start_button(tmp_path, monkeypatch):
+    # As on the real robot (its pre-flight), a first run builds the solver tables before waiting for
+    # start, so the build is never counted in button->solved.
+    from robot.solver import tables
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    messages = []
+    real_load = tables.load
+
+    def load(*args, **kwargs):
+        messages.append("tables loaded")
+        return real_load(*args, **kwargs)
+    monkeypatch.setattr(tables, "load", load)
+    report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", verify=False),
+                           messages.append)
+    waiting = next(i for i, m in enumerate(messages) if m.startswith("Waiting for the start button"))
+    assert "tables loaded" in messages[:waiting] and report["execute_ok"] is True
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--scramble", "R X"], "move 2 'X' is not a move"),
+    (["--disconnect-at", "-3"], "-3: plan actions are numbered from 1"),  # it used to pull the cable at action 1
+    (["--estop-at", "0"], "0: plan actions are numbered from 1"),
+])
+def test_impossible_simulation_flags_are_refused_before_anything_runs(flags, said, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["run", "--sim", *flags])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and said in err and "Traceback" not in err
+    assert build_parser().parse_args(["run", "--sim", "--scramble", "R U2 F'", "--estop-at", "1"]).estop_at == 1

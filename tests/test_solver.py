@@ -211,4 +211,4 @@ def test_solve_reports_bad_config_with_line(tmp_path):
     path.write_text("robot:\n  timing:\n    quarter_turn_ms: fast\n")
     result = _cli("solve", "--config", str(path), "--scramble", "R")
     assert result.returncode == 2
-    assert f"{path}:3: robot.timing.quarter_turn_ms: expected a int" in result.stderr
+    assert f"{path}:3: robot.timing.quarter_turn_ms: expected a whole number, got 'fast'" in result.stderr

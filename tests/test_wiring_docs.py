@@ -128,3 +128,25 @@ def test_docs_link_the_hardware_page_and_the_picture(doc, link):
     text = (ROOT / doc).read_text()
     assert f"]({link})" in text, f"{doc} does not link {link}"
     assert (ROOT / doc).parent.joinpath(link).resolve().exists()
+
+
+def test_checklist_flags_are_the_flags_the_commands_take(capsys):
+    # docs/hardware.md says which checklist commands take --sim and --json; their --help must agree.
+    section = HARDWARE_MD.read_text().split("## First-day checklist", 1)[1]
+    intro = " ".join(section.split("1. **Flash**", 1)[0].split())
+    with_sim_and_json = ["motors on", "jog", "grip", "tune grippers", "home", "load", "release", "run"]
+    assert "(`motors`, `jog`, `grip`, `tune grippers`, `home`, `load`, `release`) and `run` also take `--json`, " \
+           "and `--sim`" in intro
+    assert "`calibrate timing` takes `--sim` too" in intro
+    for words, flags in ([(c, ("--sim", "--json", "--port", "--config")) for c in with_sim_and_json]
+                         + [("calibrate timing", ("--sim", "--port", "--config")),
+                            ("doctor", ("--port", "--config")), ("calibrate colours", ("--port", "--config"))]):
+        with pytest.raises(SystemExit):
+            cli.main([*words.split(), "--help"])
+        usage = capsys.readouterr().out
+        missing = [flag for flag in flags if f"[{flag}" not in usage]
+        assert not missing, f"cube-robot {words} has no {missing}"
+    for words in ("doctor", "calibrate colours"):  # the doc says these look at the real robot only
+        with pytest.raises(SystemExit):
+            cli.main([*words.split(), "--help"])
+        assert "[--sim]" not in capsys.readouterr().out, f"cube-robot {words} now takes --sim: update docs/hardware.md"

@@ -18,9 +18,11 @@ def check_serial(config, args) -> list[Result]:
                                        "(emulated boards: pass --port PATH)")]
     results = []
     found = []
+    wanted_unopenable = False
     for device, description in targets:
         probe = ports.probe(device, settings, description)
         label = f"{device}" + (f" ({description})" if description and description != "n/a" else "")
+        wanted_unopenable |= device == wanted and probe.kind == "cannot open"
         if probe.ok:
             found.append(device)
             results.append(Result(label, OK, probe.answer))
@@ -28,7 +30,7 @@ def check_serial(config, args) -> list[Result]:
             results.append(Result(label, INFO, probe.answer))  # some other serial device; not a problem
         else:
             results.append(Result(label, FAIL if device == wanted else WARN, probe.answer))
-    if not found:
+    if not found and not wanted_unopenable:  # (an unopenable port's row names its fix: flashing cannot help)
         results.append(Result("robot", FAIL, "the cube-robot firmware answers on no port: flash firmware/ "
                                               f"(make -C firmware flash PORT={wanted or '<port>'}) or check the cable"))
     elif settings.port is None and len(found) > 1:

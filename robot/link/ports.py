@@ -7,6 +7,7 @@ where the cube-robot firmware answers.
 
 from __future__ import annotations
 
+import errno
 import socket
 from dataclasses import dataclass
 
@@ -22,14 +23,29 @@ def open_port(url: str, baud: int):
     try:
         port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
     except (serial.SerialException, OSError, ValueError) as exc:
-        present = ", ".join(p.device for p in serial.tools.list_ports.comports()) or "none"
-        raise PortError(f"cannot open serial port {url!r}: {exc} (serial ports present: {present})") from exc
+        raise PortError(f"cannot open serial port {url!r}: {why_not_open(exc)}") from exc
     sock = getattr(port, "_socket", None)
     if sock is not None:
         # socket:// (mock firmware, fault proxy): send each byte at once like a UART does.  With
         # Nagle's algorithm a lone `?` can wait for a delayed ACK and look like a silent board.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return port
+
+
+def why_not_open(exc: Exception) -> str:
+    """Why a port did not open, in words, with the fix (pyserial's own text repeats the path twice)."""
+    present = ", ".join(p.device for p in serial.tools.list_ports.comports()) or "none"
+    code, text = getattr(exc, "errno", None), str(exc)
+    if code == errno.ENOENT or "No such file or directory" in text:
+        return (f"no such port (serial ports present: {present}); check the USB cable, "
+                "then name the robot's port with --port or link.port in config.yaml")
+    if code in (errno.EACCES, errno.EPERM) or "Permission denied" in text:
+        return ("permission denied: add yourself to the dialout group (sudo usermod -aG dialout $USER), "
+                "then log out and in again")
+    if code == errno.EBUSY or "exclusively lock" in text:
+        return ("the port is busy: close the program that holds it (the Arduino IDE's Serial Monitor, "
+                "another cube-robot)")
+    return f"{text} (serial ports present: {present})"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,36 @@ def _probability(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give how many runs to list (0 or more)")
+    return value
+
+
+def _action_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: plan actions are numbered from 1")
+    return value
+
+
+def _scramble(text: str) -> str:
+    from ..cube import MoveError, parse_moves
+
+    try:
+        parse_moves(text)
+    except MoveError as exc:
+        raise argparse.ArgumentTypeError(exc.args[0]) from None
+    return text
+
+
 def register(subparsers) -> None:
     run = subparsers.add_parser(
         "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
@@ -38,15 +68,15 @@ def register(subparsers) -> None:
     )
     run.add_argument("--sim", action="store_true", help="use the simulated robot even if one is attached")
     run.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
-    run.add_argument("--scramble", metavar="MOVES", help="simulation: scramble the virtual cube with these moves")
+    run.add_argument("--scramble", type=_scramble, metavar="MOVES", help="simulation: scramble the virtual cube with these moves")
     run.add_argument("--seed", type=int, default=None, help="simulation: seed for the random scramble and images")
     run.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
                      help="simulation: real firmware in simavr, or the Python mock (default: emulator if installed)")
     run.add_argument("--realtime", action="store_true", help="simulation: run at real speed")
     run.add_argument("--fault-rate", type=_probability, default=0.0, metavar="P",
                      help="simulation: corrupt/drop/duplicate/delay serial bytes with probability P")
-    run.add_argument("--disconnect-at", type=int, metavar="N", help="simulation: pull the cable at plan action N")
-    run.add_argument("--estop-at", type=int, metavar="N", help="simulation: press e-stop during plan action N")
+    run.add_argument("--disconnect-at", type=_action_number, metavar="N", help="simulation: pull the cable at plan action N")
+    run.add_argument("--estop-at", type=_action_number, metavar="N", help="simulation: press e-stop during plan action N")
     run.add_argument("--keep-power", action="store_true",
                      help="simulation: a pulled cable does not reset the board on reconnect (a real Uno resets)")
     run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
@@ -64,7 +94,7 @@ def register(subparsers) -> None:
         epilog="examples:\n  cube-robot history\n  cube-robot history --last 5",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    history.add_argument("--last", type=int, default=10, help="list this many recent runs (default 10)")
+    history.add_argument("--last", type=_count, default=10, help="list this many recent runs (default 10)")
     add_config_argument(history)
     history.set_defaults(handler=history_command)
 

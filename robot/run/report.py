@@ -102,7 +102,9 @@ class RunReport:
         elif self.result() == NOT_SOLVED and self.verified_solved is False:
             reason = ": the rescan after the solve shows an unsolved cube"
         elif self.result() != SOLVED and self.errors:
-            reason = f": {self.errors[-1]}"
+            error = self.errors[-1]
+            said = self.result().lower() + ": "  # "EMERGENCY STOP: emergency stop: Ctrl-C" says it twice
+            reason = f": {error[len(said):] if error.lower().startswith(said) else error}"
         elif self.result() == SOLVED and not self.simulated:
             reason = " (VERIFIED: the rescan saw a solved cube)"
         return ("SIMULATED " if self.simulated else "") + self.result() + reason

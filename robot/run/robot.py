@@ -186,6 +186,9 @@ def choose_port(config, port=None) -> str | None:
         if probe.ok:
             return named
         source = "--port" if port else "link.port in config.yaml"
+        if probe.kind == "cannot open":  # the answer names the fix; flashing a port that is not there cannot help
+            raise RobotNotReady(f"{probe.answer} (port from {source}; the --sim flag runs the simulated robot "
+                                "instead)")
         raise RobotNotReady(f"the robot's port {named} (from {source}) does not answer as the cube-robot firmware: "
                             f"{probe.kind}: {probe.answer}\n  fix: {fix.format(named)} (the --sim flag runs the "
                             "simulated robot instead)")

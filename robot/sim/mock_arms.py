@@ -363,5 +363,7 @@ class ArmsMixin:
         now = time.monotonic()
         if self._busy() or not self.motors_on:
             self._idle_since = now
-        elif self.idle_off_s and now - self._idle_since >= self.idle_off_s * self.time_scale:
+        # Not scaled by time_scale: the pauses it measures are the host's (scanning, planning), which
+        # run at wall speed; scaled, 300 s became 6 s and a slow scan switched the drivers off mid-run.
+        elif self.idle_off_s and now - self._idle_since >= self.idle_off_s:
             self._set_motors(False)

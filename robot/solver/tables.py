@@ -192,7 +192,7 @@ class TableStore:
         if path.stat().st_size != entry.get("bytes"):
             return f"{name} is truncated or was changed ({path.stat().st_size} bytes, manifest says {entry.get('bytes')})"
         if profile is not None and entry.get("profile") != profile:
-            return f"{name} was built for robot profile {entry.get('profile')}, config now says {profile}"
+            return f"{name} was built for robot profile {_profile_changes(entry.get('profile'), profile)}"
         if _sha256(path) != entry.get("sha256"):
             return f"{name} is corrupt (SHA-256 does not match the manifest)"
         return None
@@ -286,3 +286,11 @@ def load(config, log=None, show_progress: bool | None = None, directory: Path | 
         "robot cost table", len(profile.pairs) * N_STATES, force=force,
     )
     return SolverTables(coords, robot_cost, profile, store.directory, {})
+
+
+def _profile_changes(built: dict | None, now: dict) -> str:
+    """The settings that differ, e.g. "quarter_turn_ms 80, config now says 81"."""
+    built = built or {}
+    changed = [f"{key} {built.get(key)}, config now says {now.get(key)}"
+               for key in sorted(set(built) | set(now)) if built.get(key) != now.get(key)]
+    return "; ".join(changed) or f"{built}, config now says {now}"
