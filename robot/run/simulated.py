@@ -32,7 +32,6 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
                            estop_at=options.estop_at, keep_power=options.keep_power)
     report.firmware = robot.backend
     say(f"Simulated robot: {robot.backend}.")
-    _tables_before_start(config)
 
     def finish():
         robot.sync()
@@ -49,13 +48,3 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
         report.serial_faults, report.faults_made_estop_byte = robot.serial_fault_counts()
     return report
 
-
-def _tables_before_start(config) -> None:
-    """Build missing solver tables now, as the real robot's pre-flight does: never between the
-    scan and the plan, where the build would be counted in button->solved."""
-    from ..solver.tables import TableError, load
-
-    try:
-        load(config)
-    except TableError:
-        pass  # the run reports it where the solver needs the tables
