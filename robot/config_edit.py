@@ -25,7 +25,12 @@ def replace_validated(path, new_text: str, check: Callable[[config_module.Config
         with os.fdopen(fd, "w") as handle:
             handle.write(new_text)
         os.chmod(tmp, path.stat().st_mode & 0o777)  # keep the file's permissions
-        loaded = config_module.load(tmp)  # raises ConfigError: the original is left untouched
+        try:
+            loaded = config_module.load(tmp)  # the original is left untouched
+        except config_module.ConfigError as exc:  # name the user's file, not our temporary copy
+            message = str(exc).split(": ", 2)[-1]
+            raise config_module.ConfigError(path, exc.line, exc.key_path, f"the edit would make this invalid: "
+                                            f"{message} (the file was not changed)") from None
         if check is not None:
             check(loaded)
         os.replace(tmp, path)

@@ -21,6 +21,7 @@ import yaml
 
 from robot import cli
 from robot import config as config_module
+from robot import firmware_header
 from robot.bringup import readiness, tune
 from robot.link import protocol as P
 from robot.sim import emulator, pinlog
@@ -108,6 +109,26 @@ def test_jog_and_grip_arguments_are_checked(capsys):
     assert cli.main(["jog", "R", "90", "--steps", "3"]) == 2
     err = capsys.readouterr().err
     assert "'X' is not an arm" in err and "give DEGREES or --steps N" in err
+
+
+def test_bad_targets_and_widths_are_refused_before_anything_connects(tmp_path, capsys):
+    # A port that does not exist: a command that connected first would fail on the port (exit 3).
+    port = str(tmp_path / "no-such-port")
+    most = firmware_header.limits()["JOG_STEPS_MAX"]
+    cases = [
+        (["jog", "R", "--steps", str(most + 1)], f"{most + 1} steps is more than one jog may turn ({most} steps"),
+        (["jog", "R", "100000"], "more than one jog may turn"),
+        (["jog", "R", "0"], "0 steps: nothing to turn"),
+        (["grip", "RF", "open"], "'RF' is not one gripper, a pair (RL, FB) or 'all'"),
+        (["tune", "grippers", "--set", "X.open=1000"], "use ARM.open=US or ARM.closed=US"),
+        (["tune", "grippers", "--set", "R.open=99999"], "outside"),
+    ]
+    for args, message in cases:
+        assert cli.main([*args, "--port", port]) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "no-such-port" not in err, (args, err)
+    assert cli.main(["grip", "LR", "open", "--port", port]) == 3, "a pair in either order is a pair: it connects"
+    assert "no-such-port" in capsys.readouterr().err
 
 
 @needs_emulator

@@ -24,8 +24,9 @@ def test_an_invalid_edit_names_the_line_and_leaves_the_file_untouched(tmp_path):
     original = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     path.write_text(original)
     bad_line = original.splitlines().index("  dir: tables") + 1
-    with pytest.raises(config_module.ConfigError, match=f":{bad_line}: tables.dir"):
+    with pytest.raises(config_module.ConfigError, match=f"^{path}:{bad_line}: tables.dir: the edit would") as info:
         replace_validated(path, original.replace("  dir: tables", "  dir: [1, 2]", 1))
+    assert "not changed" in str(info.value) and ".config.yaml." not in str(info.value)
     assert path.read_text() == original
     assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"]
 

@@ -146,8 +146,9 @@ class Output:
         return line
 
 
-def _run(args, body) -> int:
-    """Load the config, connect (real or --sim), run body(bench, config, out) -> (ok, extra), report."""
+def _run(args, body, check=None) -> int:
+    """Load the config, check the arguments (check(config), before anything connects or moves: a
+    bad one is exit 2), connect (real or --sim), run body(bench, config, out) -> (ok, extra), report."""
     from .. import config as config_module
     from ..link.errors import LinkError
     from ..sim.emulator import EmulatorError
@@ -156,6 +157,12 @@ def _run(args, body) -> int:
     from .tune import TuneError
 
     config = config_module.load(args.config)
+    if check is not None:
+        try:
+            check(config)
+        except (BringupError, TuneError) as exc:
+            print(f"cube-robot {args.command}: {exc}", file=sys.stderr)
+            return 2
     out = Output(args)
     result = {"command": args.command, "simulated": bool(args.sim)}
     code = 0
@@ -214,28 +221,46 @@ def run_jog(args) -> int:
         print("cube-robot jog: give DEGREES or --steps N (one of them)", file=sys.stderr)
         return 2
 
-    def body(bench, config, out):
+    def steps_of(config) -> int:
+        from .. import firmware_header
+
         rev = config["motion"]["steps_per_rev"]
         steps = args.steps if args.steps is not None else actions.steps_for_degrees(args.degrees, rev)
-        if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
-            out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
+        most = firmware_header.limits()["JOG_STEPS_MAX"]
         if steps == 0:
             raise actions.BringupError("that is 0 steps: nothing to turn")
+        if abs(steps) > most:
+            raise actions.BringupError(f"{steps} steps is more than one jog may turn ({most} steps = "
+                                       f"{most * 360 / rev:g} deg at {rev} steps per turn); jog in parts")
+        return steps
+
+    def body(bench, config, out):
+        rev = config["motion"]["steps_per_rev"]
+        steps = steps_of(config)
+        if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
+            out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
         actions.jog(bench.link, arm, steps, out.say, with_cube=args.with_cube)
         return True, {"arm": arm, "steps": steps}
 
-    return _run(args, body)
+    return _run(args, body, check=steps_of)
 
 
 def run_grip(args) -> int:
     from . import actions
 
-    def body(bench, config, out):
+    def target(config=None) -> str:
         arms = actions.arms_of(args.target)
+        if len(arms) not in (1, 4) and not any(set(arms) == set(pair) for pair in actions.PAIRS):
+            raise actions.BringupError(f"{args.target!r} is not one gripper, a pair ({', '.join(actions.PAIRS)}) "
+                                       "or 'all'")
+        return arms
+
+    def body(bench, config, out):
+        arms = target()
         actions.grip(bench.link, arms, args.action == "close", out.say)
         return True, {"arms": arms, "action": args.action}
 
-    return _run(args, body)
+    return _run(args, body, check=target)
 
 
 def run_motors(args) -> int:
@@ -340,7 +365,7 @@ def run_tune(args) -> int:
         ensure_motors(bench.link, out.say)
         if args.set:
             for text in args.set:
-                arm, which, us = tune_module.parse_setting(text)
+                arm, which, us = tune_module.parse_setting(text)  # checked before connecting too
                 widths.set(arm, which, us, bounds)
                 tune_module.apply_live(bench.link, widths, arm, which)
                 out.say(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
@@ -357,7 +382,15 @@ def run_tune(args) -> int:
             out.say("Not saved: config.yaml is unchanged.")
         return save or bool(args.set), result  # quitting the keys without saving: not done
 
-    return _run(args, body)
+    def settings_parse(config) -> None:
+        from .. import firmware_header
+
+        limits = firmware_header.limits()
+        widths = tune_module.Widths.from_motion(config["motion"])
+        for text in args.set:
+            widths.set(*tune_module.parse_setting(text), (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"]))
+
+    return _run(args, body, check=settings_parse)
 
 
 def _key_reader():
