@@ -102,3 +102,23 @@ def test_impossible_simulation_flags_are_refused_before_anything_runs(flags, sai
     err = capsys.readouterr().err
     assert stop.value.code == 2 and said in err and "Traceback" not in err
     assert build_parser().parse_args(["run", "--sim", "--scramble", "R U2 F'", "--estop-at", "1"]).estop_at == 1
+
+
+def test_a_stop_part_way_names_the_action_in_plan_notation_with_advice_that_fits_it():
+    from robot.plan import Grip, Turn
+    from robot.run.pipeline import interrupted_note
+
+    grip = interrupted_note(10, Grip("RL"), "may have been")
+    assert grip.startswith("action 11 (grip RL) may have been stopped part-way") and "turns no layer" in grip
+    assert "turn that layer" not in grip and "Grip(" not in grip
+    turn = interrupted_note(3, Turn({"R": 90, "L": -90}), "was")
+    assert turn.startswith("action 4 (R+L') was stopped part-way") and "turn that layer by hand" in turn
+
+
+def test_a_stop_before_the_start_press_says_so():
+    from robot.run.pipeline import Pipeline
+
+    pipeline = Pipeline(config_module.defaults(), None, print, RunOptions(sim=True))
+    assert "before the start button was pressed" in pipeline.cube_state_now()
+    pipeline.started = True
+    assert "before the scan finished" in pipeline.cube_state_now()

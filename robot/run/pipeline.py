@@ -141,6 +141,17 @@ def stop_advice(exc) -> str:
     return f"check the USB cable and the robot's power, {rerun}"
 
 
+def interrupted_note(index: int, action, stopped: str) -> str:
+    """What a stop part-way through plan action `index` means for the cube, and what to do."""
+    from ..plan import Grip
+
+    if isinstance(action, Grip):
+        return (f"action {index + 1} (grip {action.pair}) {stopped} stopped part-way: a grip turns no layer; "
+                "check the cube sits straight in the grippers")
+    return (f"action {index + 1} ({action.notation()}) {stopped} stopped part-way: turn that layer by hand to "
+            "the nearest quarter position")
+
+
 class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot)."""
 
@@ -149,6 +160,7 @@ class Pipeline:
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
         self.scan = self.plan = self.profile = self.scan_taken = self.scan_result = self.ready = None
         self.completed = 0  # plan actions the robot confirmed done
+        self.started = False  # the start button was pressed
         self.executing = False
 
     def cube_state_now(self) -> str:
@@ -156,14 +168,14 @@ class Pipeline:
         from ..plan import replay
 
         if self.scan is None:
-            return "not read yet: the stop came before the scan finished (the cube is as it was put in)"
+            when = "before the scan finished" if self.started else "before the start button was pressed"
+            return f"not read yet: the stop came {when} (the cube is as it was put in)"
         if self.plan is None:
             return f"{self.scan.to_facelets(self.scan_colours)} (as scanned; no plan action ran)"
         state, _ = replay(self.scan, self.plan.actions[:self.completed], self.profile)
         note = f"after plan action {self.completed} of {len(self.plan.actions)}"
         if self.executing and self.completed < len(self.plan.actions):
-            note += (f"; action {self.completed + 1} ({self.plan.actions[self.completed]}) may have been stopped "
-                     "part-way: turn that layer by hand to the nearest quarter position")
+            note += "; " + interrupted_note(self.completed, self.plan.actions[self.completed], "may have been")
         return f"{state.to_facelets(self.scan_colours)} ({note})"
 
     def run(self, report: RunReport) -> None:
@@ -176,6 +188,7 @@ class Pipeline:
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
         pressed_at = self._wait_start()
+        self.started = True
         self.waterfall = Waterfall(pressed_at)  # every stage on this clock (robot/run/waterfall.py)
         report.waterfall = self.waterfall.stages
         self._run(report, sequence, ready.solver, pressed_at=pressed_at)
@@ -257,8 +270,7 @@ class Pipeline:
             note = f"after plan action {completed} of {len(plan.actions)}"
             if progress_info is not None and progress_info.interrupted is not None:
                 k = progress_info.interrupted
-                note += (f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
-                         "turn that layer by hand to the nearest quarter position")
+                note += "; " + interrupted_note(k, plan.actions[k], "was")
             report.stopped_at_action = completed
             message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
