@@ -122,3 +122,15 @@ def test_a_stop_before_the_start_press_says_so():
     assert "before the start button was pressed" in pipeline.cube_state_now()
     pipeline.started = True
     assert "before the scan finished" in pipeline.cube_state_now()
+
+
+def test_a_simulated_run_at_the_wrong_baud_fails_as_a_real_board_would(tmp_path):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    assert "\n  baud: " in text
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    text = "\n".join("  baud: 9600" if line.startswith("  baud: ") else line for line in text.splitlines())
+    (tmp_path / "config.yaml").write_text(text)
+    config = config_module.load(tmp_path / "config.yaml")
+    report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U"), lambda text: None)
+    assert report.exit_status() != 0 and report.execute_ok is None
+    assert "link.baud is 9600 but the firmware talks at 115200" in " ".join(report.errors)

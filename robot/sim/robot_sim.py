@@ -88,6 +88,7 @@ class SimulatedRobot:
     def start(self) -> "SimulatedRobot":
         from ..scan_sequence import ScanSequence
 
+        self._check_baud()  # before anything starts: nothing to clean up
         if self.uses_emulator:
             self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
             device_url = self.emulator.port
@@ -119,6 +120,19 @@ class SimulatedRobot:
             add_second_camera(self, sequence)
         self.prepare_arms()
         return self
+
+    def _check_baud(self) -> None:
+        """A pty has no baud rate, a real Uno does: at another speed than the firmware's it is not
+        understood. The simulation says so instead of answering as if the speeds matched."""
+        from ..link import protocol as P
+        from ..link.errors import HandshakeError
+
+        baud = self.config["link"]["baud"]
+        if baud != P.BAUD:
+            raise HandshakeError(
+                f"link.baud is {baud} but the firmware talks at {P.BAUD} baud (SERIAL_BAUD in "
+                f"firmware/cube_robot/defaults.h): a real board would not be understood (SIMULATED: the emulated "
+                f"port has no baud rate, so this is predicted, not seen). Set link.baud: {P.BAUD}")
 
     def prepare_arms(self) -> None:
         """What a real run's pre-flight does (robot/bringup/doctor_checks.py): the board forgot the arms
