@@ -236,3 +236,14 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     assert not np.array_equal(before, after)
     expected = 0.75 * before.astype(float) + 0.25 * after.astype(float)
     assert np.abs(blurred.astype(float) - expected).max() <= 1.0
+
+
+def test_a_missing_camera_is_one_clear_error_without_opencvs_backend_noise():
+    import subprocess
+    import sys
+
+    code = ("from robot.vision.camera import OpenCVCamera, CameraError\n"
+            "try:\n    OpenCVCamera(37).open()\nexcept CameraError as exc:\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "cannot open camera 37" in done.stdout and "camera.device" in done.stdout
+    assert "VIDEOIO" not in done.stderr and "WARN" not in done.stderr, done.stderr

@@ -150,7 +150,14 @@ class OpenCVCamera(Camera):
     def open(self) -> "OpenCVCamera":
         import cv2
 
-        cap = cv2.VideoCapture(self.device)
+        # OpenCV tries backend after backend and prints each one's failure; our own error names the device.
+        logging = cv2.utils.logging
+        level = logging.getLogLevel()
+        logging.setLogLevel(logging.LOG_LEVEL_SILENT)
+        try:
+            cap = cv2.VideoCapture(self.device)
+        finally:
+            logging.setLogLevel(level)
         if not cap.isOpened():
             cap.release()
             hint = " (is it plugged in, and not used by another program?)" if isinstance(self.device, int) \
