@@ -110,8 +110,9 @@ def test_cli_show_and_decode(tmp_path, capsys):
     reply = json.loads(capsys.readouterr().out)
     assert reply["ok"] and reply["facelets"] == SOLVED_FACELETS and reply["confidence"] == 1.0
     assert cli.main(["vision", "decode", str(readings), "--no-calibration", "--net", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert SOLVED_FACELETS in text and "confidence" in text
+    captured = capsys.readouterr()
+    assert SOLVED_FACELETS in captured.out and "confidence" in captured.out
+    assert f"net drawn to {out}" in captured.err
 
     # Two swapped stickers of very different colours: refused, exit 1, stickers named.
     swapped = [palette[i // 4] for i in range(24)]

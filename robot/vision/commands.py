@@ -115,6 +115,7 @@ def run_decode(args) -> int:
             return 2
         if args.net and exc.result is not None:  # the readings as read, doubtful stickers framed
             save_net(None, args.net, rgb=readings, doubtful=exc.stickers)
+            print(f"net of the readings (doubtful stickers framed) drawn to {args.net}", file=sys.stderr)
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "stickers": list(exc.stickers),
                               "guess": exc.result.facelets if exc.result else None}))
@@ -123,6 +124,7 @@ def run_decode(args) -> int:
         return 1
     if args.net:
         save_net(result, args.net)
+        print(f"net drawn to {args.net}", file=sys.stderr)
     if args.json:
         print(json.dumps({
             "ok": True, "facelets": result.facelets, "confidence": result.confidence, "margin": result.margin,
