@@ -87,7 +87,7 @@ def test_simulated_run_has_its_tables_before_the_start_button(tmp_path, monkeypa
     monkeypatch.setattr(tables, "load", load)
     report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", verify=False),
                            messages.append)
-    waiting = next(i for i, m in enumerate(messages) if m.startswith("Waiting for the start button"))
+    waiting = next(i for i, m in enumerate(messages) if m.startswith("Pressing the emulated start button"))
     assert "tables loaded" in messages[:waiting] and report["execute_ok"] is True
 
 

@@ -206,7 +206,8 @@ class Pipeline:
                 report.warnings = (report.warnings or []) + [self.scan_result.picture_error]
 
     def _wait_start(self) -> float:
-        self.say("Waiting for the start button (on the robot, or Enter here)...")
+        # A simulated robot presses its own emulated button (robot.start_note says so).
+        self.say(getattr(self.robot, "start_note", None) or "Waiting for the start button (on the robot, or Enter here)...")
         if not self.robot.wait_start(self.config["run"]["start_timeout_s"]):
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here

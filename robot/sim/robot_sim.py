@@ -181,6 +181,8 @@ class SimulatedRobot:
         else:
             self.mock.press_start()
 
+    start_note = "Pressing the emulated start button (nobody needs to: this is the simulation)..."
+
     def wait_start(self, timeout_s: float) -> bool:
         """Press the virtual start button until the firmware's report of it arrives.
 
