@@ -21,8 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from robot import config as config_module  # noqa: E402
-from robot.app import run_simulated  # noqa: E402
 from robot.cli import build_parser  # noqa: E402
+from robot.run.options import RunOptions  # noqa: E402
+from robot.run.simulated import run_simulated  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
         for seed in range(options.runs):
             args = build_parser().parse_args(["run", "--sim", "--firmware", options.firmware, "--seed", str(seed)])
             started = time.perf_counter()
-            report = run_simulated(config, args, lambda message: None)
+            report = run_simulated(config, RunOptions.from_args(args), lambda message: None).to_json()
             report["wall_s"] = time.perf_counter() - started
             rows.append(report)
     solved = [r for r in rows if r["solved"]]

@@ -1,9 +1,13 @@
 """The `cube-robot` command line: one subcommand per job.
 
-Each feature module that has commands exposes `register(subparsers)`; the list
-below is the only place that names them.  Modules import their heavy
-dependencies (OpenCV, the solver tables) inside the command handlers, so
-`cube-robot --help` stays quick and nothing touches hardware at import time.
+Each package owns its commands: a module with `register(subparsers)` (listed in
+COMMAND_MODULES), and for the `calibrate` group a module with
+`register_calibrate(group)` (listed in CALIBRATE_MODULES).  These two lists
+are the only place that names them.  Command modules take their shared
+helpers from robot/cli_common.py, never from here (no import cycle), and
+import their heavy dependencies (OpenCV, the solver tables) inside the
+handlers, so `cube-robot --help` stays quick and nothing touches hardware at
+import time.
 """
 
 from __future__ import annotations
@@ -13,15 +17,21 @@ import importlib
 import sys
 
 from . import __version__
-from .config import DEFAULT_CONFIG_PATH, ConfigError
+from .cli_common import add_config_argument  # noqa: F401  (old home; command modules use cli_common)
+from .config import ConfigError
 
 COMMAND_MODULES = [
     "robot.solver.commands",
-    "robot.app",
-    "robot.vision.calibrate_cmd",
+    "robot.run.commands",
+    "calibrate",  # the group: register_calibrate_group below
     "robot.vision.commands",
     "robot.link.commands",
-    "robot.doctor",
+    "robot.doctor.commands",
+]
+
+CALIBRATE_MODULES = [
+    "robot.vision.calibrate_cmd",
+    "robot.link.timing_calibration",
 ]
 
 
@@ -34,16 +44,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cube-robot {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+        if name == "calibrate":
+            register_calibrate_group(subparsers)
+        else:
+            importlib.import_module(name).register(subparsers)
     return parser
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """Every command takes --config PATH."""
-    parser.add_argument(
-        "--config", metavar="PATH", default=None,
-        help=f"settings file (default: {DEFAULT_CONFIG_PATH.name} in the project root)",
+def register_calibrate_group(subparsers) -> None:
+    """`cube-robot calibrate WHAT`: each calibration is a subcommand of its own module."""
+    parser = subparsers.add_parser(
+        "calibrate", help="guided calibrations (colours, ...); results go to calibration/",
+        description="Guided calibrations. Their results live in calibration/ (see calibration/README.md).",
     )
+    group = parser.add_subparsers(dest="calibration", metavar="WHAT")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 1)
+    for name in CALIBRATE_MODULES:
+        importlib.import_module(name).register_calibrate(group)
 
 
 def main(argv=None) -> int:

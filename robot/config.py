@@ -7,7 +7,7 @@ path and the line.  The result is a plain nested dict (`Config`) whose values
 are already checked, so the rest of the code never re-validates settings.
 
 Sections are owned by the modules that use them (robot: actions/solver,
-link/firmware: link, camera/scan/vision: vision, sim/run: sim and app), but
+link/firmware: link, camera/scan/vision: vision, sim/run: sim and run), but
 they are all declared here so there is one schema and one error format.
 """
 
@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import yaml
+
+from . import firmware_header
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
@@ -82,6 +85,11 @@ def _check_pairs(pairs) -> str | None:
             if face in seen:
                 return f"face {face} is gripped by both pair {seen[face]!r} and pair {name!r}"
             seen[face] = name
+    supported = firmware_header.ARM_PAIRS
+    if {k: set(v) for k, v in pairs.items()} != {k: set(v) for k, v in supported.items()}:
+        layout = ", ".join(f"{k}: [{', '.join(v)}]" for k, v in supported.items())
+        return (f"the firmware supports only the four-arm layout {{{layout}}}; "
+                "another layout needs firmware changes (command.cpp, motion.cpp) first")
     return None
 
 
@@ -91,6 +99,14 @@ def _check_angles(angles) -> str | None:
         return f"angles must be quarter or half turns (90, 180, -90), got {bad}"
     return None
 
+
+def _check_scan_views(views) -> str | None:
+    # The check lives with the sequence model (pure cube arithmetic, no vision); imported when used.
+    from .scan_sequence import sequence_problem
+
+    return sequence_problem(views)
+
+_FW = firmware_header.limits()  # the firmware's defaults and bounds (defaults.h)
 
 # Every setting.  Nested dicts are sections; Setting objects are leaves.
 SCHEMA: dict = {
@@ -107,10 +123,15 @@ SCHEMA: dict = {
         "start_grip": Setting(
             str, "any", "which pair holds the cube at the start: a pair name or 'any' (robot picks)"
         ),
+        # null = derived from the `motion` section (robot/link/motion.py: robot_timing);
+        # a number (measured by `calibrate timing --save`) wins.
         "timing": {
-            "quarter_turn_ms": Setting(int, 80, "duration of a 90 degree arm turn", min=1, max=5000),
-            "half_turn_ms": Setting(int, 130, "duration of a 180 degree arm turn", min=1, max=5000),
-            "regrip_ms": Setting(int, 190, "duration of handing the cube to the other pair", min=1, max=5000),
+            "quarter_turn_ms": Setting(int, None, "duration of a 90 degree arm turn; null = from motion",
+                                       min=1, max=5000, nullable=True),
+            "half_turn_ms": Setting(int, None, "duration of a 180 degree arm turn; null = from motion",
+                                    min=1, max=5000, nullable=True),
+            "regrip_ms": Setting(int, None, "duration of handing the cube to the other pair; null = from motion",
+                                 min=1, max=5000, nullable=True),
         },
     },
     "tables": {
@@ -122,7 +143,8 @@ SCHEMA: dict = {
             str, None, "serial port of the robot (e.g. /dev/ttyACM0, COM3, socket://127.0.0.1:5000); "
             "null = ask every serial port for the cube-robot firmware's identity", nullable=True,
         ),
-        "baud": Setting(int, 115200, "serial speed; must equal the firmware's SERIAL_BAUD", min=300, max=2000000),
+        "baud": Setting(int, _FW["SERIAL_BAUD"], "serial speed; must equal the firmware's SERIAL_BAUD",
+                        min=300, max=2000000),
         "ack_timeout_ms": Setting(
             int, 200, "no answer to a command line for this long -> resend it", min=5, max=10000,
         ),
@@ -139,23 +161,29 @@ SCHEMA: dict = {
         ),
     },
     "motion": {
-        # Same defaults and limits as firmware/cube_robot/defaults.h (tests/test_link_protocol.py checks);
+        # Defaults and limits are the firmware's (firmware/cube_robot/defaults.h, read at import);
         # the host sends these with MOTION and SERVO at every handshake.
         "steps_per_rev": Setting(
-            int, 400, "stepper (micro)steps per arm revolution; a multiple of 4", min=4, max=6400,
+            int, _FW["DEFAULT_STEPS_PER_REV"], "stepper (micro)steps per arm revolution; a multiple of 4",
+            min=_FW["STEPS_PER_REV_MIN"], max=_FW["STEPS_PER_REV_MAX"],
             check=lambda v: None if v % 4 == 0 else f"{v} is not a multiple of 4 (a quarter turn must be whole steps)",
         ),
-        "max_speed_steps_per_s": Setting(int, 2000, "top stepper speed", min=100, max=8000),
+        "max_speed_steps_per_s": Setting(int, _FW["DEFAULT_MAX_SPEED"], "top stepper speed",
+                                         min=_FW["MAX_SPEED_MIN"], max=_FW["MAX_SPEED_MAX"]),
         "accel_steps_per_s2": Setting(
-            int, 66667, "stepper acceleration (also the deceleration of an emergency stop)", min=2000, max=200000,
+            int, _FW["DEFAULT_ACCEL"], "stepper acceleration (also the deceleration of an emergency stop)",
+            min=_FW["ACCEL_MIN"], max=_FW["ACCEL_MAX"],
         ),
-        "servo_open_us": Setting(int, 1000, "gripper servo pulse width when open", min=500, max=2500),
-        "servo_closed_us": Setting(int, 2000, "gripper servo pulse width when closed", min=500, max=2500),
+        "servo_open_us": Setting(int, _FW["DEFAULT_SERVO_OPEN_US"], "gripper servo pulse width when open",
+                                 min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
+        "servo_closed_us": Setting(int, _FW["DEFAULT_SERVO_CLOSED_US"], "gripper servo pulse width when closed",
+                                   min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
         "grip_ms": Setting(
-            int, 95, "settle time of each half of a regrip (close one pair, then open the other)", min=1, max=2000,
+            int, _FW["DEFAULT_GRIP_MS"], "settle time of each half of a regrip (close one pair, then open the other); at least "
+            f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
+            min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
     },
-    # <link settings>
     "camera": {
         "device": Setting(
             str, "0",
@@ -215,17 +243,16 @@ SCHEMA: dict = {
                 "facelets": Setting(list, [], "facelet seen in each region, in region order", item=str, min_items=1),
             },
             min_items=1,
-            # Lazy import: the check lives with the scan model (robot/vision/scan.py).
-            check=lambda views: __import__("robot.vision.scan", fromlist=["scan"]).sequence_problem(views),
+            check=_check_scan_views,
         ),
         "finish": Setting(list, [], "robot actions after the last view (the result is in the frame after them)",
                           item=None),
         "regions_file": Setting(
-            str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colors')"
+            str, "calibration/regions.yaml", "sticker regions per view (written by 'cube-robot calibrate colours')"
         ),
-        "colors_file": Setting(
-            str, "calibration/colors.yaml", "colour calibration (written by 'cube-robot calibrate colors'; "
-            "scans work without it but warn about drift only with it)"
+        "colours_file": Setting(
+            str, "calibration/colors.yaml", "colour calibration (written by 'cube-robot calibrate colours'; "
+            "scans and 'vision decode' use it: they work without it but warn about drift only with it)"
         ),
         "sampling": {
             "inner_fraction": Setting(float, 0.6, "share of a region's size sampled (its inner part)", min=0.1, max=1.0),
@@ -245,7 +272,6 @@ SCHEMA: dict = {
             str, "runs/preview", "where calibration previews are written when there is no display"
         ),
     },
-    # <vision settings>
     "decode": {
         "lightness_weight": Setting(
             float, 0.5, "weight of Lab lightness vs hue in colour distances (shading and glare change lightness most)",
@@ -281,7 +307,6 @@ SCHEMA: dict = {
             "(noise units): the readings fit no legal cube well", min=0.0, max=500.0,
         ),
     },
-    # <vision decode settings>
     "run": {
         "data_dir": Setting(str, "data", "solve log and run data (relative to the project root)"),
         "scan_attempts": Setting(int, 3, "scans tried before asking the user (doubtful scans are retried)",
@@ -289,7 +314,13 @@ SCHEMA: dict = {
         "verify_after": Setting(bool, True, "re-scan after executing to confirm the cube is solved"),
         "start_timeout_s": Setting(float, 600.0, "how long to wait for the start button", min=1, max=86400),
     },
-    # <app settings>
+}
+
+
+# Settings renamed since release: old dotted key -> new dotted key (same section).  An old
+# key still works, with a note on stderr saying what to rename.
+RENAMED = {
+    "scan.colors_file": "scan.colours_file",
 }
 
 
@@ -297,12 +328,7 @@ class Config(dict):
     """Validated settings as nested dicts, plus where they came from."""
 
     path: Path
-
-    def section(self, dotted: str):
-        node = self
-        for part in dotted.split("."):
-            node = node[part]
-        return node
+    notes: list | tuple = ()  # deprecation notes from load (old key names still accepted)
 
 
 def defaults() -> Config:
@@ -322,9 +348,13 @@ def load(path: str | os.PathLike | None = None) -> Config:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {exc}") from None
-    config = _fill(SCHEMA, node, path, "")
+    notes = []
+    config = _fill(SCHEMA, node, path, "", notes)
     _check_cross_fields(config, path, node)
     config.path = path
+    config.notes = notes
+    for note in notes:
+        print(f"cube-robot: {note}", file=sys.stderr)
     return config
 
 
@@ -332,17 +362,25 @@ def _line(node) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def _fill(schema: dict, node, path, prefix) -> Config:
-    """Walk the YAML node tree alongside the schema."""
+def _fill(schema: dict, node, path, prefix, notes=None) -> Config:
+    """Walk the YAML node tree alongside the schema (notes: collects deprecation notes)."""
     result = Config()
     given = {}
+    renamed_from = {}
     if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
         if not isinstance(node, yaml.MappingNode):
             raise ConfigError(path, _line(node), prefix.rstrip("."), "expected a section (key: value lines)")
         for key_node, value_node in node.value:
             key = key_node.value
+            if prefix + key in RENAMED:
+                old_key, key = prefix + key, RENAMED[prefix + key][len(prefix):]
+                renamed_from[key] = old_key
+                if notes is not None:
+                    notes.append(f"{path}:{_line(key_node)}: {old_key} is the old name of {prefix + key}; "
+                                 "still accepted, but please rename it")
             if key in given:
-                raise ConfigError(path, _line(key_node), prefix + key, "given twice")
+                old_name = f" (once as {renamed_from[key]}, its old name)" if key in renamed_from else ""
+                raise ConfigError(path, _line(key_node), prefix + key, "given twice" + old_name)
             if key not in schema:
                 known = ", ".join(sorted(schema))
                 raise ConfigError(path, _line(key_node), prefix + key, f"unknown setting (known here: {known})")
@@ -350,7 +388,7 @@ def _fill(schema: dict, node, path, prefix) -> Config:
     for key, spec in schema.items():
         value_node = given.get(key)
         if isinstance(spec, dict):
-            result[key] = _fill(spec, value_node, path, prefix + key + ".")
+            result[key] = _fill(spec, value_node, path, prefix + key + ".", notes)
         elif value_node is None:
             result[key] = copy.deepcopy(spec.default)
         else:
@@ -438,28 +476,6 @@ def _node_line(root, keys) -> int | None:
         if node is None:
             return None
     return _line(node)
-
-
-def default_yaml() -> str:
-    """config.yaml text generated from SCHEMA (used by tests to keep the file complete)."""
-    lines = []
-
-    def walk(schema, indent):
-        for key, spec in schema.items():
-            pad = "  " * indent
-            if isinstance(spec, dict):
-                lines.append(f"{pad}{key}:")
-                walk(spec, indent + 1)
-            else:
-                dumped = yaml.safe_dump(spec.default, default_flow_style=True).strip()
-                if dumped.endswith("\n..."):
-                    dumped = dumped[:-4].strip()
-                if dumped == "...":
-                    dumped = "null"
-                lines.append(f"{pad}{key}: {dumped}  # {spec.doc}")
-
-    walk(SCHEMA, 0)
-    return "\n".join(lines) + "\n"
 
 
 def iter_settings(schema=None, prefix=""):

@@ -157,15 +157,6 @@ class CubieCube:
         co = tuple((self.co[j] + t) % 3 for j, t in zip(other.cp, other.co))
         return CubieCube(cp, co)
 
-    def inverse(self) -> "CubieCube":
-        cp = [0] * CORNER_COUNT
-        co = [0] * CORNER_COUNT
-        for i, piece in enumerate(self.cp):
-            cp[piece] = i
-        for i in range(CORNER_COUNT):
-            co[i] = (-self.co[cp[i]]) % 3
-        return CubieCube(tuple(cp), tuple(co))
-
     def apply(self, moves) -> "CubieCube":
         """This state after a move sequence (a string or a list of move names)."""
         cube = self

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import cube
+from .link.motion import robot_timing
 
 QUARTER, HALF = 90, 180
 
@@ -38,13 +39,14 @@ class RobotProfile:
     @classmethod
     def from_config(cls, config) -> "RobotProfile":
         robot = config["robot"]
+        timing = robot_timing(config)  # null values derived from `motion`
         angles = sorted({normalise_angle(a) for a in robot["turn_angles"]}, key=_angle_order)
         return cls(
             pairs=tuple((name, tuple(faces)) for name, faces in robot["pairs"].items()),
             turn_angles=tuple(angles),
-            quarter_turn_ms=robot["timing"]["quarter_turn_ms"],
-            half_turn_ms=robot["timing"]["half_turn_ms"],
-            regrip_ms=robot["timing"]["regrip_ms"],
+            quarter_turn_ms=timing["quarter_turn_ms"],
+            half_turn_ms=timing["half_turn_ms"],
+            regrip_ms=timing["regrip_ms"],
         )
 
     @property
@@ -74,12 +76,7 @@ class RobotProfile:
 
     def plan_cost(self, actions) -> int:
         """Sum of durations; the first Grip (choosing the starting pair) is free."""
-        total = 0
-        for i, action in enumerate(actions):
-            if i == 0 and isinstance(action, Grip):
-                continue
-            total += self.cost(action)
-        return total
+        return sum(self.cost(action) for action in actions[charged_from(actions):])
 
     def describe(self) -> dict:
         """JSON-able identity of this profile (stored in table manifests)."""
@@ -97,10 +94,17 @@ class RobotProfile:
         return math.gcd(self.quarter_turn_ms, self.half_turn_ms, self.regrip_ms)
 
 
+def charged_from(actions) -> int:
+    """Index of the first action that costs time: the first grip is free (it only says which
+    pair holds when the clock starts), so 1 when the plan starts with a Grip, else 0."""
+    return 1 if len(actions) and isinstance(actions[0], Grip) else 0
+
+
 def normalise_angle(angle: int) -> int:
-    """Map any multiple of 90 to one of 0, 90, 180, -90."""
-    a = angle % 360
-    return {0: 0, 90: 90, 180: 180, 270: -90}[a]
+    """Map any multiple of 90 to one of 0, 90, 180, -90 (the one place angles are normalised)."""
+    if angle % 90:
+        raise ValueError(f"angle {angle} is not a multiple of 90")
+    return {0: 0, 90: 90, 180: 180, 270: -90}[angle % 360]
 
 
 def _angle_order(a):
@@ -181,7 +185,7 @@ class Plan:
 
     @property
     def regrip_count(self) -> int:
-        return sum(isinstance(a, Grip) for a in self.actions[1:])
+        return sum(isinstance(a, Grip) for a in self.actions[charged_from(self.actions):])
 
     def to_json(self) -> dict:
         if self.metric != "robot":

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(gcc-avr avr-libc binutils-avr arduino-core-avr make libsimavr-dev libelf-dev pkg-config gcc libc6-dev)
+APT_PACKAGES=(gcc-avr avr-libc binutils-avr arduino-core-avr make libsimavr-dev libelf-dev pkg-config gcc libc6-dev avrdude)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -13,12 +13,14 @@ import pytest
 
 from robot import config as config_module
 from robot import cube
-from robot.app import run_simulated
 from robot.cli import build_parser
+from robot.run.options import RunOptions
+from robot.run.simulated import run_simulated
 from robot.sim import emulator
 from robot.vision.scan import ScanSequence
 
 pytestmark = pytest.mark.skipif(not emulator.available()[0], reason=f"emulator: {emulator.available()[1]}")
+pytestmark = [pytest.mark.firmware, pytestmark]  # every test here starts the firmware in simavr
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def config(tmp_path_factory):
 def _run(config, *flags):
     args = build_parser().parse_args(["run", "--sim", "--firmware", "emulator", *flags])
     messages = []
-    report = run_simulated(config, args, messages.append)
+    report = run_simulated(config, RunOptions.from_args(args), messages.append)
     return report, messages
 
 

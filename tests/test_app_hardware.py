@@ -14,8 +14,9 @@ import pytest
 
 from robot import config as config_module
 from robot import cube
-from robot.app import run_hardware
 from robot.cli import build_parser
+from robot.run.options import RunOptions
+from robot.run.robot import run_hardware
 from robot.link import protocol
 from robot.plan import RobotProfile, replay
 from robot.sim import render
@@ -38,7 +39,7 @@ def setup(tmp_path):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     for old, new in (('device: "0"', f'device: "{folder}"'),
                      ("regions_file: calibration/regions.yaml", f"regions_file: {tmp_path / 'regions.yaml'}"),
-                     ("colors_file: calibration/colors.yaml", f"colors_file: {tmp_path / 'none.yaml'}"),
+                     ("colours_file: calibration/colors.yaml", f"colours_file: {tmp_path / 'none.yaml'}"),
                      ("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}"),
                      ("data_dir: data", f"data_dir: {tmp_path / 'data'}")):
         assert old in text
@@ -63,7 +64,7 @@ def test_hardware_path_scans_solves_and_streams_once(setup):
 
     threading.Thread(target=press_start_when_connected, daemon=True).start()
     args = build_parser().parse_args(["run", "--port", mock.url, "--no-verify", "--config", str(config.path)])
-    report = run_hardware(config, args, lambda message: None)
+    report = run_hardware(config, RunOptions.from_args(args), lambda message: None)
     assert report["errors"] == [], report
     assert report["mode"] == "hardware" and report["solved"] is True
     assert report["firmware"].startswith(protocol.FIRMWARE_NAME)

@@ -1,4 +1,7 @@
-"""`cube-robot calibrate colors` end to end without a person: answers file + rendered pictures."""
+"""`cube-robot calibrate colours` end to end without a person: answers file + rendered pictures.
+
+The command is called by its old name, the alias `calibrate colors`, which must keep working.
+"""
 
 import cv2
 import numpy as np
@@ -43,7 +46,7 @@ def _config_in(tmp_path):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     data = yaml.safe_load(text)
     data["scan"]["regions_file"] = str(tmp_path / "cal" / "regions.yaml")
-    data["scan"]["colors_file"] = str(tmp_path / "cal" / "colors.yaml")
+    data["scan"]["colours_file"] = str(tmp_path / "cal" / "colors.yaml")
     data["scan"]["preview_dir"] = str(tmp_path / "preview")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(data))

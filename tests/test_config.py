@@ -73,3 +73,19 @@ def test_missing_file():
 
 def test_empty_file_gives_defaults(tmp_path):
     assert load(_write(tmp_path, "")) == config_module.defaults()
+
+
+def test_renamed_key_still_accepted_with_a_note(tmp_path, capsys):
+    config = load(_write(tmp_path, "scan:\n  colors_file: my/colours.yaml\n"))
+    assert config["scan"]["colours_file"] == "my/colours.yaml"
+    assert "colors_file" not in config["scan"]
+    note = capsys.readouterr().err
+    assert "c.yaml:2: scan.colors_file is the old name of scan.colours_file" in note
+    assert config.notes and "scan.colours_file" in config.notes[0]
+    with pytest.raises(ConfigError, match=r":3: scan.colours_file: given twice \(once as scan.colors_file"):
+        load(_write(tmp_path, "scan:\n  colors_file: a.yaml\n  colours_file: b.yaml\n"))
+
+
+def test_config_has_no_leftover_section_markers():
+    for path in (config_module.PROJECT_ROOT / "config.yaml", config_module.PROJECT_ROOT / "robot" / "config.py"):
+        assert "settings>" not in path.read_text(), f"{path}: a leftover '# <... settings>' marker"

@@ -1,4 +1,4 @@
-"""Doctor checks of robot/doctor_checks_app.py: tables, colour calibration, camera, emulator."""
+"""Doctor checks beside what they check: solver tables, colour calibration, camera."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 
 from robot import config as config_module
 from robot.doctor import OK, WARN
-from robot.doctor_checks_app import check_camera, check_colour_calibration, check_tables
+from robot.solver.doctor_checks import check_tables
+from robot.vision.doctor_checks import check_camera, check_colour_calibration
 from robot.plan import RobotProfile
 from robot.solver.tables import TableStore
 
@@ -51,19 +52,19 @@ def test_tables_missing_stale_and_valid(tmp_path):
 def test_colour_calibration_missing_fresh_and_old(tmp_path):
     from robot.vision.colour import Calibration, ColourStats
 
-    colors = tmp_path / "colors.yaml"
-    config = _config(tmp_path, **{"colors_file: calibration/colors.yaml": f"colors_file: {colors}"})
+    colours = tmp_path / "colors.yaml"
+    config = _config(tmp_path, **{"colours_file: calibration/colors.yaml": f"colours_file: {colours}"})
     [result] = check_colour_calibration(config, None)
     assert result.status == WARN and "missing" in result.detail
 
     names = ("white", "yellow", "red", "orange", "blue", "green")
     calibration = Calibration({name: ColourStats([10.0 * i, 0, 0]) for i, name in enumerate(names)})
-    calibration.save(colors)
+    calibration.save(colours)
     [result] = check_colour_calibration(config, None)
     assert result.status == OK and "0 days" in result.detail
 
     calibration.created = (_dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(days=45)).isoformat()
-    calibration.save(colors)
+    calibration.save(colours)
     [result] = check_colour_calibration(config, None)
     assert result.status == WARN and "45 days" in result.detail
 

@@ -131,7 +131,7 @@ def test_flow_control_never_exceeds_rx_window_or_queue():
 
 def test_reset_between_actions_resumes_after_last():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
-        mock.reset_after_seq = link._next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
+        mock.reset_after_seq = link._lines.next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
         result = link.run(PLAN)
         assert link.stats["resets"] == 1
     # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.

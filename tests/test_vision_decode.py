@@ -12,7 +12,10 @@ from robot.vision import Calibration, ColourStats, DecodeResult, VisionError, co
 from robot.vision.colour import CalibrationError, lab_to_srgb, srgb_to_lab
 from robot.vision.decode import SCHEMES, best_legal_labels, min_cost_assignment
 
-REAL_CASES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real-cube-readings" / "2x2x2-cases.json"
+_DATA = Path("shared") / "data" / "real-cube-readings" / "2x2x2-cases.json"
+# ../shared from the project root (a git worktree one level deeper finds it one level further up).
+REAL_CASES = next((p / _DATA for p in Path(__file__).resolve().parents[1].parents[:2] if (p / _DATA).exists()),
+                  Path(__file__).resolve().parents[1].parent / _DATA)
 
 # A typical sticker set (sRGB) for synthetic scans.
 PALETTE = np.array([

@@ -165,7 +165,7 @@ def test_drift_from_calibration_warns(config, sequence, pose):
     assert read_frames(same_light, sequence, regions, calibration, config=config).warnings == []
     warm, _ = render.render_scan(start, sequence, pose, render.Lighting(temperature_k=3000, brightness=0.6), seed=2)
     result = read_frames(warm, sequence, regions, calibration, config=config)
-    assert any("drifted" in w and "calibrate colors" in w for w in result.warnings)
+    assert any("drifted" in w and "calibrate colours" in w for w in result.warnings)
 
 
 # --- sampling robustness ----------------------------------------------------------

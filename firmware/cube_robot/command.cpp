@@ -144,6 +144,7 @@ static uint8_t cmd_motion(char *tokens[], uint8_t n) {
   uint8_t err = parse_lettered(tokens, n, "SVA", lo, hi, v);
   if (err != ERR_NONE) return err;
   if (v[0] % 4 != 0) return ERR_BAD_ARGUMENT;  // quarter turns must be whole steps
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;  // nothing changes while latched
   if (motion_busy()) return ERR_BUSY;
   settings.steps_per_rev = (uint16_t)v[0];
   settings.max_speed = (uint16_t)v[1];
@@ -157,6 +158,8 @@ static uint8_t cmd_servo(char *tokens[], uint8_t n) {
   int32_t v[3];
   uint8_t err = parse_lettered(tokens, n, "OCG", lo, hi, v);
   if (err != ERR_NONE) return err;
+  // It would move grippers in use to the new widths: never while latched.
+  if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (motion_busy()) return ERR_BUSY;
   settings.servo_open_us = (uint16_t)v[0];
   settings.servo_closed_us = (uint16_t)v[1];

@@ -8,6 +8,13 @@
 #define DEFAULTS_H
 
 #define FW_VERSION "0.1.0"
+
+// The board's CPU clock, once: the Makefile passes it as F_CPU, the simavr
+// harness runs at it and robot/sim/pinlog.py converts cycles with it.
+#define CPU_HZ 16000000L
+#if defined(F_CPU) && F_CPU != CPU_HZ
+#error "F_CPU (the build's clock) differs from CPU_HZ in defaults.h"
+#endif
 #define BOARD_NAME "uno"
 
 #define DEFAULT_STEPS_PER_REV 400     // full revolution of an arm, in (micro)steps
@@ -31,7 +38,12 @@
 #define ACCEL_MAX 200000
 #define SERVO_US_MIN 500
 #define SERVO_US_MAX 2500
-#define GRIP_MS_MIN 1
+// Floor of grip_ms: two servo frames.  A new width reaches a servo with its next
+// frame (up to SERVO_FRAME_US later) and the servo then gets at least one whole
+// frame of it before the next phase or an arm's turn starts; below that an arm
+// could turn while the grippers had not even been told to move.  A plain number
+// (robot/config.py reads it); grippers.cpp checks it against SERVO_FRAME_US.
+#define GRIP_MS_MIN 40
 #define GRIP_MS_MAX 2000
 #define DWELL_MS_MIN 1
 #define DWELL_MS_MAX 60000

@@ -5,11 +5,13 @@
 #include "defaults.h"
 #include "io.h"
 #include "pins.h"
+#include "protocol.h"
 #include "steppers.h"
 #include "system.h"
 
 static const uint16_t TICKS_PER_US = 2;  // Timer1 at 2 MHz
 static const uint16_t FRAME_TICKS = SERVO_FRAME_US * TICKS_PER_US;
+static_assert(GRIP_MS_MIN == 2L * SERVO_FRAME_US / 1000, "GRIP_MS_MIN must be two servo frames (defaults.h)");
 
 static volatile uint16_t width_ticks[ARM_COUNT];
 static volatile uint8_t enabled_mask;  // arms that get pulses
@@ -60,6 +62,7 @@ ISR(TIMER1_COMPB_vect) {
 }
 
 void servo_set(uint8_t arm, servo_position position) {
+  if (system_alarm() != ALARM_NONE) return;  // nothing moves while an alarm is latched
   uint16_t us = position == SERVO_CLOSED ? settings.servo_closed_us : settings.servo_open_us;
   positions[arm] = position;
   uint8_t sreg = SREG;

@@ -1,6 +1,6 @@
-// Wire-protocol constants (docs/protocol.md is the contract; robot/link/protocol.py
-// mirrors these numbers and a test checks that the two agree).  Keep the
-// `#define ERR_<NAME> <n>` / `#define ALARM_<NAME> <n>` form: it is parsed.
+// Wire-protocol constants (docs/protocol.md is the contract).  The codes below
+// are read by the host at import (robot/firmware_header.py); the other numbers
+// are mirrored in robot/link/protocol.py and a test checks that the two agree.
 #ifndef PROTOCOL_H
 #define PROTOCOL_H
 
@@ -33,25 +33,35 @@ static inline uint8_t line_crc8(const char *data, uint8_t length) {
 #define RT_ESTOP '!'   // real-time byte: decelerate, flush, latch ESTOP_BYTE
 #define RT_STATUS '?'  // real-time byte: send a status line at once
 
-// Error codes (sent by name: see report.cpp).
-#define ERR_NONE 0
-#define ERR_BAD_CHECKSUM 1
-#define ERR_LINE_TOO_LONG 2
-#define ERR_BAD_FORMAT 3
-#define ERR_UNKNOWN_COMMAND 4
-#define ERR_BAD_ARGUMENT 5
-#define ERR_OUT_OF_RANGE 6
-#define ERR_NOT_HOLDING 7
-#define ERR_ALARM_ACTIVE 8
-#define ERR_BUSY 9
-#define ERR_QUEUE_FULL 10
-#define ERR_COUNT 11
+// Error and alarm codes: the one list of their numbers, names and meanings.
+// The firmware builds its enums and the names it sends from these lists
+// (report.cpp); robot/firmware_header.py reads them for the host, and a test
+// checks docs/protocol.md against them.  Keep the form X(NAME, number, "text"),
+// numbered 0, 1, 2, ... in order: it is parsed.
+#define ERROR_CODES(X)                                                   \
+  X(NONE, 0, "no error")                                                 \
+  X(BAD_CHECKSUM, 1, "the line's checksum did not match")                \
+  X(LINE_TOO_LONG, 2, "the line was longer than MAX_LINE bytes")         \
+  X(BAD_FORMAT, 3, "the line is not `N<seq> COMMAND ...`")               \
+  X(UNKNOWN_COMMAND, 4, "no such command")                               \
+  X(BAD_ARGUMENT, 5, "an argument is malformed")                         \
+  X(OUT_OF_RANGE, 6, "an argument is outside the firmware's limits")     \
+  X(NOT_HOLDING, 7, "that arm's pair does not hold the cube")            \
+  X(ALARM_ACTIVE, 8, "an alarm is latched (clear it with RESET)")        \
+  X(BUSY, 9, "the action queue is not empty")                            \
+  X(QUEUE_FULL, 10, "the action queue is full")
 
-// Alarm codes.
-#define ALARM_NONE 0
-#define ALARM_ESTOP_INPUT 1
-#define ALARM_ESTOP_BYTE 2
-#define ALARM_RESET_DURING_MOTION 3
-#define ALARM_COUNT 4
+#define ALARM_CODES(X)                                                       \
+  X(NONE, 0, "no alarm latched")                                             \
+  X(ESTOP_INPUT, 1, "the emergency-stop input was triggered")                \
+  X(ESTOP_BYTE, 2, "the host sent an emergency stop ('!')")                  \
+  X(RESET_DURING_MOTION, 3, "the board reset while an arm was moving")
+
+#define CODE_ENUM_ERR(name, number, text) ERR_##name = number,
+#define CODE_ENUM_ALARM(name, number, text) ALARM_##name = number,
+enum error_code { ERROR_CODES(CODE_ENUM_ERR) ERR_COUNT };
+enum alarm_code { ALARM_CODES(CODE_ENUM_ALARM) ALARM_COUNT };
+#undef CODE_ENUM_ERR
+#undef CODE_ENUM_ALARM
 
 #endif

@@ -9,11 +9,11 @@
 #include "serial.h"
 #include "system.h"
 
-// Code names, indexed by ERR_* / ALARM_* (protocol.h numbers them once).
-static const char ERROR_NAMES[] PROGMEM =
-    "NONE\0BAD_CHECKSUM\0LINE_TOO_LONG\0BAD_FORMAT\0UNKNOWN_COMMAND\0BAD_ARGUMENT\0"
-    "OUT_OF_RANGE\0NOT_HOLDING\0ALARM_ACTIVE\0BUSY\0QUEUE_FULL\0";
-static const char ALARM_NAMES[] PROGMEM = "NONE\0ESTOP_INPUT\0ESTOP_BYTE\0RESET_DURING_MOTION\0";
+// Code names, indexed by ERR_* / ALARM_* (protocol.h lists them once).
+#define CODE_NAME(name, number, text) #name "\0"
+static const char ERROR_NAMES[] PROGMEM = ERROR_CODES(CODE_NAME);
+static const char ALARM_NAMES[] PROGMEM = ALARM_CODES(CODE_NAME);
+#undef CODE_NAME
 static const char STATE_NAMES[] PROGMEM = "IDLE\0RUN\0ALARM\0";
 
 static char line[MAX_REPLY];

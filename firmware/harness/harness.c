@@ -45,10 +45,11 @@
 #include "sim_avr.h"
 #include "sim_elf.h"
 
+#include "../cube_robot/defaults.h"
 #include "../cube_robot/pins.h"
 
 #define MCU "atmega328p"
-#define FREQUENCY 16000000
+#define FREQUENCY CPU_HZ /* defaults.h */
 #define SLICE_INSTRUCTIONS 10000
 #define INPUT_CAPACITY 4096
 #define OUTPUT_CAPACITY 65536
@@ -272,7 +273,7 @@ int main(int argc, char **argv) {
     if (log_path) {
         pin_log = fopen(log_path, "w");
         if (!pin_log) die(log_path);
-        fprintf(pin_log, "# cube-robot pin log: <cycle> <port><bit> <level>; %d cycles/s\n", FREQUENCY);
+        fprintf(pin_log, "# cube-robot pin log: <cycle> <port><bit> <level>; %ld cycles/s\n", (long)FREQUENCY);
     }
     memset(pin_level, 0xff, sizeof pin_level);
     for (char port = 'B'; port <= 'D'; port++)

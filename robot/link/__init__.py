@@ -1,8 +1,13 @@
 """The serial link to the firmware (docs/protocol.md).
 
 protocol.py  constants, codes, framing, command builders, reply parsing (the one Python source)
-driver.py    Link: handshake, flow control, exactly-once streaming of plans, resume
+driver.py    Link: immediate commands, exactly-once streaming of plans, resume (imports Link, LinkSettings)
+handshake.py Connection: port, reader, acknowledged line window, the handshake (used by ports.probe)
+reader.py    the reader thread: bytes -> parsed lines, events for the application
+stream.py    pure bookkeeping: the line window (flow control, resends) and the stream's progress
 ports.py     open a port / URL, list ports, probe what answers, find the robot
 errors.py    LinkError hierarchy
-motion.py    action durations from the `motion` settings
+motion.py    action durations from the `motion` settings (and robot.timing derived from them)
+timing_calibration.py  `cube-robot calibrate timing`: measure robot.timing, --save it
+commands.py  the `link` commands;  doctor_checks.py  the link's doctor checks
 """

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..cli import add_config_argument
+from ..cli_common import add_config_argument
 
 EXAMPLES = """examples:
   cube-robot link info                       identity and status of the board

@@ -30,7 +30,7 @@ def check_serial(config, args) -> list[Result]:
             results.append(Result(label, FAIL if device == wanted else WARN, probe.answer))
     if not found:
         results.append(Result("robot", FAIL, "the cube-robot firmware answers on no port: flash firmware/ "
-                                              "(make -C firmware upload) or check the cable"))
+                                              f"(make -C firmware flash PORT={wanted or '<port>'}) or check the cable"))
     elif settings.port is None and len(found) > 1:
         results.append(Result("robot", WARN, f"firmware on several ports ({', '.join(found)}): set link.port"))
     return results

@@ -33,3 +33,22 @@ def turn_ms(angles, motion: dict) -> float:
 
 def grip_ms(motion: dict) -> float:
     return 2 * motion["grip_ms"]
+
+
+TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")
+
+
+def derived_timing(motion: dict) -> dict:
+    """robot.timing as the `motion` settings make it (what the firmware will take)."""
+    return {
+        "quarter_turn_ms": round(turn_ms([90], motion)),
+        "half_turn_ms": round(turn_ms([180], motion)),
+        "regrip_ms": round(grip_ms(motion)),
+    }
+
+
+def robot_timing(config) -> dict:
+    """config's robot.timing with each null value derived from `motion`; a number (measured) wins."""
+    derived = derived_timing(config["motion"])
+    given = config["robot"]["timing"]
+    return {key: derived[key] if given[key] is None else given[key] for key in TIMING_KEYS}

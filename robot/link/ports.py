@@ -14,6 +14,7 @@ import serial
 import serial.tools.list_ports
 
 from .errors import HandshakeError, LinkError, NoAnswerError, PortError, WrongBaudError, WrongFirmwareError
+from .handshake import Connection
 
 
 def open_port(url: str, baud: int):
@@ -48,13 +49,11 @@ def list_ports() -> list[tuple[str, str]]:
 
 def probe(url: str, settings, description: str = "") -> ProbeResult:
     """Open `url`, handshake (without configuring), and say what answered."""
-    from .driver import Link
-
     try:
         port = open_port(url, settings.baud)
     except PortError as exc:
         return ProbeResult(url, description, False, str(exc), kind="cannot open")
-    link = Link(port, settings, url=url)
+    link = Connection(port, settings, url=url)
     try:
         identity = link.handshake()
         answer = (f"{identity.firmware} {identity.version}, protocol {identity.proto}, board {identity.board}, "

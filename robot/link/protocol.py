@@ -1,9 +1,10 @@
 """The wire protocol (docs/protocol.md, version 2): the one Python source of its facts.
 
-Constants, error and alarm codes, framing (`PAYLOAD*CC\\n`, CC = CRC-8/SAE-J1850
+Constants, error and alarm codes (read from the firmware's headers), framing (`PAYLOAD*CC\\n`, CC = CRC-8/SAE-J1850
 of the payload bytes in upper-case hex), command builders and parsers for every line
-either side sends.  firmware/cube_robot/protocol.h holds the same numbers for
-the firmware; tests/test_link_protocol.py checks that the two agree.
+either side sends.  The error and alarm codes are read at import from
+firmware/cube_robot/protocol.h (robot/firmware_header.py); the other constants
+are mirrored there and tests/test_link_protocol.py checks that the two agree.
 
 Nothing here does I/O: the driver (driver.py) and the mock firmware
 (robot/sim/mock_firmware.py) both build on these functions.
@@ -15,9 +16,12 @@ import enum
 import re
 from dataclasses import dataclass
 
+from ..plan import normalise_angle
+from .. import firmware_header
+
 PROTOCOL_VERSION = 2  # 2: line check is CRC-8 (was XOR in 1)
 FIRMWARE_NAME = "cube-robot-fw"
-BAUD = 115200
+BAUD = 115200  # defaults.h SERIAL_BAUD (config link.baud's default reads it there)
 MAX_LINE = 48  # longest command line, including the newline (both sides reject longer)
 MAX_REPLY = 96  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
 MAX_SEQ = 2147483647
@@ -30,49 +34,16 @@ REALTIME_BYTES = RT_ESTOP + RT_STATUS
 COMMAND_CHARSET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -*")
 
 
-class ErrorCode(enum.IntEnum):
-    """`err <seq> <CODE>`: why a command was rejected (sent by name)."""
+# Error and alarm codes: numbers, names and texts come from the firmware's one list
+# (the X-macros ERROR_CODES / ALARM_CODES in firmware/cube_robot/protocol.h).
+# `err <seq> <CODE>`: why a command was rejected; `alarm <CODE> <stop_us>`: why an
+# alarm latched.  Both are sent by name.
+ErrorCode = enum.IntEnum("ErrorCode", {c.name: c.number for c in firmware_header.error_codes()})
+AlarmCode = enum.IntEnum("AlarmCode", {c.name: c.number for c in firmware_header.alarm_codes()})
 
-    NONE = 0
-    BAD_CHECKSUM = 1
-    LINE_TOO_LONG = 2
-    BAD_FORMAT = 3
-    UNKNOWN_COMMAND = 4
-    BAD_ARGUMENT = 5
-    OUT_OF_RANGE = 6
-    NOT_HOLDING = 7
-    ALARM_ACTIVE = 8
-    BUSY = 9
-    QUEUE_FULL = 10
-
-
-class AlarmCode(enum.IntEnum):
-    """`alarm <CODE> <stop_us>`: why the firmware latched an alarm (sent by name)."""
-
-    NONE = 0
-    ESTOP_INPUT = 1  # hardware e-stop input: steppers stop at once
-    ESTOP_BYTE = 2  # `!` from the host: bounded deceleration
-    RESET_DURING_MOTION = 3  # reported through the banner's `cut`
-
-
-ERROR_TEXT = {
-    ErrorCode.BAD_CHECKSUM: "the line's checksum did not match",
-    ErrorCode.LINE_TOO_LONG: f"the line was longer than {MAX_LINE} bytes",
-    ErrorCode.BAD_FORMAT: "the line is not `N<seq> COMMAND ...`",
-    ErrorCode.UNKNOWN_COMMAND: "no such command",
-    ErrorCode.BAD_ARGUMENT: "an argument is malformed",
-    ErrorCode.OUT_OF_RANGE: "an argument is outside the firmware's limits",
-    ErrorCode.NOT_HOLDING: "that arm's pair does not hold the cube",
-    ErrorCode.ALARM_ACTIVE: "an alarm is latched (clear it with RESET)",
-    ErrorCode.BUSY: "the action queue is not empty",
-    ErrorCode.QUEUE_FULL: "the action queue is full",
-}
-
-ALARM_TEXT = {
-    AlarmCode.ESTOP_INPUT: "the emergency-stop input was triggered",
-    AlarmCode.ESTOP_BYTE: "the host sent an emergency stop ('!')",
-    AlarmCode.RESET_DURING_MOTION: "the board reset while an arm was moving",
-}
+ERROR_TEXT = {ErrorCode(c.number): c.text.replace("MAX_LINE", str(MAX_LINE))
+              for c in firmware_header.error_codes() if c.number}
+ALARM_TEXT = {AlarmCode(c.number): c.text for c in firmware_header.alarm_codes() if c.number}
 
 
 class State(str, enum.Enum):
@@ -83,10 +54,11 @@ class State(str, enum.Enum):
 
 QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL")
 IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "RESET")
-GRIP_PAIRS = ("RL", "FB")
-ARMS = "RLFB"
-TURN_ANGLE_MAX = 180
-DWELL_MS_MIN, DWELL_MS_MAX = 1, 60000
+GRIP_PAIRS = tuple(firmware_header.ARM_PAIRS)  # ("RL", "FB")
+ARMS = "".join(arm for arms in firmware_header.ARM_PAIRS.values() for arm in arms)  # "RLFB"
+_LIMITS = firmware_header.limits()  # firmware/cube_robot/defaults.h
+TURN_ANGLE_MAX = _LIMITS["TURN_ANGLE_MAX"]
+DWELL_MS_MIN, DWELL_MS_MAX = _LIMITS["DWELL_MS_MIN"], _LIMITS["DWELL_MS_MAX"]
 
 
 # ---------------------------------------------------------------------------
@@ -183,10 +155,9 @@ def turn_command(arms: dict) -> str:
     for arm, angle in arms.items():
         if arm not in ARMS:
             raise ValueError(f"no arm {arm!r} (arms: {', '.join(ARMS)})")
-        a = angle % 360
-        if a % 90 or a == 0:
+        if angle % 90 or angle % 360 == 0:
             raise ValueError(f"arm {arm}: angle {angle} is not a non-zero multiple of 90")
-        parts.append(f"{arm}{ {90: 90, 180: 180, 270: -90}[a]}")
+        parts.append(f"{arm}{normalise_angle(angle)}")
     if not parts:
         raise ValueError("TURN needs at least one arm")
     return "TURN " + " ".join(parts)

@@ -14,185 +14,40 @@ button: banner with `last`/`cut`), `estop_input()`, `press_start()`,
 `silent = True` (stops answering), `drop_connection()`.
 
 Served on a pty (`transport="pty"`, url is the slave path) or on a TCP port of
-127.0.0.1 (`transport="tcp"`, url is `socket://127.0.0.1:PORT`).
+127.0.0.1 (`transport="tcp"`, url is `socket://127.0.0.1:PORT`) by
+robot/sim/serial_device.py (which also has ForeignDevice, re-exported here).
 """
 
 from __future__ import annotations
 
 import collections
-import os
-import queue
-import random
-import select
-import socket
-import threading
 import time
-import tty
 
+from .. import firmware_header
 from ..config import defaults as config_defaults
 from ..link import motion as motion_time
 from ..link import protocol as P
+from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
-DEFAULT_MOTION = dict(config_defaults()["motion"])  # the same defaults as config.yaml and the firmware
-PAIR_ARMS = {"RL": "RL", "FB": "FB"}
-
-
-class _Endpoint:
-    """The device side of a pty or of a TCP port on 127.0.0.1 (one client at a time)."""
-
-    def __init__(self, transport: str):
-        self.transport = transport
-        self.conn = None
-        if transport == "pty":
-            self.master, self._slave = os.openpty()
-            tty.setraw(self._slave)  # before any byte flows: no echo, no newline rewriting
-            self.url = os.ttyname(self._slave)
-        elif transport == "tcp":
-            self.listener = socket.socket()
-            self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.listener.bind(("127.0.0.1", 0))
-            self.listener.listen(1)
-            self.url = f"socket://127.0.0.1:{self.listener.getsockname()[1]}"
-        else:
-            raise ValueError(f"transport must be 'pty' or 'tcp', not {transport!r}")
-
-    def wait_fds(self) -> list:
-        if self.transport == "pty":
-            return [self.master]
-        return [self.conn if self.conn is not None else self.listener]
-
-    def read(self, ready) -> bytes:
-        """Bytes from a ready fd (b'' if none); accepts a new TCP client."""
-        if self.transport == "pty":
-            try:
-                return os.read(self.master, 4096)
-            except OSError:
-                return b""
-        if self.conn is None:
-            self.conn, _ = self.listener.accept()
-            self.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.on_connect()
-            return b""
-        try:
-            data = self.conn.recv(4096)
-        except OSError:
-            data = b""
-        if not data:
-            self.drop()
-        return data
-
-    def on_connect(self):
-        pass
-
-    def write(self, data: bytes) -> None:
-        try:
-            if self.transport == "pty":
-                os.write(self.master, data)
-            elif self.conn is not None:
-                self.conn.sendall(data)
-        except OSError:
-            self.drop()
-
-    def drop(self) -> None:
-        if self.transport == "tcp" and self.conn is not None:
-            try:
-                self.conn.close()
-            except OSError:
-                pass
-            self.conn = None
-
-    def close(self) -> None:
-        if self.transport == "pty":
-            for fd in (self.master, self._slave):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        else:
-            self.drop()
-            self.listener.close()
+DEFAULT_MOTION = dict(config_defaults()["motion"])  # config's defaults = the firmware's (defaults.h)
+LIMITS = firmware_header.limits()  # defaults.h: queue depth, rx ring, bounds
+PAIR_ARMS = firmware_header.ARM_PAIRS
+MAX_TOKENS = 5  # command.cpp: a command and at most four arguments
+# MOTION / SERVO arguments: letter -> (config key, low, high), as command.cpp checks them.
+SETTINGS_ARGS = {
+    "MOTION": {"S": ("steps_per_rev", LIMITS["STEPS_PER_REV_MIN"], LIMITS["STEPS_PER_REV_MAX"]),
+               "V": ("max_speed_steps_per_s", LIMITS["MAX_SPEED_MIN"], LIMITS["MAX_SPEED_MAX"]),
+               "A": ("accel_steps_per_s2", LIMITS["ACCEL_MIN"], LIMITS["ACCEL_MAX"])},
+    "SERVO": {"O": ("servo_open_us", LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"]),
+              "C": ("servo_closed_us", LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"]),
+              "G": ("grip_ms", LIMITS["GRIP_MS_MIN"], LIMITS["GRIP_MS_MAX"])},
+}
 
 
-class _Device:
-    """A background thread serving an endpoint; subclasses handle bytes and timers."""
-
-    def __init__(self, transport: str = "pty"):
-        self._endpoint = _Endpoint(transport)
-        self._endpoint.on_connect = self._on_connect
-        self.url = self._endpoint.url
-        self._calls: queue.Queue = queue.Queue()  # functions to run on the device thread
-        self._wake_r, self._wake_w = os.pipe()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=type(self).__name__, daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        os.write(self._wake_w, b"x")
-        self._thread.join(timeout=2)
-        self._endpoint.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def call(self, fn, *args) -> None:
-        """Run fn on the device thread (test hooks never race the protocol)."""
-        done = threading.Event()
-        self._calls.put((fn, args, done))
-        os.write(self._wake_w, b"x")
-        done.wait(timeout=2)
-
-    def drop_connection(self) -> None:
-        """Close the TCP client's connection (the host sees a disconnect)."""
-        self.call(self._endpoint.drop)
-
-    def _loop(self):
-        while not self._stop.is_set():
-            timeout = self._timeout()
-            ready, _, _ = select.select(self._endpoint.wait_fds() + [self._wake_r], [], [], timeout)
-            if self._wake_r in ready:
-                os.read(self._wake_r, 64)
-                while not self._calls.empty():
-                    fn, args, done = self._calls.get()
-                    try:
-                        fn(*args)
-                    finally:
-                        done.set()
-            for fd in ready:
-                if fd != self._wake_r:
-                    data = self._endpoint.read(fd)
-                    if data:
-                        self._receive(data)
-            self._tick()
-
-    def _send(self, data: bytes) -> None:
-        self._endpoint.write(data)
-
-    def _on_connect(self):
-        pass
-
-    def _timeout(self) -> float:
-        return 0.05
-
-    def _receive(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    def _tick(self) -> None:
-        pass
-
-
-class MockFirmware(_Device):
+class MockFirmware(SerialDevice):
     def __init__(self, transport: str = "pty", motion: dict | None = None, time_scale: float = 1.0,
-                 queue_depth: int = 16, rx_bytes: int = 64, line_delay_s: float = 0.0,
-                 reset_on_connect: bool = False, firmware: str = P.FIRMWARE_NAME,
+                 queue_depth: int = LIMITS["QUEUE_DEPTH"], rx_bytes: int = LIMITS["RX_BUFFER_SIZE"], line_delay_s: float = 0.0,
+                 reset_on_connect: bool = False, boot_delay_s: float = 0.0, firmware: str = P.FIRMWARE_NAME,
                  proto: int = P.PROTOCOL_VERSION, version: str = "mock"):
         super().__init__(transport)
         self.default_motion = dict(motion or DEFAULT_MOTION)
@@ -201,8 +56,11 @@ class MockFirmware(_Device):
         self.queue_depth, self.rx_bytes = queue_depth, rx_bytes
         self.line_delay_s = line_delay_s  # processing time per line (makes the rx window fill up)
         self.reset_on_connect = reset_on_connect  # imitate an Uno's DTR reset when the port is opened
+        self.boot_delay_s = boot_delay_s  # ... and its bootloader's wait before the banner (1.6 s on an Uno)
+        self._boot_at = None
         self.firmware, self.proto, self.version = firmware, proto, version
         self.silent = False
+        self.estop_held = False  # the hardware e-stop input is pressed (RESET fails until released)
         self.drop_reply = None  # test hook: reply -> True to lose that line (a lost acknowledgement)
         self.reset_after_seq = None  # test hook: reset right after this action completes (between moves)
         self.max_queued = 0
@@ -230,6 +88,7 @@ class MockFirmware(_Device):
         self._rejected = (0, P.ErrorCode.NONE)  # a resent rejected seq gets the same answer
         self._queue: collections.deque = collections.deque()  # (seq, command, args, nominal_ms)
         self._running = None  # (seq, command, nominal_ms, end_time)
+        self._running_since = 0.0
         self.holding = None  # pair holding the cube after the last completed GRIP
         self._queued_holding = None  # ... after the last queued GRIP (what a queued TURN will see)
         self.alarm = P.AlarmCode.NONE
@@ -237,7 +96,10 @@ class MockFirmware(_Device):
 
     def _on_connect(self):
         if self.reset_on_connect:
-            self._reset()
+            if self.boot_delay_s:
+                self._boot_at = time.monotonic() + self.boot_delay_s
+            else:
+                self._reset()
 
     def reset(self):
         """The reset button (or a watchdog): flush the queue, keep last/cut, print the banner."""
@@ -245,16 +107,26 @@ class MockFirmware(_Device):
 
     def _reset(self):
         running = self._running
-        self.cut = running[0] if running else 0
+        if running and not running[1].startswith("DWELL"):  # a DWELL moves nothing: not a cut
+            self.cut = running[0]  # else an earlier cut is kept until RESET clears it
         if running:
             self.interrupted.append((running[0], running[1]))
         self._power_on()
-        if self.cut:
-            self.alarm = P.AlarmCode.RESET_DURING_MOTION
         self._reply(self._identity())
+        if self.cut:  # nothing moves until RESET (system.cpp)
+            self.alarm = P.AlarmCode.RESET_DURING_MOTION
+            self._reply(P.Alarm(self.alarm, 0))
 
     def estop_input(self):
-        self.call(self._estop, P.AlarmCode.ESTOP_INPUT)
+        """Press the hardware e-stop input (and keep it pressed until release_estop_input)."""
+        self.call(self._press_estop)
+
+    def release_estop_input(self):
+        self.call(setattr, self, "estop_held", False)
+
+    def _press_estop(self):
+        self.estop_held = True
+        self._estop(P.AlarmCode.ESTOP_INPUT)
 
     def press_start(self):
         self.call(self._reply, P.Button("start"))
@@ -286,22 +158,34 @@ class MockFirmware(_Device):
                 self._estop(P.AlarmCode.ESTOP_BYTE)
             elif byte == P.RT_STATUS[0]:
                 self._reply(self._status())
-            elif len(self._rx) >= self.rx_bytes:
-                self.rx_overflow_bytes += 1  # the ring is full: the byte is lost, as on the board
             else:
+                if len(self._rx) >= self.rx_bytes and not self.line_delay_s:
+                    # Bytes arrive at the baud rate and the main loop empties the ring meanwhile:
+                    # a chunk larger than the ring is only lost when lines take time (line_delay_s).
+                    self._take_lines()
+                if len(self._rx) >= self.rx_bytes:
+                    self.rx_overflow_bytes += 1  # the ring is full: the byte is lost, as on the board
+                    continue
                 self._rx.append(byte)
                 self.max_rx_fill = max(self.max_rx_fill, len(self._rx))
 
     def _estop(self, code: P.AlarmCode) -> None:
+        if self.alarm:
+            return  # the first alarm stays latched (and was reported once)
         stop_us = 0
         if self._running:
             seq, command, nominal_ms, end = self._running
             self.interrupted.append((seq, command))
             # Bounded deceleration from at most full speed (the hardware input stops at once).
-            if code == P.AlarmCode.ESTOP_BYTE:
+            if code == P.AlarmCode.ESTOP_BYTE and command.startswith("TURN"):
                 stop_us = int(1e6 * self.motion["max_speed_steps_per_s"] / self.motion["accel_steps_per_s2"])
+            if command.startswith("GRIP"):
+                # The grippers stay where they are: the new pair holds once the other pair opened.
+                halfway = self._running_since + (end - self._running_since) / 2
+                self.holding = command.split()[1] if time.monotonic() >= halfway else None
         self._running = None
         self._queue.clear()
+        self._queued_holding = self.holding  # the next TURN needs the pair that really holds
         self.alarm = code
         self._reply(P.Alarm(code, stop_us))
 
@@ -310,6 +194,8 @@ class MockFirmware(_Device):
     def _timeout(self) -> float:
         waits = [0.05]
         now = time.monotonic()
+        if self._boot_at is not None:
+            waits.append(self._boot_at - now)
         if self._running:
             waits.append(self._running[3] - now)
         if b"\n" in self._rx and self.line_delay_s:
@@ -319,6 +205,12 @@ class MockFirmware(_Device):
     def _tick(self) -> None:
         if self.silent:
             return
+        if self._boot_at is not None and time.monotonic() >= self._boot_at:
+            self._boot_at = None
+            self._reset()
+        self._take_lines()
+
+    def _take_lines(self) -> None:
         self._advance_motion()
         while self._rx and time.monotonic() >= self._next_line_time:
             if not self._take_line():
@@ -351,20 +243,27 @@ class MockFirmware(_Device):
 
     def _handle_line(self, line: bytes) -> None:
         # Same decisions, in the same order, as firmware/cube_robot/framing.cpp.
-        if len(line) < 3 or line[-3:-2] != b"*" or any(c not in b"0123456789ABCDEF" for c in line[-2:]):
+        if len(line) < 3 or line[-3:-2] != b"*":
             self._reply(P.Err(None, P.ErrorCode.BAD_CHECKSUM if b"*" in line else P.ErrorCode.BAD_FORMAT))
             return
-        try:
-            payload = P.unframe(line)
-        except P.FrameError:  # the line cannot be trusted, not even its seq
+        if any(c not in b"0123456789ABCDEF" for c in line[-2:]):
+            self._reply(P.Err(None, P.ErrorCode.BAD_CHECKSUM))
+            return
+        payload = line[:-3]
+        if P.checksum(payload) != int(line[-2:], 16):  # the line cannot be trusted, not even its seq
             self._reply(P.Resend(self.accepted + 1))
             return
-        head = payload.split(" ", 1)
-        if (len(head) < 2 or not head[0].startswith("N") or not head[0][1:].isdigit() or head[0][1] == "0"
-                or not 1 <= int(head[0][1:]) <= P.MAX_SEQ or any(c not in P.COMMAND_CHARSET for c in line[:-3])):
+        if any(c not in _PAYLOAD_BYTES for c in payload):
             self._reply(P.Err(None, P.ErrorCode.BAD_FORMAT))
             return
-        seq = int(head[0][1:])
+        text = payload.decode("ascii")
+        digits = len(text) - len(text[1:].lstrip("0123456789")) - 1 if text[:1] == "N" else 0
+        rest = text[1 + digits:]
+        if (len(text) < 3 or digits == 0 or not rest.startswith(" ") or text[1] == "0"
+                or int(text[1:1 + digits]) > P.MAX_SEQ):
+            self._reply(P.Err(None, P.ErrorCode.BAD_FORMAT))
+            return
+        seq = int(text[1:1 + digits])
         if seq <= self.accepted:
             self._reply(P.Err(seq, self._rejected[1]) if seq == self._rejected[0] else P.Ok(seq, dup=True))
             return
@@ -373,97 +272,118 @@ class MockFirmware(_Device):
             return
         self.accepted = seq  # consumed whatever the outcome
         self._synced = True  # after a reset the first command may have any seq above `last`
-        try:
-            _, name, args = P.parse_command(payload)
-        except ValueError:
-            code = P.ErrorCode.BAD_FORMAT
-        else:
-            code = self._execute(seq, name, args)
+        code = self._execute(seq, rest[1:])
         if code:
             self._rejected = (seq, code)
             self._reply(P.Err(seq, code))
         else:
             self._reply(P.Ok(seq))
 
-    def _execute(self, seq: int, name: str, args: list[str]) -> P.ErrorCode | None:
-        if name == "HELLO":
-            self._reply(self._identity())
-            return None
-        if name == "STATUS":
-            self._reply(self._status())
-            return None
-        if name == "RESET":
-            self.alarm = P.AlarmCode.NONE
-            return None
+    # -- command.cpp ----------------------------------------------------------
+
+    def _execute(self, seq: int, text: str) -> P.ErrorCode | None:
+        tokens = text.split(" ")
+        if "" in tokens[:MAX_TOKENS + 1]:
+            return P.ErrorCode.BAD_FORMAT  # a double or trailing space
+        if len(tokens) > MAX_TOKENS:
+            return P.ErrorCode.BAD_ARGUMENT
+        name, args = tokens[0], tokens[1:]
+        if name in P.QUEUED_COMMANDS:
+            return self._queue_action(seq, name, args)
         if name in ("MOTION", "SERVO"):
             return self._settings(name, args)
-        if name not in P.QUEUED_COMMANDS:
-            return P.ErrorCode.UNKNOWN_COMMAND
-        parsed = self._parse_action(name, args)
-        if isinstance(parsed, P.ErrorCode):
-            return parsed
+        if name in ("HELLO", "STATUS", "RESET"):
+            if args:
+                return P.ErrorCode.BAD_ARGUMENT
+            if name == "HELLO":
+                self._reply(self._identity())
+            elif name == "STATUS":
+                self._reply(self._status())
+            else:
+                return self._clear_alarm()
+            return None
+        return P.ErrorCode.UNKNOWN_COMMAND
+
+    def _clear_alarm(self) -> P.ErrorCode | None:
+        if not self.alarm:
+            return None
+        if self.estop_held:
+            return P.ErrorCode.ALARM_ACTIVE  # release the button first
+        self.alarm = P.AlarmCode.NONE
+        self.cut = 0
+        return None
+
+    def _queue_action(self, seq: int, name: str, args: list[str]) -> P.ErrorCode | None:
+        if name == "GRIP":
+            if len(args) != 1 or args[0] not in PAIR_ARMS:
+                return P.ErrorCode.BAD_ARGUMENT
+            nominal = motion_time.grip_ms(self.motion)
+        elif name == "DWELL":
+            if len(args) != 1:
+                return P.ErrorCode.BAD_ARGUMENT
+            nominal = _parse_int(args[0], P.DWELL_MS_MIN, P.DWELL_MS_MAX)
+            if isinstance(nominal, P.ErrorCode):
+                return nominal
+        else:  # TURN
+            pair = self._turn_pair(args)
+            if isinstance(pair, P.ErrorCode):
+                return pair
+            if self.alarm:
+                return P.ErrorCode.ALARM_ACTIVE
+            if self._queued_holding != pair:
+                return P.ErrorCode.NOT_HOLDING
+            nominal = motion_time.turn_ms([int(arg[1:]) for arg in args], self.motion)
         if self.alarm:
             return P.ErrorCode.ALARM_ACTIVE
         if len(self._queue) + (1 if self._running else 0) >= self.queue_depth:
             return P.ErrorCode.QUEUE_FULL
-        if name == "TURN":
-            holding = self._queued_holding
-            if holding is None or any(arm not in PAIR_ARMS[holding] for arm, _ in parsed):
-                return P.ErrorCode.NOT_HOLDING
-            nominal = motion_time.turn_ms([a for _, a in parsed], self.motion)
-        elif name == "GRIP":
-            self._queued_holding = parsed
-            nominal = motion_time.grip_ms(self.motion)
-        else:
-            nominal = parsed
+        if name == "GRIP":
+            self._queued_holding = args[0]
         self._queue.append((seq, f"{name} {' '.join(args)}", nominal))
         self.max_queued = max(self.max_queued, len(self._queue) + (1 if self._running else 0))
         return None
 
-    def _parse_action(self, name, args):
-        if name == "GRIP":
-            if len(args) != 1 or args[0] not in P.GRIP_PAIRS:
-                return P.ErrorCode.BAD_ARGUMENT
-            return args[0]
-        if name == "DWELL":
-            if len(args) != 1 or not args[0].isdigit():
-                return P.ErrorCode.BAD_ARGUMENT
-            ms = int(args[0])
-            return ms if P.DWELL_MS_MIN <= ms <= P.DWELL_MS_MAX else P.ErrorCode.OUT_OF_RANGE
-        arms = []
+    @staticmethod
+    def _turn_pair(args: list[str]):
+        """The pair a TURN's arms belong to, or the error code (command.cpp cmd_turn)."""
         if not 1 <= len(args) <= 2:
             return P.ErrorCode.BAD_ARGUMENT
+        pair, arms = None, []
         for arg in args:
-            arm, angle = arg[:1], arg[1:]
-            if arm not in P.ARMS or not angle.lstrip("-").isdigit() or arm in [a for a, _ in arms]:
+            arm_pair = next((name for name, arms_of in PAIR_ARMS.items() if arg[:1] in arms_of), None)
+            if arm_pair is None:
                 return P.ErrorCode.BAD_ARGUMENT
-            value = int(angle)
-            if value == 0 or value % 90 or abs(value) > P.TURN_ANGLE_MAX:
-                return P.ErrorCode.OUT_OF_RANGE
-            arms.append((arm, value))
-        return arms
+            angle = _parse_int(arg[1:], -P.TURN_ANGLE_MAX, P.TURN_ANGLE_MAX)
+            if isinstance(angle, P.ErrorCode):
+                return angle
+            if angle == 0 or angle % 90 or arg[0] in arms:
+                return P.ErrorCode.BAD_ARGUMENT
+            if pair is not None and arm_pair != pair:
+                return P.ErrorCode.NOT_HOLDING
+            pair = arm_pair
+            arms.append(arg[0])
+        return pair
 
     def _settings(self, name, args) -> P.ErrorCode | None:
-        keys = {"MOTION": {"S": "steps_per_rev", "V": "max_speed_steps_per_s", "A": "accel_steps_per_s2"},
-                "SERVO": {"O": "servo_open_us", "C": "servo_closed_us", "G": "grip_ms"}}[name]
+        spec = SETTINGS_ARGS[name]
+        if len(args) != len(spec):
+            return P.ErrorCode.BAD_ARGUMENT
         values = {}
         for arg in args:
-            if arg[:1] not in keys or not arg[1:].isdigit():
+            if arg[:1] not in spec or arg[0] in values:
                 return P.ErrorCode.BAD_ARGUMENT
-            values[keys[arg[:1]]] = int(arg[1:])
-        if set(values) != set(keys.values()):
-            return P.ErrorCode.BAD_ARGUMENT
-        if self.alarm:
+            key, low, high = spec[arg[0]]
+            value = _parse_int(arg[1:], low, high)
+            if isinstance(value, P.ErrorCode):
+                return value
+            values[arg[0]] = (key, value)
+        if name == "MOTION" and values["S"][1] % 4:
+            return P.ErrorCode.BAD_ARGUMENT  # quarter turns must be whole steps
+        if self.alarm:  # after the range check, as in the firmware: nothing changes while latched
             return P.ErrorCode.ALARM_ACTIVE
         if self._queue or self._running:
             return P.ErrorCode.BUSY
-        from ..config import SCHEMA  # the firmware's limits, mirrored in the config schema
-
-        for key, value in values.items():
-            spec = SCHEMA["motion"][key]
-            if not spec.min <= value <= spec.max or (key == "steps_per_rev" and value % 4):
-                return P.ErrorCode.OUT_OF_RANGE
-        self.motion.update(values)
+        self.motion.update(dict(values.values()))
         return None
 
     def _advance_motion(self) -> None:
@@ -482,29 +402,19 @@ class MockFirmware(_Device):
         if self._running is None and self._queue and not self.alarm:
             seq, command, nominal = self._queue.popleft()
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
+            self._running_since = now
 
 
-class ForeignDevice(_Device):
-    """Something that is not our firmware, for handshake tests.
+# Bytes allowed in a command line's payload (framing.cpp allowed_in_payload: no `*`).
+_PAYLOAD_BYTES = frozenset(P.COMMAND_CHARSET - {ord("*")})
 
-    kind "grbl": readable text of another firmware; "garbage": what a baud mismatch looks like
-    (unreadable bytes); "silent": nothing at all.
-    """
 
-    def __init__(self, kind: str, transport: str = "tcp", seed: int = 1):
-        super().__init__(transport)
-        self.kind = kind
-        self._rng = random.Random(seed)
-        self.bytes_received = 0
-
-    def _receive(self, data: bytes) -> None:
-        self.bytes_received += len(data)
-        if self.kind == "grbl":
-            if b"?" in data:
-                self._send(b"<Idle|MPos:0.000,0.000,0.000|FS:0,0>\r\n")
-            if b"\n" in data:
-                self._send(b"\r\nGrbl 1.1h ['$' for help]\r\nerror:20\r\n")
-        elif self.kind == "garbage":
-            # At the wrong baud every byte decodes as noise, with an occasional newline.
-            self._send(bytes(self._rng.choice([0x80, 0xF8, 0x00, 0xFE, 0x1C, 0xE0, 0x0A, 0x9F])
-                             for _ in range(3 * len(data))))
+def _parse_int(text: str, low: int, high: int):
+    """command.cpp parse_bounded: optional '-', digits; more than 9 digits is out of range."""
+    digits = text[1:] if text.startswith("-") else text
+    if not digits or not digits.isdigit() or not digits.isascii():
+        return P.ErrorCode.BAD_ARGUMENT
+    if len(digits) > 9:
+        return P.ErrorCode.OUT_OF_RANGE
+    value = int(text)
+    return value if low <= value <= high else P.ErrorCode.OUT_OF_RANGE

@@ -22,11 +22,16 @@ from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
 from ..vision.camera import Camera
+from ..vision.scan import LinkPresenter
 from . import emulator as emulator_module
 from . import pinlog, render
 from .virtual_robot import VirtualRobot
 
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
+BAD_LIGHTING = {  # --bad-scan: the first scan's picture
+    "dark": {"brightness": 0.015, "noise_sigma": 6.0},
+    "glare": {"glare_spots": 12, "glare_strength": 1.0},
+}
 BUTTON_HOLD_CYCLES = 50 * pinlog.CYCLES_PER_SECOND // 1000
 
 
@@ -52,31 +57,32 @@ class SimulatedCamera(Camera):
         return {"camera": "simulated", "lighting": repr(self.lighting)}
 
 
-class LinkPresenter:
-    """Presents scan views by streaming their actions to the robot."""
-
-    def __init__(self, link: Link, after=None):
-        self.link, self.after = link, after
-
-    def present(self, view) -> None:
-        if view.actions:
-            self.link.run(list(view.actions))
-        if self.after:
-            self.after()
-
-
 class SimulatedRobot:
+    """The robot/run/robot.py Robot interface, simulated, with demonstration faults:
+
+    bad_scan ("dark" / "glare"): the first scan's picture is bad (the run must rescan);
+    disconnect_at / estop_at N: the cable is pulled / the e-stop pressed at plan action N (1-based);
+    fault_rate P: the serial bytes are corrupted, dropped, duplicated or delayed with probability P.
+    """
+
     calibration = None  # the decoder learns the rendered colours from each scan
 
     def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
-                 fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None):
+                 fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
+                 bad_scan: str | None = None, disconnect_at: int | None = None, estop_at: int | None = None):
         if firmware not in FIRMWARE_CHOICES:
             raise ValueError(f"firmware must be one of {FIRMWARE_CHOICES}")
+        if bad_scan is not None and bad_scan not in BAD_LIGHTING:
+            raise ValueError(f"bad_scan must be one of {tuple(BAD_LIGHTING)}")
         self.config = config
         self.profile = RobotProfile.from_config(config)
         self.motion = config["motion"]
         self.virtual = VirtualRobot(self.profile, state, steps_per_rev=self.motion["steps_per_rev"])
+        # Pulling the cable needs the fault proxy in the line, even with no other faults.
+        fault_rate = fault_rate if fault_rate else (1e-9 if disconnect_at else 0.0)
         self.realtime, self.fault_rate, self.seed = realtime, fault_rate, seed
+        self.bad_scan, self.disconnect_at, self.estop_at = bad_scan, disconnect_at, estop_at
+        self._fired = set()  # the demonstration faults already made
         self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else 0.02)
         usable, reason = emulator_module.available()
         if firmware == "emulator" and not usable:
@@ -95,7 +101,7 @@ class SimulatedRobot:
     # -- life cycle ----------------------------------------------------------
 
     def start(self) -> "SimulatedRobot":
-        from ..vision.scan import ScanSequence
+        from ..scan_sequence import ScanSequence
 
         if self.uses_emulator:
             self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
@@ -167,8 +173,34 @@ class SimulatedRobot:
             self.emulator.release("estop")
 
     def disconnect(self) -> None:
-        """Pull the USB cable (needs the fault proxy, which the app adds for disconnect runs)."""
+        """Pull the USB cable (needs the fault proxy, which disconnect_at puts in the line)."""
         self.proxy.disconnect_now()
+
+    # -- demonstration faults (the run's hooks) ------------------------------
+
+    def before_scan(self, attempt: int | None) -> None:
+        """The picture quality of the next scan: bad_scan spoils attempt 1 only."""
+        bad = self.bad_scan if attempt == 1 else None
+        self.camera.lighting = render.Lighting(**BAD_LIGHTING[bad]) if bad else render.Lighting()
+
+    def action_done(self, completed: int) -> None:
+        """Pull the cable / press e-stop when plan action N (1-based) starts."""
+        if self.disconnect_at and "disconnect" not in self._fired and completed >= self.disconnect_at - 1:
+            self._fired.add("disconnect")
+            self.disconnect()
+        if self.estop_at and "estop" not in self._fired and completed >= self.estop_at - 1:
+            self._fired.add("estop")
+            self.press_estop()
+
+    def serial_fault_counts(self) -> tuple[int, int]:
+        """(faults the proxy made, how many of them created the real-time e-stop byte)."""
+        from ..link.protocol import RT_ESTOP
+        from .fault_proxy import TO_DEVICE
+
+        if self.proxy is None:
+            return 0, 0
+        # The proxy corrupts honestly: a damaged byte can become the real-time e-stop byte.
+        return len(self.proxy.faults), self.proxy.created(RT_ESTOP, TO_DEVICE)
 
     # -- the mechanics follow the firmware -------------------------------------
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..cli import add_config_argument
+from ..cli_common import add_config_argument
 
 SOLVE_EXAMPLES = """examples:
   cube-robot solve --scramble "R U2 F' R2"

@@ -175,13 +175,3 @@ def cubie_coords(state: cube.CubieCube) -> tuple[int, int]:
     cp8 = int(rank_permutations(np.array([state.cp]))[0])
     co8 = int(encode_twists(np.array([state.co]))[0])
     return cp8, co8
-
-
-def cubie_from_index(index: int) -> cube.CubieCube:
-    """The canonical CubieCube of a state index (slow; for tests and tools)."""
-    cp7, co6 = divmod(int(index), N_CO6)
-    others = [p for p in range(8) if p != DBL]
-    rest = list(itertools.islice(itertools.permutations(others), cp7, cp7 + 1))[0]
-    cp = rest[:DBL] + (DBL,) + rest[DBL:]
-    digits = all_twists()[co6]
-    return cube.CubieCube(tuple(int(v) for v in cp), tuple(int(v) for v in digits))

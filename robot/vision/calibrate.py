@@ -1,4 +1,4 @@
-"""Guided colour calibration: `cube-robot calibrate colors`.
+"""Guided colour calibration: `cube-robot calibrate colours`.
 
 Steps (each prompt can be answered from an answers file or flags, so the
 whole run also works without a person, e.g. in tests):
@@ -249,7 +249,7 @@ def advice(pair: Separation) -> str:
 class CalibrationOutcome:
     calibration: object
     regions: object
-    colors_path: Path | None
+    colours_path: Path | None
     regions_path: Path | None
     warnings: list = field(default_factory=list)
     verified: str = "skipped"  # confirmed / rejected / skipped / refused
@@ -326,7 +326,7 @@ def _pose_for(config, size):
 
 
 def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, presenter=None,
-        use_window: bool = False, colors_path=None, regions_path=None, say=print) -> CalibrationOutcome:
+        use_window: bool = False, colours_path=None, regions_path=None, say=print) -> CalibrationOutcome:
     """The guided calibration (see the module doc).  Returns what was learned and where it was saved."""
     from .camera import open_camera
     from .colour import CalibrationError
@@ -337,7 +337,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
 
     sequence = ScanSequence.from_config(config)
     sampling = SamplingSettings.from_config(config)
-    colors_path = Path(colors_path) if colors_path else project_path(config["scan"]["colors_file"])
+    colours_path = Path(colours_path) if colours_path else project_path(config["scan"]["colours_file"])
     regions_path = Path(regions_path) if regions_path else project_path(config["scan"]["regions_file"])
     preview = Preview(project_path(config["scan"]["preview_dir"]), use_window, say)
     solved_camera = solved_camera or open_camera(config, log=say)
@@ -401,12 +401,12 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
                     )
         # 7. Save.
         try:
-            saved_colors = calibration.save(colors_path)
+            saved_colours = calibration.save(colours_path)
         except (OSError, CalibrationError) as exc:
-            raise CalibrationAborted(f"cannot save {colors_path}: {exc}") from None
+            raise CalibrationAborted(f"cannot save {colours_path}: {exc}") from None
         saved_regions = regions.save(regions_path)
-        say(f"saved {saved_colors} and {saved_regions}")
-        return CalibrationOutcome(calibration, regions, saved_colors, saved_regions, warnings, verified)
+        say(f"saved {saved_colours} and {saved_regions}")
+        return CalibrationOutcome(calibration, regions, saved_colours, saved_regions, warnings, verified)
     finally:
         preview.close()
 

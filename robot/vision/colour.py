@@ -4,11 +4,11 @@ Lab (D65 white, CIE 1976) is used because distances in it follow what the eye
 calls "a different colour" far better than RGB distances do: red vs orange and
 white vs yellow are far apart in a and b even when their RGB values are close.
 
-The calibration (`Calibration`) is what `cube-robot calibrate colors` measures from a
+The calibration (`Calibration`) is what `cube-robot calibrate colours` measures from a
 solved cube: for each named colour its Lab centre and spread, optionally a
 per-region RGB gain (to even out light that differs across the camera's view),
 the camera settings it was measured with, a format version and a timestamp.
-It is saved as YAML (default `calibration/colors.yaml`):
+It is saved as YAML (where config scan.colours_file says; default `calibration/colors.yaml`):
 
     version: 1
     created: '2025-01-31T12:00:00+00:00'
@@ -34,11 +34,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..config import PROJECT_ROOT, read_yaml_file
+from ..config import read_yaml_file
 from ..cube import facelet_index
 
 CALIBRATION_VERSION = 1
-DEFAULT_CALIBRATION_PATH = PROJECT_ROOT / "calibration" / "colors.yaml"
 
 # D65 reference white (XYZ, Y = 1) and the sRGB -> XYZ matrix (IEC 61966-2-1).
 _WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
@@ -184,7 +183,7 @@ class Calibration:
             out["regions"] = {name: region.to_dict() for name, region in self.regions.items()}
         return out
 
-    def save(self, path=DEFAULT_CALIBRATION_PATH) -> Path:
+    def save(self, path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
@@ -194,10 +193,10 @@ class Calibration:
         return path
 
     @classmethod
-    def load(cls, path=DEFAULT_CALIBRATION_PATH) -> "Calibration":
+    def load(cls, path) -> "Calibration":
         path = Path(path)
         data = read_yaml_file(path, CalibrationError, "the colour calibration",
-                              "run 'cube-robot calibrate colors' to make one")
+                              "run 'cube-robot calibrate colours' to make one")
         return cls.from_dict(data, source=path)
 
     @classmethod
@@ -208,7 +207,7 @@ class Calibration:
         if version != CALIBRATION_VERSION:
             raise CalibrationError(
                 f"{source}: version: calibration format {version!r} is not supported "
-                f"(this program reads version {CALIBRATION_VERSION}); run 'cube-robot calibrate colors' again"
+                f"(this program reads version {CALIBRATION_VERSION}); run 'cube-robot calibrate colours' again"
             )
         colours_node = data.get("colours")
         if not isinstance(colours_node, dict):

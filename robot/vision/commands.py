@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli import add_config_argument
+from ..cli_common import add_config_argument
 
 DECODE_EXAMPLES = """examples:
   cube-robot vision decode readings.json
@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     decode.add_argument("file", metavar="FILE.json", help="JSON list of 24 [R, G, B]; '-' reads stdin")
     decode.add_argument("--calibration", metavar="PATH",
                         help="colour calibration (YAML) used as a prior and for colour names "
-                             "(default: calibration/colors.yaml if it exists)")
+                             "(default: the config's scan.colours_file, if it exists)")
     decode.add_argument("--no-calibration", action="store_true", help="ignore any calibration file")
     decode.add_argument("--json", action="store_true", help="print one JSON object")
     decode.add_argument("--net", metavar="PNG", help="also draw the decoded net (or the readings) to this PNG")
@@ -80,16 +80,17 @@ def _load_readings(name: str):
     return data
 
 
-def _calibration(args):
-    from .colour import DEFAULT_CALIBRATION_PATH, Calibration
+def _calibration(args, config):
+    """--calibration PATH, else the configured scan.colours_file when it exists (the scans' file)."""
+    from ..config import project_path
+    from .colour import Calibration
 
     if args.no_calibration:
         return None
     if args.calibration:
         return Calibration.load(args.calibration)
-    if DEFAULT_CALIBRATION_PATH.exists():
-        return Calibration.load(DEFAULT_CALIBRATION_PATH)
-    return None
+    path = project_path(config["scan"]["colours_file"])
+    return Calibration.load(path) if path.exists() else None
 
 
 def run_decode(args) -> int:
@@ -101,7 +102,7 @@ def run_decode(args) -> int:
     config = config_module.load(args.config)
     try:
         readings = _load_readings(args.file)
-        calibration = _calibration(args)
+        calibration = _calibration(args, config)
     except (ValueError, CalibrationError) as exc:
         print(f"cube-robot vision decode: {exc}", file=sys.stderr)
         return 2

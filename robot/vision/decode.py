@@ -1,4 +1,6 @@
-"""Joint decoding of 24 sticker readings into a legal cube.
+"""Joint decoding of 24 sticker readings into a legal cube (the decoder; the search
+is in robot.vision.legal, clustering in robot.vision.clusters, naming and drift
+in robot.vision.naming).
 
 Never sticker by sticker: the answer is the *legal cube* (6 colours of exactly
 4 stickers, 8 distinct corners of one handedness, twists summing to 0 mod 3,
@@ -25,39 +27,44 @@ readings together.  Steps:
    decode.min_margin, or a sticker that reads clearly as another colour than
    the cube needs (swapped or misread), raises VisionError naming the
    doubtful stickers, so the robot rescans instead of guessing.
+5. Reading past glare and shadow: when step 4 refuses, the stickers that fit
+   no colour (worst first, at most MAX_UNREAD) are left unread -- no cost
+   for any colour -- and the cube is fitted again.  Accepted only if it is
+   the same cube as before, its margin clears min_margin plus
+   UNREAD_EXTRA_MARGIN per unread sticker (on a 2x2x2 a corner's other two
+   stickers name the piece, so one unread sticker is determined), and no
+   unread sticker looks like another colour unless glare or shadow explains
+   it as its own (robot.vision.light); otherwise it refuses (reason
+   "unexplained").  A white-balanced second look may likewise confirm the
+   same cube under a colour cast.
+6. Clipped channels are censored values: two colours that differ only in
+   channels clipped at 255 (or both have a sticker clipped in all three)
+   cannot be told apart, so an over-exposed frame is refused, not guessed.
+
+Every refusal carries VisionError.reason (which rule refused).
 """
 
 from __future__ import annotations
 
-import itertools
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..cube import CORNER_FACELETS, FACELET_COUNT, FACES, CubeError, _PIECE_FACES, facelet_name, parse_facelets
+from ..cube import CORNER_NAMES, FACELET_COUNT, FACES
+from .clusters import (balanced_clusters, class_centres, distances, farthest_point_centres, fit_cost,
+                       fit_costs, match_classes, min_cost_assignment, partition_key, refine, same_partition,
+                       sticker_costs)
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
+from .legal import COLOURS, SCHEMES, STICKERS, alternatives, best_legal_labels
+from .light import HIGH, confounded_colours, explained_by_light, lamp_whites
+from .naming import ColourDrift, colour_drift, colour_names, rough_colour_name
+from .readings import NAMES as _NAMES, VisionError, check_readings
 
-COLOURS = 6
-PER_COLOUR = 4
-CORNERS = len(CORNER_FACELETS)
-_STICKERS = np.array(CORNER_FACELETS)  # (8 positions, 3 facelets)
-_NAMES = tuple(facelet_name(i) for i in range(FACELET_COUNT))
-
-
-class VisionError(ValueError):
-    """The readings do not give a cube we can trust.
-
-    stickers: facelet names ("F3", ...) of the doubtful stickers (rescan or
-    check those); result: the best guess (a DecodeResult) when there is one.
-    """
-
-    def __init__(self, message: str, stickers=(), result=None):
-        super().__init__(message)
-        self.stickers = tuple(stickers)
-        self.result = result
-
-    def __str__(self):
-        return self.args[0]
+__all__ = [
+    "DecodeResult", "StickerInfo", "VisionError", "decode", "decode_settings", "colour_drift", "ColourDrift",
+    "rough_colour_name", "best_legal_labels", "min_cost_assignment", "balanced_clusters", "SCHEMES",
+]
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,8 @@ class DecodeResult:
     sqrt(stickers that differ); at least decode.min_margin, else decode()
     raises.  alternative: that cube's facelets (same letters where the colours
     agree), or None if none was near.  colours: letter -> colour name.
+    unread: facelets read past (glare, shadow, clipped: they fit no colour and
+    the rest of the cube determines them; their letters come from the cube).
     centres_rgb: letter -> the scan's estimated sRGB of that colour.  noise:
     the scan's sticker noise (Lab-based feature units).
     """
@@ -103,6 +112,7 @@ class DecodeResult:
     centres_rgb: dict
     alternative: str | None
     noise: float
+    unread: tuple = ()
 
     @property
     def worst_sticker(self) -> StickerInfo:
@@ -118,306 +128,43 @@ class DecodeResult:
 
 def decode_settings(config=None) -> dict:
     """The `decode` section of a loaded config (the defaults when None)."""
-    from .. import config as config_module
-
     if config is None:
-        config = config_module.defaults()
+        return _default_settings()
     return config["decode"] if "decode" in config else config
 
 
-# ---------------------------------------------------------------------------
-# Colour schemes and the corner-assignment dynamic programme.
+@functools.lru_cache(maxsize=1)
+def _default_settings() -> dict:
+    from .. import config as config_module
+
+    return config_module.defaults()["decode"]
 
 
-def _schemes() -> np.ndarray:
-    """(30, 6): for each colour scheme, the colour class on faces U R F D L B.
+# The corner that names the letters (DBL: its D, B and L stickers), and which
+# corners' stickers share a piece (to find opposite colours: never on one piece).
+_DBL = STICKERS[CORNER_NAMES.index("DBL")]
+_DBL_FACES = [FACES[i // 4] for i in _DBL]
 
-    One representative per scheme up to whole-cube rotation: class 0 on U, the
-    smallest remaining class on F, then the opposite classes and the two
-    handednesses (R/L order).  Mirror-image schemes are included.
+
+def _letters(labels: np.ndarray) -> dict:
+    """Colour class -> face letter in the decoded scheme (the colour on DBL's D sticker is 'D', ...).
+
+    The same naming as robot.cube.parse_facelets: a face's letter is the
+    colour at DBL on that face, the other three are their opposites.
     """
-    out = []
-    for down in range(1, COLOURS):
-        rest = [c for c in range(1, COLOURS) if c != down]
-        front = rest[0]
-        for back in rest[1:]:
-            right, left = [c for c in rest if c not in (front, back)]
-            for r, l in ((right, left), (left, right)):
-                by_face = {"U": 0, "D": down, "F": front, "B": back, "R": r, "L": l}
-                out.append([by_face[f] for f in FACES])
-    return np.array(out)
+    together = np.zeros((COLOURS, COLOURS), dtype=bool)
+    corner_classes = labels[STICKERS]  # (8, 3)
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        together[corner_classes[:, a], corner_classes[:, b]] = True
+    together |= together.T | np.eye(COLOURS, dtype=bool)
+    opposite = (~together).argmax(axis=1)
+    letter = {}
+    for face, facelet in zip(_DBL_FACES, _DBL):
+        c = int(labels[facelet])
+        letter[c] = face
+        letter[int(opposite[c])] = FACES[(FACES.index(face) + 3) % 6]
+    return letter
 
-
-SCHEMES = _schemes()
-# _CLASS[s, piece, twist, k]: colour class on facelet k of a corner position
-# holding `piece` with `twist`, under scheme s (as in CubieCube.to_facelets).
-_CLASS = np.array([
-    [[[scheme[FACES.index(_PIECE_FACES[piece][(k - twist) % 3])] for k in range(3)]
-      for twist in range(3)] for piece in range(CORNERS)]
-    for scheme in SCHEMES
-])
-_ROLL = np.array([[(r - o) % 3 for r in range(3)] for o in range(3)])  # old residue for (twist o, new r)
-
-
-def _levels():
-    """Per corner position p: the piece sets after placing p+1 pieces, with predecessors."""
-    index_of = {0: 0}
-    levels = []
-    for size in range(1, CORNERS + 1):
-        masks = [sum(1 << j for j in c) for c in itertools.combinations(range(CORNERS), size)]
-        pieces = np.array([[j for j in range(CORNERS) if m >> j & 1] for m in masks])
-        pred = np.array([[index_of[m ^ (1 << j)] for j in row] for m, row in zip(masks, pieces)])
-        levels.append((pred, pieces))
-        index_of = {m: i for i, m in enumerate(masks)}
-    return levels
-
-
-_LEVELS = _levels()
-
-
-def _corner_costs(sticker_cost: np.ndarray) -> np.ndarray:
-    """(30, 8 positions, 8 pieces, 3 twists) cost of each placement, from (24, 6) sticker costs."""
-    return sticker_cost[_STICKERS[None, :, None, None, :], _CLASS[:, None]].sum(axis=-1)
-
-
-def _best_cubes(costs: np.ndarray):
-    """Exact best legal cube for each of a batch of (B, 8, 8, 3) placement costs.
-
-    costs[b, position, piece, twist].  Returns (total (B,), placements (B, 8, 2)
-    = (piece, twist) at each position).  Pieces must be distinct and the twists
-    must sum to 0 mod 3; the DP state is (set of pieces used, twist sum mod 3).
-    """
-    batch = costs.shape[0]
-    if batch == 0:
-        return np.empty(0), np.empty((0, CORNERS, 2), dtype=int)
-    by_batch_last = np.ascontiguousarray(np.moveaxis(costs, 0, -1))  # fast inner loops over the batch
-    table = np.full((1, 3, batch), np.inf)
-    table[0, 0] = 0.0
-    choices = []
-    for position, (pred, pieces) in enumerate(_LEVELS):
-        # cand[mask, i, o, r, b]: put piece pieces[mask, i] here with twist o, ending at residue r.
-        cand = table[pred][:, :, _ROLL, :] + by_batch_last[position][pieces][:, :, :, None, :]
-        cand = cand.reshape(len(pred), -1, 3, batch)
-        choices.append(cand.argmin(axis=1))
-        table = cand.min(axis=1)
-    total = table[0, 0]
-    placements = np.zeros((batch, CORNERS, 2), dtype=int)
-    everyone = np.arange(batch)
-    mask = np.zeros(batch, dtype=int)
-    residue = np.zeros(batch, dtype=int)
-    for position in range(CORNERS - 1, -1, -1):
-        pred, pieces = _LEVELS[position]
-        i, twist = np.divmod(choices[position][mask, residue, everyone], 3)
-        placements[:, position, 0] = pieces[mask, i]
-        placements[:, position, 1] = twist
-        residue = (residue - twist) % 3
-        mask = pred[mask, i]
-    return total, placements
-
-
-def _labels(schemes: np.ndarray, placements: np.ndarray) -> np.ndarray:
-    """(B, 24) colour class of each facelet, from schemes (B,) and placements (B, 8, 2)."""
-    labels = np.empty((len(schemes), FACELET_COUNT), dtype=int)
-    labels[:, _STICKERS] = _CLASS[schemes[:, None], placements[..., 0], placements[..., 1]]
-    return labels
-
-
-def _solve_batch(corner: np.ndarray, schemes: np.ndarray, limit: float):
-    """Best cube of each batch entry whose lower bound is below `limit` (others skipped).
-
-    corner: (B, 8, 8, 3) placement costs; schemes: (B,) the scheme of each
-    entry.  Returns (totals (K,), labels (K, 24), schemes (K,), placements
-    (K, 8, 2)) for the K entries searched.
-    """
-    bound = corner.min(axis=(2, 3)).sum(axis=1)  # each position at its cheapest: never above the truth
-    keep = np.flatnonzero(bound < limit)
-    totals, placements = _best_cubes(corner[keep])
-    return totals, _labels(schemes[keep], placements), schemes[keep], placements
-
-
-def best_legal_labels(sticker_cost: np.ndarray, known=None):
-    """The legal cube (colour class per facelet) with the smallest summed sticker cost.
-
-    sticker_cost: (24, 6) cost of giving each facelet each colour class.
-    known: optional labels of some legal cube (its cost bounds the search).
-    Exact: every colour scheme is searched unless its lower bound already
-    exceeds a cube found.  Returns (cost, labels (24,), scheme, placements (8, 2)).
-    """
-    corner = _corner_costs(sticker_cost)
-    everyone = np.arange(len(SCHEMES))
-    if known is not None:
-        upper = float(sticker_cost[np.arange(FACELET_COUNT), known].sum()) + 1e-9
-        totals, labels, schemes, placements = _solve_batch(corner, everyone, upper)
-    else:
-        bound = corner.min(axis=(2, 3)).sum(axis=1)
-        order = np.argsort(bound)
-        first = _solve_batch(corner[order[:1]], order[:1], np.inf)
-        rest = _solve_batch(corner[order[1:]], order[1:], first[0][0])
-        totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
-    k = int(np.argmin(totals))
-    return float(totals[k]), labels[k], int(schemes[k]), placements[k]
-
-
-# Corner pieces with no colour in common (URF-DBL, ...): two of them show all six colours.
-_ANTIPODE = [next(j for j in range(CORNERS) if not set(_PIECE_FACES[i]) & set(_PIECE_FACES[j]))
-             for i in range(CORNERS)]
-
-
-def _alternatives(sticker_cost: np.ndarray, scheme: int, placements: np.ndarray, limit: float):
-    """Legal labellings other than the best (scheme, placements), cheaper than `limit`.
-
-    Two searches, both exact within their reach:
-    * for each corner position and scheme, the best cube whose three colours
-      differ there (every other labelling differs somewhere);
-    * because a mere renaming of colours (same cube) can win the first search
-      when two colours look alike, also: in the best scheme, with two corners
-      holding opposite pieces kept (they pin all six colours, so no renaming
-      is possible), the best cube that differs at each other corner.
-    Returns (costs (K,), labels (K, 24)).
-    """
-    corner = _corner_costs(sticker_cost)
-    labels = _labels(np.array([scheme]), placements[None])[0]
-    batch = np.repeat(corner[None], CORNERS, axis=0)  # (8 positions, 30 schemes, 8, 8, 3)
-    for position in range(CORNERS):
-        same = (_CLASS == labels[_STICKERS[position]]).all(axis=-1)  # (30, 8 pieces, 3 twists)
-        batch[position, :, position][same] = np.inf
-    any_scheme = _solve_batch(batch.reshape(-1, CORNERS, CORNERS, 3), np.tile(np.arange(len(SCHEMES)), CORNERS),
-                              limit)
-    pinned = []
-    position_of_piece = {int(piece): position for position, piece in enumerate(placements[:, 0])}
-    for piece in range(CORNERS // 2):
-        keep = (position_of_piece[piece], position_of_piece[_ANTIPODE[piece]])
-        for position in range(CORNERS):
-            if position in keep:
-                continue
-            costs = corner[scheme].copy()
-            for k in keep:
-                held = costs[k, placements[k, 0], placements[k, 1]]
-                costs[k] = np.inf
-                costs[k, placements[k, 0], placements[k, 1]] = held
-            costs[position, placements[position, 0], placements[position, 1]] = np.inf
-            pinned.append(costs)
-    same_scheme = _solve_batch(np.array(pinned), np.full(len(pinned), scheme), limit)
-    return np.concatenate([any_scheme[0], same_scheme[0]]), np.concatenate([any_scheme[1], same_scheme[1]])
-
-
-# ---------------------------------------------------------------------------
-# Clustering.
-
-
-def min_cost_assignment(cost) -> np.ndarray:
-    """Hungarian method (shortest augmenting paths) for a square cost matrix.
-
-    Returns col_of_row: the column given to each row, minimising the total.
-    """
-    cost = np.asarray(cost, dtype=float)
-    n = cost.shape[0]
-    u = np.zeros(n + 1)
-    v = np.zeros(n + 1)
-    row_of_col = np.zeros(n + 1, dtype=int)  # 1-based rows; column 0 is the virtual start
-    way = np.zeros(n + 1, dtype=int)
-    for row in range(1, n + 1):
-        row_of_col[0] = row
-        col = 0
-        min_to = np.full(n + 1, np.inf)
-        used = np.zeros(n + 1, dtype=bool)
-        while True:
-            used[col] = True
-            r = row_of_col[col]
-            reduced = cost[r - 1] - u[r] - v[1:]
-            free = ~used[1:]
-            better = free & (reduced < min_to[1:])
-            min_to[1:][better] = reduced[better]
-            way[1:][better] = col
-            candidates = np.where(free, min_to[1:], np.inf)
-            nxt = int(np.argmin(candidates)) + 1
-            delta = candidates[nxt - 1]
-            u[row_of_col[used]] += delta
-            v[used] -= delta
-            min_to[1:][free] -= delta
-            col = nxt
-            if row_of_col[col] == 0:
-                break
-        while col:
-            prev = way[col]
-            row_of_col[col] = row_of_col[prev]
-            col = prev
-    col_of_row = np.zeros(n, dtype=int)
-    for col in range(1, n + 1):
-        col_of_row[row_of_col[col] - 1] = col - 1
-    return col_of_row
-
-
-def _distances(features: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(features[:, None, :] - centres[None, :, :], axis=-1)
-
-
-def _centres(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """(6, 3) mean feature of each class (every class has exactly 4 stickers)."""
-    return np.eye(COLOURS)[labels].T @ features / PER_COLOUR
-
-
-def balanced_clusters(features: np.ndarray, centres: np.ndarray, rounds: int = 4) -> np.ndarray:
-    """6 clusters of exactly 4 stickers (k-means with the count constraint): labels (24,)."""
-    labels = None
-    for _ in range(rounds):
-        slot_cost = np.repeat(_distances(features, centres), PER_COLOUR, axis=1)  # (24, 24 slots)
-        new = min_cost_assignment(slot_cost) // PER_COLOUR
-        if labels is not None and np.array_equal(new, labels):
-            break
-        labels = new
-        centres = _centres(features, labels)
-    return labels
-
-
-def _farthest_point_centres(features: np.ndarray, first: int) -> np.ndarray:
-    chosen = [first]
-    nearest = np.linalg.norm(features - features[first], axis=1)
-    for _ in range(COLOURS - 1):
-        chosen.append(int(np.argmax(nearest)))
-        nearest = np.minimum(nearest, np.linalg.norm(features - features[chosen[-1]], axis=1))
-    return features[chosen]
-
-
-def _partition_key(labels) -> tuple:
-    """Labels renamed in order of first appearance: equal for equal partitions."""
-    names = {}
-    return tuple(names.setdefault(c, len(names)) for c in np.asarray(labels).tolist())
-
-
-def _fit_cost(features: np.ndarray, labels: np.ndarray) -> float:
-    """Summed distance of each sticker to its class centre, the centres fitted to the labels."""
-    return float(np.linalg.norm(features - _centres(features, labels)[labels], axis=1).sum())
-
-
-def _fit_costs(features: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """_fit_cost of each row of a (K, 24) batch of labellings."""
-    one_hot = np.eye(COLOURS)[labels]  # (K, 24, 6)
-    centres = one_hot.transpose(0, 2, 1) @ features / PER_COLOUR  # (K, 6, 3)
-    return np.linalg.norm(features - one_hot @ centres, axis=2).sum(axis=1)
-
-
-def _refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 8) -> np.ndarray:
-    """Alternate best legal cube for the centres and centres for the cube until they agree.
-
-    memo: partition key -> where refining from it ended (shared between
-    starts, so paths that meet are not walked twice).
-    """
-    labels, path = None, []
-    for _ in range(rounds):
-        _, new, _, _ = best_legal_labels(_distances(features, centres), labels)
-        key = _partition_key(new)
-        if key in memo:
-            labels = memo[key]
-            break
-        path.append(key)
-        if labels is not None and np.array_equal(new, labels):
-            break
-        labels = new
-        centres = _centres(features, labels)
-    for key in path:
-        memo[key] = labels
-    return labels
 
 
 # ---------------------------------------------------------------------------
@@ -437,29 +184,156 @@ def _features(lab: np.ndarray, settings: dict) -> np.ndarray:
     return np.column_stack([lab[:, 0] * settings["lightness_weight"], lab[:, 1] * gain, lab[:, 2] * gain])
 
 
-def _margins(options, labels, best_cost: float, noise: float) -> np.ndarray:
-    """Extra cost of each (cost, labels) option over the best, in units of noise * sqrt(stickers that differ)."""
+def _margins(options, labels, best_cost: float, noise: float, read=None) -> np.ndarray:
+    """Extra cost of each (cost, labels) option over the best, in units of noise * sqrt(read stickers that differ)."""
     if not options:
         return np.empty(0)
     costs = np.array([cost for cost, _ in options])
-    differing = np.maximum(np.count_nonzero(np.array([other for _, other in options]) != labels, axis=1), 1)
+    differ = np.array([other for _, other in options]) != labels
+    if read is not None:
+        differ &= read
+    differing = np.maximum(np.count_nonzero(differ, axis=1), 1)
     return (costs - best_cost) / (noise * np.sqrt(differing))
 
 
-def _check_readings(rgb) -> np.ndarray:
-    try:
-        readings = np.asarray(rgb, dtype=float)
-    except (TypeError, ValueError):
-        raise VisionError("readings must be 24 [R, G, B] triples of numbers 0-255") from None
-    if readings.shape != (FACELET_COUNT, 3):
-        raise VisionError(
-            f"expected 24 [R, G, B] readings in facelet order U1..B4, got an array of shape {readings.shape}"
-        )
-    bad = [_NAMES[i] for i in range(FACELET_COUNT) if not np.all(np.isfinite(readings[i]))
-           or readings[i].min() < 0 or readings[i].max() > 255]
-    if bad:
-        raise VisionError(f"readings out of range 0-255 (or not numbers) at {', '.join(bad)}", stickers=bad)
-    return readings
+@dataclass
+class _Fit:
+    """The best legal cube for the readings, with what the refusal rules need.
+
+    weights: None, or 0/1 per sticker (0: unread, left out of every cost).
+    own: each sticker's distance to its colour's other (read) stickers' median;
+    looks_other: how much nearer (noise units) another colour's median is;
+    like_other: distance (noise units) to the nearest read sticker of another
+    colour; nearest_other: that other colour.  The refusal rules skip unread
+    stickers (_check_unread judges them by the light).
+    """
+
+    labels: np.ndarray
+    centres: np.ndarray
+    noise: float
+    own: np.ndarray
+    looks_other: np.ndarray
+    like_other: np.ndarray
+    nearest_other: np.ndarray
+    margin: float
+    alternative: np.ndarray | None
+    weights: np.ndarray | None
+
+    @property
+    def read(self) -> np.ndarray:
+        return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
+
+
+def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, weights=None) -> _Fit:
+    """Joint fit: several starts refined to legal cubes, the best kept, then its margin."""
+    read = np.ones(FACELET_COUNT, dtype=bool) if weights is None else weights > 0
+    # Several starting points (farthest-point centres from the brightest, the
+    # darkest and the most colourful read sticker, and the calibration's
+    # centres); each is refined to a legal cube; distinct cubes compete.
+    index = np.flatnonzero(read)
+    seeds = [index[np.argmax(lab[index, 0])], index[np.argmin(lab[index, 0])],
+             index[np.argmax(np.hypot(lab[index, 1], lab[index, 2]))]]
+    usable = features if weights is None else features[index]
+    starts = [farthest_point_centres(usable, int(np.flatnonzero(index == seed)[0])) for seed in dict.fromkeys(seeds)]
+    if calibration is not None:
+        starts.append(_features(calibration.centres_lab(), settings))
+    found, memo = {}, {}
+    for centres in starts:
+        labels = refine(features, centres, memo, weights=weights)
+        found.setdefault(partition_key(labels), (fit_cost(features, labels, weights), labels))
+    ranked = sorted(found.values(), key=lambda item: item[0])
+    labels = ranked[0][1]
+    centres = class_centres(features, labels, weights)
+    # The exact best cube for the final centres (its scheme and corners seed the alternatives).
+    _, labels, scheme, placements = best_legal_labels(sticker_costs(features, centres, weights), labels)
+    centres = class_centres(features, labels, weights)
+    best_cost = fit_cost(features, labels, weights)
+    key = partition_key(labels)
+
+    # Sticker noise: the median distance to the own colour's median, so a few
+    # misread stickers do not inflate it (and so hide themselves).  Unread
+    # stickers take no part (NaN in the medians).
+    members = np.argsort(labels, kind="stable").reshape(COLOURS, 4)  # (6 colours, 4 stickers)
+    masked = np.where(read[:, None], features, np.nan)
+    robust = np.nanmedian(masked[members], axis=1) if weights is not None else np.median(features[members], axis=1)
+    spread = np.linalg.norm(features - robust[labels], axis=1)
+    noise = max(float(np.median(spread[read])), settings["noise_floor"])
+
+    # Does a sticker look like another colour?  Robust centres (its own colour's
+    # without it, medians) so that misread stickers cannot pull centres to hide.
+    rank = np.empty(FACELET_COUNT, dtype=int)
+    rank[members.ravel()] = np.tile(np.arange(4), COLOURS)
+    mates = members[labels][~np.eye(4, dtype=bool)[rank]].reshape(FACELET_COUNT, 3)  # the other three
+    if weights is None:
+        own = np.linalg.norm(features - np.median(features[mates], axis=1), axis=1)
+    else:
+        mate_values = masked[mates]
+        none_read = np.isnan(mate_values[:, :, 0]).all(axis=1)  # all three mates unread: use them anyway
+        mate_values[none_read] = features[mates[none_read]]
+        own = np.linalg.norm(features - np.nanmedian(mate_values, axis=1), axis=1)
+    to_robust = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, distances(features, robust))
+    others = to_robust.min(axis=1)
+    nearest_other = to_robust.argmin(axis=1)
+    # ... and is it like some read sticker given another colour (not a reading like no other)?
+    like_other = np.where((labels[:, None] != labels[None, :]) & read[None, :], distances(features, features),
+                          np.inf).min(axis=1) / noise
+    looks_other = (own - others) / noise
+    wrong_looking, total = _misreads(np.where(read, looks_other, 0.0), like_other, settings)
+    misread = bool(wrong_looking) or total > settings["max_total_looks_other"]
+
+    # Next-best legal cube: other local optima, the best cubes that differ at
+    # some corner with these centres held (or refitted, if cheaper), and a few
+    # of those refined.  Margin: its extra cost in units of the noise expected
+    # over the read stickers where it differs (noise * sqrt(count)).
+    # Options are (cost, labels) with classes named as in `labels` (the DP
+    # alternatives already are; other optima are matched by their centres).
+    options = [(cost, match_classes(features, labels, other, weights)) for cost, other in ranked[1:]
+               if partition_key(other) != key]
+    # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
+    # and only shifts the confidence.
+    reach = max(settings["min_margin"] * np.sqrt(FACELET_COUNT), settings["full_margin"] * np.sqrt(6))
+    refused_anyway = misread or min(_margins(options, labels, best_cost, noise, read), default=np.inf) < settings[
+        "min_margin"]
+    if not refused_anyway:  # (a refused scan needs no finer margin)
+        alt_costs, alt_labels = alternatives(sticker_costs(features, centres, weights), scheme, placements,
+                                             best_cost + reach * noise)
+        if len(alt_labels):
+            # Genuine alternatives only (not a renaming of this cube), each once.
+            genuine = ~same_partition(alt_labels, labels)
+            alt_labels, first = np.unique(alt_labels[genuine], axis=0, return_index=True)
+            alt_labels = alt_labels[np.argsort(first)]  # in the order found
+            alt_costs = alt_costs[genuine][np.sort(first)]
+            alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels, weights))
+            options += list(zip(alt_costs.tolist(), alt_labels))
+        options.sort(key=lambda item: item[0])
+        for _, other in options[:settings["refine_alternatives"]]:
+            reached = refine(features, class_centres(features, other, weights), memo, weights=weights)
+            if partition_key(reached) != key:
+                options.append((fit_cost(features, reached, weights), match_classes(features, labels, reached, weights)))
+    margin, alternative = settings["full_margin"], None
+    if options:
+        z = _margins(options, labels, best_cost, noise, read)
+        k = int(np.argmin(z))
+        if z[k] < margin:
+            margin, alternative = float(z[k]), options[k][1]
+    return _Fit(labels, centres, noise, own / noise, looks_other, like_other, nearest_other, float(max(margin, 0.0)), alternative, weights)
+
+
+# Reading past stickers that fit no colour (glare, shadow, clipped channels):
+# at most this many stickers are left unread, each only if it is at least this
+# far (noise units) from its colour's other stickers, and the cube's margin
+# must then be this much above decode.min_margin per unread sticker (less
+# evidence, so a stricter test).
+MAX_UNREAD = 3
+UNREAD_MIN_DISTANCE = 3.0
+UNREAD_EXTRA_MARGIN = 0.5
+# An unread sticker nearer another colour than its own, and within this many
+# noise units of that colour's stickers, looks like that colour: only glare
+# or shadow may excuse it.  (Farther than this it fits no colour: unread.)
+UNREAD_LIKE_OTHER = 10.0
+# Below this mean lightness (0-100) a scan is too dark to read past anything:
+# noise swamps the colours and a "shadow" would excuse any dark reading.
+DARK_LIGHTNESS = 25.0
 
 
 def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
@@ -468,152 +342,205 @@ def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeRe
     calibration: optional prior (start centres, colour names, region gains);
     the centres are always re-estimated from this scan.  config: a loaded
     config (robot.config.load()) or its `decode` section; defaults if None.
-    Raises VisionError (naming the doubtful stickers) when the cube cannot be
-    read with confidence; never returns a cube it is not confident in.
+    Raises VisionError (naming the doubtful stickers, reason: the rule) when
+    the cube cannot be read with confidence; never returns a cube it is not
+    confident in.
     """
     settings = decode_settings(config)
-    readings = _check_readings(rgb)
+    readings = check_readings(rgb)
     if calibration is not None and calibration.regions:
         readings = calibration.correct(readings)
+    result, error, fit = _decode_readings(readings, calibration, settings)
+    if error is not None and error.reason in RETRIED:
+        # A colour cast distorts distances between colours; with the white
+        # stickers made neutral, the same best cube may be clear.  Only to
+        # confirm that cube (another one would be a second guess).
+        balanced = _white_balanced(readings, fit)
+        if balanced is not None:
+            second, second_error, _ = _decode_readings(balanced, calibration, settings, partition_key(fit.labels))
+            if second_error is None:
+                return second
+    if error is not None:
+        raise error
+    return result
+
+
+# Refusals worth a second look (reading past stickers, white balance); the
+# others (over-exposure, an unexplained sticker) stand.
+RETRIED = ("margin", "misread", "no-fit")
+
+
+def _decode_readings(readings, calibration, settings, must_be=None):
+    """(result, error or None, fit): the joint fit, read past stickers that fit no colour if needed.
+
+    must_be: a partition key the cube must have (else the first error stands).
+    """
     lab = srgb_to_lab(readings)
     features = _features(lab, settings)
-
-    # Several starting points (farthest-point centres from the brightest, the
-    # darkest and the most colourful sticker, and the calibration's centres);
-    # each is refined to a legal cube; distinct cubes compete.
-    seeds = [int(np.argmax(lab[:, 0])), int(np.argmin(lab[:, 0])), int(np.argmax(np.hypot(lab[:, 1], lab[:, 2])))]
-    starts = [_farthest_point_centres(features, seed) for seed in dict.fromkeys(seeds)]
-    if calibration is not None:
-        starts.append(_features(calibration.centres_lab(), settings))
-    found, memo = {}, {}
-    for centres in starts:
-        labels = _refine(features, centres, memo)
-        found.setdefault(_partition_key(labels), (_fit_cost(features, labels), labels))
-    ranked = sorted(found.values(), key=lambda item: item[0])
-    labels = ranked[0][1]
-    centres = _centres(features, labels)
-    # The exact best cube for the final centres (its scheme and corners seed the alternatives).
-    _, labels, scheme, placements = best_legal_labels(_distances(features, centres), labels)
-    centres = _centres(features, labels)
-    best_cost = _fit_cost(features, labels)
-    key = _partition_key(labels)
-    # Sticker noise: the median distance to the own colour's median, so a few
-    # misread stickers do not inflate it (and so hide themselves).
-    members = np.array([np.flatnonzero(labels == c) for c in range(COLOURS)])  # (6, 4)
-    robust = np.median(features[members], axis=1)
-    noise = max(float(np.median(np.linalg.norm(features - robust[labels], axis=1))), settings["noise_floor"])
-
-    # Does a sticker look like another colour?  Robust centres (its own colour's
-    # without it, medians) so that misread stickers cannot pull centres to hide.
-    own = np.array([
-        np.linalg.norm(features[i] - np.median(features[members[labels[i]][members[labels[i]] != i]], axis=0))
-        for i in range(FACELET_COUNT)
-    ])
-    others = np.where(np.eye(COLOURS, dtype=bool)[labels], np.inf, _distances(features, robust)).min(axis=1)
-    # ... and is it like some sticker given another colour (not a reading like no other)?
-    like_other = np.where(labels[:, None] != labels[None, :], _distances(features, features), np.inf).min(axis=1)
-    looks_other = (own - others) / noise
-    like_other = like_other / noise
-    wrong_looking, total = _misreads(looks_other, like_other, settings)
-    misread = bool(wrong_looking) or total > settings["max_total_looks_other"]
-
-    # Next-best legal cube: other local optima, the best cubes that differ at
-    # some corner with these centres held (or refitted, if cheaper), and a few
-    # of those refined.  Margin: its extra cost in units of the noise expected
-    # over the stickers where it differs (noise * sqrt(count)).
-    # Options are (cost, labels) with classes named as in `labels` (the DP
-    # alternatives already are; other optima are matched by their centres).
-    options = [(cost, _match_classes(features, labels, other)) for cost, other in ranked[1:]
-               if _partition_key(other) != key]
-    # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
-    # and only shifts the confidence.
-    reach = max(settings["min_margin"] * np.sqrt(FACELET_COUNT), settings["full_margin"] * np.sqrt(6))
-    refused_anyway = misread or min(_margins(options, labels, best_cost, noise), default=np.inf) < settings[
-        "min_margin"]
-    if not refused_anyway:  # (a refused scan needs no finer margin)
-        alt_costs, alt_labels = _alternatives(_distances(features, centres), scheme, placements,
-                                              best_cost + reach * noise)
-        if len(alt_labels):
-            genuine = np.array([_partition_key(other) != key for other in alt_labels], dtype=bool)
-            alt_costs = np.minimum(alt_costs, _fit_costs(features, alt_labels))[genuine]
-            options += list(zip(alt_costs.tolist(), alt_labels[genuine]))
-        options.sort(key=lambda item: item[0])
-        for _, other in options[:settings["refine_alternatives"]]:
-            reached = _refine(features, _centres(features, other), memo)
-            if _partition_key(reached) != key:
-                options.append((_fit_cost(features, reached), _match_classes(features, labels, reached)))
-    margin, alternative = settings["full_margin"], None
-    if options:
-        z = _margins(options, labels, best_cost, noise)
-        k = int(np.argmin(z))
-        if z[k] < margin:
-            margin, alternative = float(z[k]), options[k][1]
-    margin = float(max(margin, 0.0))
-    distances = np.linalg.norm(features - centres[labels], axis=1)
-    return _result(readings, lab, features, labels, centres, distances / noise, looks_other,
-                   like_other, margin, alternative, noise, calibration, settings)
+    fit = _fit(features, lab, settings, calibration)
+    result = _result(readings, lab, features, fit, calibration, settings)
+    error = _refusal(fit, result, lab, settings)
+    first_key = partition_key(fit.labels)
+    if must_be is not None and first_key != must_be:
+        return result, error or VisionError("a different cube", reason="margin"), fit
+    first_fit = fit
+    if error is not None and error.reason in RETRIED and lab[:, 0].mean() >= DARK_LIGHTNESS:
+        # Read past the stickers that fit no colour, worst first, while the
+        # rest of the cube still determines them.  Only to confirm the best
+        # cube: a cube that needs the suspects left out to win is a guess.
+        weights = np.ones(FACELET_COUNT)
+        for _ in range(MAX_UNREAD):
+            worst = int(np.argmax(np.where(fit.read, fit.own, -np.inf)))
+            if fit.own[worst] < UNREAD_MIN_DISTANCE:
+                break
+            weights[worst] = 0.0
+            fit = _fit(features, lab, settings, calibration, weights.copy())
+            if partition_key(fit.labels) != first_key:
+                break
+            unread_result = _result(readings, lab, features, fit, calibration, settings)
+            if _refusal(fit, unread_result, lab, settings, UNREAD_EXTRA_MARGIN * np.count_nonzero(~fit.read)) is None:
+                try:
+                    _check_unread(readings, fit, unread_result, settings)
+                except VisionError as unexplained:
+                    return unread_result, unexplained, first_fit
+                result, error = unread_result, None
+                break
+    if error is None:
+        error = _over_exposure(readings, fit, result)
+    return result, error, first_fit
 
 
-def _result(readings, lab, features, labels, centres, distances, looks_other, other_distances, margin,
-            alternative, noise, calibration, settings) -> DecodeResult:
-    """Name the colours by the decoded scheme, and refuse when not confident."""
-    try:
-        parsed = parse_facelets("".join(str(c) for c in labels))
-    except CubeError as exc:  # cannot happen: the search only builds legal cubes
-        raise AssertionError(f"decoder produced an illegal cube: {exc}") from None
-    letter_of_class = {int(symbol): FACES[i] for i, symbol in enumerate(parsed.colours)}
-    facelets = "".join(letter_of_class[c] for c in labels.tolist())
-    centres_lab = np.array([lab[labels == c].mean(axis=0) for c in range(COLOURS)])
-    names = _colour_names(centres_lab, calibration)
-    alt_facelets = None
-    if alternative is not None:
-        alt_labels = alternative
-        alt_facelets = "".join(letter_of_class[c] for c in alt_labels.tolist())
-    stickers = tuple(
-        StickerInfo(
-            name=_NAMES[i], letter=facelets[i], colour=names[labels[i]], distance=round(float(distances[i]), 3),
-            rgb=tuple(int(round(v)) for v in readings[i]), looks_other=round(float(looks_other[i]), 3),
+def _white_balanced(readings: np.ndarray, fit: _Fit):
+    """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None."""
+    lightest = _colour_rgb(readings, fit)
+    lightest = lightest[int(np.argmax(srgb_to_lab(lightest)[:, 0]))]
+    if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
+        return None
+    return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
+
+
+def _colour_rgb(readings: np.ndarray, fit: _Fit) -> np.ndarray:
+    """(6, 3) median reading of each colour's read stickers."""
+    members = np.argsort(fit.labels, kind="stable").reshape(COLOURS, 4)
+    return np.nanmedian(np.where(fit.read[:, None], readings, np.nan)[members], axis=1) if fit.weights is not None \
+        else np.median(readings[members], axis=1)
+
+
+def _check_unread(readings: np.ndarray, fit: _Fit, result: DecodeResult, settings) -> None:
+    """Refuse when an unread sticker looks like another colour and glare or shadow cannot explain it.
+
+    (A sticker of another colour -- swapped, or a misread region -- is not
+    excused by the cube constraints: the cube would be built around a lie.)
+    """
+    colour_rgb = _colour_rgb(readings, fit)
+    lamps = lamp_whites(colour_rgb)
+    spread = np.linalg.norm(readings - colour_rgb[fit.labels], axis=1)
+    noise_rgb = max(float(np.median(spread[fit.read])), 3.0)
+    suspicious = []
+    for i in np.flatnonzero(~fit.read):
+        looks_like = int(fit.nearest_other[i])
+        if fit.looks_other[i] <= 0:  # nearer its own colour than any other
+            continue
+        if fit.like_other[i] >= UNREAD_LIKE_OTHER:  # far from every other colour's stickers: simply unread
+            continue
+        if not explained_by_light(readings[i], colour_rgb[fit.labels[i]], colour_rgb[looks_like], lamps, noise_rgb):
+            suspicious.append(i)
+    if suspicious:
+        names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
+        detail = ", ".join(f"{_NAMES[i]} reads like {names[int(fit.nearest_other[i])]} but the cube needs "
+                           f"{names[int(fit.labels[i])]}" for i in suspicious)
+        raise VisionError(
+            f"sticker(s) {detail}, and neither glare nor shadow explains that: a sticker swapped on the cube or a "
+            "region reading the wrong place. Check those stickers and rescan.",
+            stickers=[_NAMES[i] for i in suspicious], result=result, reason="unexplained",
         )
+
+
+def _over_exposure(readings: np.ndarray, fit: _Fit, result: DecodeResult) -> VisionError | None:
+    """Refuse when two colours differ only in clipped channels (the frame is over-exposed).
+
+    Either their median readings do, or each has a sticker clipped in all
+    three channels (those two readings are the same: white vs a washed-out yellow).
+    """
+    pairs = confounded_colours(_colour_rgb(readings, fit))
+    saturated = sorted({int(c) for c in fit.labels[(readings >= HIGH).all(axis=1)]})
+    pairs += [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
+    if not pairs:
+        return None
+    names = {c: s.colour for c, s in zip(fit.labels, result.stickers)}
+    which = "; ".join(f"{names[c]} and {names[d]}" for c, d in pairs)
+    stickers = [_NAMES[i] for i in range(FACELET_COUNT) if any(fit.labels[i] in pair for pair in pairs)]
+    return VisionError(
+        f"the frame is over-exposed: {which} read the same in every channel that is not clipped at 255, so they "
+        "cannot be told apart. Lower the camera exposure (or the light) and rescan.",
+        stickers=stickers, result=result, reason="over-exposed",
+    )
+
+
+def _result(readings, lab, features, fit: _Fit, calibration, settings) -> DecodeResult:
+    """Name the colours by the decoded scheme."""
+    labels = fit.labels
+    letter_of_class = _letters(labels)
+    facelets = "".join(letter_of_class[c] for c in labels.tolist())
+    read = fit.read
+    centres_lab = np.array([lab[(labels == c) & read].mean(axis=0) for c in range(COLOURS)])
+    names = colour_names(centres_lab, calibration)
+    alt_facelets = None
+    if fit.alternative is not None:
+        alt_facelets = "".join(letter_of_class[c] for c in fit.alternative.tolist())
+    sticker_distances = (np.linalg.norm(features - fit.centres[labels], axis=1) / fit.noise).round(3).tolist()
+    looks_other = fit.looks_other.round(3).tolist()
+    rgb = np.rint(readings).astype(int).tolist()
+    stickers = tuple(
+        StickerInfo(name=_NAMES[i], letter=facelets[i], colour=names[labels[i]], distance=sticker_distances[i],
+                    rgb=tuple(rgb[i]), looks_other=looks_other[i])
         for i in range(FACELET_COUNT)
     )
-    result = DecodeResult(
+    centres_rgb = np.rint(lab_to_srgb(centres_lab)).astype(int).tolist()
+    return DecodeResult(
         facelets=facelets,
-        confidence=round(margin / settings["full_margin"], 3),
-        margin=round(margin, 3),
+        confidence=round(fit.margin / settings["full_margin"], 3),
+        margin=round(fit.margin, 3),
         stickers=stickers,
         colours={letter_of_class[c]: names[c] for c in range(COLOURS)},
-        centres_rgb={letter_of_class[c]: tuple(int(round(v)) for v in lab_to_srgb(centres_lab[c]))
-                     for c in range(COLOURS)},
+        centres_rgb={letter_of_class[c]: tuple(centres_rgb[c]) for c in range(COLOURS)},
         alternative=alt_facelets,
-        noise=round(float(noise), 3),
+        noise=round(float(fit.noise), 3),
+        unread=tuple(_NAMES[i] for i in np.flatnonzero(~read)),
     )
-    wrong_looking, total = _misreads(looks_other, other_distances, settings)
+
+
+def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_margin=0.0) -> VisionError | None:
+    """The VisionError for a fit that is not to be trusted (None: trust it)."""
+    looks_other = np.where(fit.read, fit.looks_other, 0.0)
+    wrong_looking, total = _misreads(looks_other, fit.like_other, settings)
+    stickers = result.stickers
     if not wrong_looking and total > settings["max_total_looks_other"]:
         worst = [_NAMES[i] for i in np.argsort(-looks_other)[:4] if looks_other[i] > 0]
-        raise VisionError(
+        return VisionError(
             f"the readings fit no legal cube well: {len(np.flatnonzero(looks_other > 0))} stickers look more like "
             f"another colour than the one the best cube needs (total {total:.1f}, limit "
             f"{settings['max_total_looks_other']:.1f}; worst {', '.join(worst)}): stickers swapped on the cube, or "
             "regions reading the wrong place. Check those stickers and rescan.",
-            stickers=worst, result=result,
+            stickers=worst, result=result, reason="no-fit",
         )
     if wrong_looking:
-        raise VisionError(
+        return VisionError(
             f"sticker(s) {', '.join(wrong_looking)} read as a different colour than any legal cube allows "
             f"(the best cube puts {', '.join(f'{s.name}={s.colour}' for s in stickers if s.name in wrong_looking)}): "
             "a misread (glare, shadow, a finger, wrong region) or stickers swapped on the cube. "
             "Check those stickers and rescan.",
-            stickers=wrong_looking, result=result,
+            stickers=wrong_looking, result=result, reason="misread",
         )
-    if margin < settings["min_margin"]:
+    if fit.margin < settings["min_margin"] + extra_margin:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
-        raise VisionError(
+        return VisionError(
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "
-            f"(margin {margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
+            f"(margin {fit.margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
             f"{_advice(lab)}",
-            stickers=doubtful, result=result,
+            stickers=doubtful, result=result, reason="margin",
         )
-    return result
+    return None
 
 
 def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tuple[list, float]:
@@ -630,75 +557,9 @@ def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tupl
 
 def _advice(lab: np.ndarray) -> str:
     mean_lightness = float(lab[:, 0].mean())
-    if mean_lightness < 25:
+    if mean_lightness < DARK_LIGHTNESS:
         return (f"The readings are very dark (mean lightness {mean_lightness:.0f}/100): add light or raise the "
                 "camera exposure, then rescan.")
     return ("Rescan; if it happens again check those stickers for glare or shadow, and recalibrate "
-            "('cube-robot calibrate colors') if the light has changed.")
+            "('cube-robot calibrate colours') if the light has changed.")
 
-
-def _match_classes(features, labels, other) -> np.ndarray:
-    """`other`'s classes renamed to the classes of `labels` with the nearest centres."""
-    mine, theirs = _centres(features, labels), _centres(features, other)
-    mapping = min_cost_assignment(_distances(theirs, mine))
-    return mapping[other]
-
-
-def _colour_names(centres_lab: np.ndarray, calibration) -> list[str]:
-    """A name per class: the calibration's (nearest centres, one to one), else a rough hue name."""
-    if calibration is not None:
-        mapping = min_cost_assignment(_distances(centres_lab, calibration.centres_lab()))
-        return [calibration.names[k] for k in mapping]
-    return [rough_colour_name(c) for c in centres_lab]
-
-
-def rough_colour_name(lab) -> str:
-    """'white', 'red', 'blue'... for display only (decoding never uses names)."""
-    lightness, a, b = (float(v) for v in lab)
-    chroma = np.hypot(a, b)
-    if chroma < 12 + 0.1 * (100 - lightness):
-        return "white" if lightness > 60 else "grey" if lightness > 25 else "black"
-    hue = np.degrees(np.arctan2(b, a)) % 360
-    for limit, name in ((20, "pink"), (50, "red"), (75, "orange"), (105, "yellow"), (190, "green"),
-                        (290, "blue"), (340, "purple"), (360, "pink")):
-        if hue < limit:
-            return name
-    return "pink"
-
-
-@dataclass(frozen=True)
-class ColourDrift:
-    """How far a scan's colours are from the calibration.
-
-    delta_e: calibration colour name -> CIE76 distance between its calibrated
-    Lab centre and this scan's centre for it; worst: the name that moved most.
-    """
-
-    delta_e: dict
-    worst: str
-
-    @property
-    def max_delta_e(self) -> float:
-        return self.delta_e[self.worst]
-
-
-def colour_drift(scan, calibration: Calibration) -> ColourDrift:
-    """Compare a scan's colour centres with the calibration.
-
-    scan: a DecodeResult (its per-colour centres are used) or raw (24, 3) sRGB
-    readings (clustered into 6 groups of 4 first).  The decoder copes with
-    drift by itself; a large drift means the light or camera changed, so the
-    caller should warn and suggest recalibrating (threshold: scan.drift_warn_delta_e).
-    """
-    if isinstance(scan, DecodeResult):
-        centres = srgb_to_lab(np.array(list(scan.centres_rgb.values()), dtype=float))
-    else:
-        lab = srgb_to_lab(_check_readings(scan))
-        labels = balanced_clusters(lab, _farthest_point_centres(lab, int(np.argmax(lab[:, 0]))))
-        centres = _centres(lab, labels)
-    calibrated = calibration.centres_lab()
-    # One-to-one matching: each calibrated colour to the scan colour that explains it best.
-    mapping = min_cost_assignment(_distances(calibrated, centres))
-    delta = {name: round(float(np.linalg.norm(calibrated[k] - centres[mapping[k]])), 2)
-             for k, name in enumerate(calibration.names)}
-    return ColourDrift(delta, max(delta, key=delta.get))

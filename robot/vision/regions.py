@@ -2,7 +2,7 @@
 
 A region is a quadrilateral of 4 image points (x, y) around one sticker.  The
 regions of all views live in one YAML file (config `scan.regions_file`,
-normally calibration/regions.yaml) written by `cube-robot calibrate colors`;
+normally calibration/regions.yaml) written by `cube-robot calibrate colours`;
 code never hard-codes them.  Region k of a view is the sticker named by the
 k-th entry of that view's `facelets` list in config.yaml's scan sequence.
 
@@ -51,7 +51,7 @@ class Regions:
                 raise RegionsError(
                     f"view {view.name!r} has {len(quads)} regions but the scan sequence lists "
                     f"{len(view.facelets)} facelets ({' '.join(view.facelets)}); re-run "
-                    "'cube-robot calibrate colors' after changing the scan sequence"
+                    "'cube-robot calibrate colours' after changing the scan sequence"
                 )
 
     def check_frame(self, view: str, image: np.ndarray) -> None:
@@ -59,7 +59,7 @@ class Regions:
         if (w, h) != tuple(self.image_size):
             raise RegionsError(
                 f"view {view!r}: regions were set for {self.image_size[0]}x{self.image_size[1]} frames "
-                f"but the frame is {w}x{h}; set camera.width/height back or re-run 'cube-robot calibrate colors'"
+                f"but the frame is {w}x{h}; set camera.width/height back or re-run 'cube-robot calibrate colours'"
             )
 
     def to_dict(self) -> dict:
@@ -78,7 +78,7 @@ class Regions:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         header = (
-            "# Sticker regions per scan view, written by 'cube-robot calibrate colors'.\n"
+            "# Sticker regions per scan view, written by 'cube-robot calibrate colours'.\n"
             "# views.<name>[k] is the quad (4 x,y image points) of the k-th facelet listed\n"
             "# for that view in config.yaml's scan.views.\n"
         )
@@ -103,7 +103,7 @@ class Regions:
     @classmethod
     def load(cls, path) -> "Regions":
         path = Path(path)
-        data = read_yaml_file(path, RegionsError, "regions file", "run 'cube-robot calibrate colors' to create it")
+        data = read_yaml_file(path, RegionsError, "regions file", "run 'cube-robot calibrate colours' to create it")
         return cls.from_dict(data, str(path))
 
 
@@ -327,45 +327,6 @@ def refine_with_detections(predicted: np.ndarray, detected: list, max_shift: flo
             out[k] = detected[best]
             replaced += 1
     return out, replaced
-
-
-def fit_face_grid(detected: list, rows: int = 2, cols: int = 2) -> np.ndarray | None:
-    """Pick a rows x cols grid of equally spaced stickers (a face seen head-on).
-
-    Tries each detection as each grid cell with the pitch implied by its size;
-    keeps the placement that explains most detections, completes missing cells
-    by the grid, and returns the quads in row-major order (None if fewer than
-    2 detections agree).
-    """
-    if not detected:
-        return None
-    centres = np.array([q.mean(axis=0) for q in detected])
-    sizes = np.array([np.sqrt(abs(cv2.contourArea(q.astype(np.float32)))) for q in detected])
-    best = None
-    for anchor in range(len(detected)):
-        for r0 in range(rows):
-            for c0 in range(cols):
-                for pitch_factor in (1.1, 1.2, 1.3):
-                    pitch = sizes[anchor] * pitch_factor
-                    origin = centres[anchor] - pitch * np.array([c0, r0])
-                    cells = [origin + pitch * np.array([c, r]) for r in range(rows) for c in range(cols)]
-                    matches = []
-                    for cell in cells:
-                        dist = np.linalg.norm(centres - cell, axis=1)
-                        ok = (dist < 0.3 * pitch) & (np.abs(sizes / sizes[anchor] - 1) < 0.35)
-                        matches.append(int(np.argmin(np.where(ok, dist, np.inf))) if ok.any() else None)
-                    score = sum(m is not None for m in matches)
-                    error = sum(np.linalg.norm(centres[m] - cell) for m, cell in zip(matches, cells) if m is not None)
-                    key = (score, -error)
-                    if best is None or key > best[0]:
-                        best = (key, matches, cells, sizes[anchor])
-    (score, _), matches, cells, size = best
-    if score < 2:
-        return None
-    quads = []
-    for match, cell in zip(matches, cells):
-        quads.append(detected[match] if match is not None else square_quad(cell, size / 2))
-    return np.array(quads)
 
 
 # ---------------------------------------------------------------------------

@@ -1,18 +1,20 @@
 """The scan: present each view, grab frames, read the 24 stickers, decode.
 
-The scan sequence is data (config.yaml `scan.views`): each view lists the
-robot actions that present it (same op format as plans: {"op": "grip",
-"pair": "RL"} / {"op": "turn", "arms": {"R": 90, "L": -90}}) and the facelets
-the camera sees in that view's regions, named in the robot frame *at that
-moment*.  The result is in the robot frame at the END of the sequence (after
-`scan.finish` actions too): that is the state the solver starts from.  Each
-view's facelets are carried forward through the later actions with the cube
-model's facelet permutations (robot.cube), never with a table of our own.
+The scan sequence is data (config.yaml `scan.views`, modelled in
+robot/scan_sequence.py): each view lists the robot actions that present it
+(same op format as plans: {"op": "grip", "pair": "RL"} / {"op": "turn",
+"arms": {"R": 90, "L": -90}}) and the facelets the camera sees in that view's
+regions, named in the robot frame *at that moment*.  The result is in the
+robot frame at the END of the sequence (after `scan.finish` actions too): that
+is the state the solver starts from.  Each view's facelets are carried forward
+through the later actions with the cube model's facelet permutations
+(robot.cube), never with a table of our own.
 
 Pipeline (each step usable alone, so tests and the bench can enter anywhere):
     capture_views(camera, sequence, presenter)  -> {view: frame}      (camera waits)
     read_stickers(frames, sequence, regions)    -> StickerReadings    (24 samples, final frame)
-    scan(...)                                   -> ScanResult         (+ decode, drift, pictures)
+    read_frames(frames, sequence, regions, ...) -> ScanResult         (+ decode, drift, pictures)
+    Scanner(config, camera, presenter).scan()   -> ScanResult         (all of it, from the config)
 """
 
 from __future__ import annotations
@@ -26,159 +28,9 @@ import numpy as np
 
 from .. import cube
 from ..config import project_path
-from ..plan import Grip, Turn, action_from_json
-
-
-class ScanConfigError(ValueError):
-    """A scan sequence that cannot work (names the view and the facelets)."""
-
-
-# ---------------------------------------------------------------------------
-# The sequence.
-
-
-@dataclass(frozen=True)
-class ScanView:
-    name: str
-    actions: tuple  # Grip / Turn done before this view's frame is taken
-    facelets: tuple  # facelet names (robot frame at this moment), one per region
-
-    @property
-    def moves(self) -> list[str]:
-        return [m for a in self.actions if isinstance(a, Turn) for m in a.moves()]
-
-
-@dataclass(frozen=True)
-class ScanSequence:
-    views: tuple
-    finish: tuple = ()  # actions after the last view (e.g. to hand the cube to a pair)
-
-    @classmethod
-    def from_config(cls, config) -> "ScanSequence":
-        scan_cfg = config["scan"]
-        sequence = cls.from_data(scan_cfg["views"], scan_cfg.get("finish", []))
-        sequence.check_robot(config)
-        return sequence
-
-    @classmethod
-    def from_data(cls, views, finish=()) -> "ScanSequence":
-        """Build and validate from plain data (a list of {name, actions, facelets})."""
-        built = []
-        for number, view in enumerate(views, start=1):
-            name = str(view.get("name") or f"view{number}")
-            try:
-                actions = tuple(action_from_json(a) for a in view.get("actions", []))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise ScanConfigError(f"scan view {name!r}: bad action ({exc}); use {{op: grip, pair: RL}} "
-                                      "or {op: turn, arms: {R: 90, L: -90}}") from None
-            facelets = tuple(str(f) for f in view.get("facelets", []))
-            bad = [f for f in facelets if not _is_facelet_name(f)]
-            if bad:
-                raise ScanConfigError(f"scan view {name!r}: {', '.join(bad)} not facelet names (use U1..B4)")
-            built.append(ScanView(name, actions, facelets))
-        try:
-            finish_actions = tuple(action_from_json(a) for a in finish)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ScanConfigError(f"scan.finish: bad action ({exc})") from None
-        names = [v.name for v in built]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ScanConfigError(f"scan views must have distinct names; repeated: {', '.join(dupes)}")
-        sequence = cls(tuple(built), finish_actions)
-        missing = sequence.unseen_facelets()
-        if missing:
-            raise ScanConfigError(
-                f"the scan sequence never sees {len(missing)} facelet(s) (named in the robot frame at the end "
-                f"of the scan): {' '.join(missing)}; add a view that shows them"
-            )
-        return sequence
-
-    def check_robot(self, config) -> None:
-        """Every action is legal for the configured robot (arm pairs, angles)."""
-        from ..plan import RobotProfile, replay
-
-        profile = RobotProfile.from_config(config)
-        actions = list(self.all_actions())
-        try:
-            replay(cube.SOLVED, actions, profile)
-        except ValueError as exc:
-            # replay names the action index; say which view it belongs to.
-            index = int(str(exc).split(":")[0].split()[-1]) if str(exc).startswith("action ") else None
-            where = self.view_of_action(index) if index is not None else "?"
-            raise ScanConfigError(f"scan sequence, {where}: {exc}") from None
-
-    def all_actions(self):
-        for view in self.views:
-            yield from view.actions
-        yield from self.finish
-
-    def view_of_action(self, index: int) -> str:
-        for view in self.views:
-            if index < len(view.actions):
-                return f"view {view.name!r}"
-            index -= len(view.actions)
-        return "scan.finish"
-
-    @property
-    def final_grip(self) -> str | None:
-        """The pair holding the cube when the scan ends (None if no grip is given)."""
-        grips = [a.pair for a in self.all_actions() if isinstance(a, Grip)]
-        return grips[-1] if grips else None
-
-    def moves_after(self, view_index: int) -> list[str]:
-        """Face moves done after view `view_index`'s frame, up to the end of the scan."""
-        moves = []
-        for view in self.views[view_index + 1:]:
-            moves += view.moves
-        moves += [m for a in self.finish if isinstance(a, Turn) for m in a.moves()]
-        return moves
-
-    def moves_before(self, view_index: int) -> list[str]:
-        """Face moves done from the start up to view `view_index`'s frame."""
-        return [m for view in self.views[:view_index + 1] for m in view.moves]
-
-    @property
-    def moves(self) -> list[str]:
-        return self.moves_before(len(self.views) - 1) + self.moves_after(len(self.views) - 1)
-
-    def final_positions(self, view_index: int) -> list[int]:
-        """Where each facelet seen in a view ends up (facelet index in the final frame)."""
-        tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))  # 24 distinct symbols
-        moved = cube.apply_moves(tags, self.moves_after(view_index))
-        where = {symbol: position for position, symbol in enumerate(moved)}
-        return [where[tags[cube.facelet_index(name)]] for name in self.views[view_index].facelets]
-
-    def mapping(self) -> list[tuple[int, int, int]]:
-        """(view index, region index, final facelet index) for every region of every view."""
-        return [
-            (v, r, final)
-            for v in range(len(self.views))
-            for r, final in enumerate(self.final_positions(v))
-        ]
-
-    def unseen_facelets(self) -> list[str]:
-        seen = {final for _, _, final in self.mapping()}
-        return [cube.facelet_name(i) for i in range(cube.FACELET_COUNT) if i not in seen]
-
-    def states_at_views(self, start_facelets: str) -> list[str]:
-        """The facelet string in the robot frame at each view (for the renderer)."""
-        return [cube.apply_moves(start_facelets, self.moves_before(v)) for v in range(len(self.views))]
-
-    def final_state(self, start_facelets: str) -> str:
-        return cube.apply_moves(start_facelets, self.moves)
-
-
-def _is_facelet_name(name: str) -> bool:
-    return len(name) == 2 and name[0] in cube.FACES and name[1] in "1234"
-
-
-def sequence_problem(views, finish=()) -> str | None:
-    """The config check: None if the sequence is usable, else the problem text."""
-    try:
-        ScanSequence.from_data(views, finish)
-    except ScanConfigError as exc:
-        return str(exc)
-    return None
+from ..plan import Grip, Turn
+# The sequence model lives beside the cube model (config.py checks it at load); re-exported here.
+from ..scan_sequence import ScanConfigError, ScanSequence, ScanView  # noqa: F401
 
 
 # ---------------------------------------------------------------------------
@@ -190,6 +42,19 @@ class NoMotion:
 
     def present(self, view: ScanView) -> None:
         return None
+
+
+class LinkPresenter:
+    """Presents scan views by streaming their actions to the robot over its link."""
+
+    def __init__(self, link, after=None):
+        self.link, self.after = link, after  # after(): called once the view is in place
+
+    def present(self, view: ScanView) -> None:
+        if view.actions:
+            self.link.run(list(view.actions))
+        if self.after:
+            self.after()
 
 
 class ManualPresenter:
@@ -310,7 +175,7 @@ def drift_warnings(readings: StickerReadings, decoded, calibration, threshold: f
     return [
         f"sticker colours have drifted from the calibration of {calibration.created or 'unknown date'}: "
         f"{drift.worst} moved {drift.max_delta_e:.1f} Delta-E (warning above {threshold:g}). The light or "
-        "camera settings changed: re-run 'cube-robot calibrate colors'."
+        "camera settings changed: re-run 'cube-robot calibrate colours'."
     ]
 
 
@@ -322,7 +187,7 @@ class Scanner:
 
     presenter: an object with present(view) that makes the robot do the view's
     actions (default: NoMotion, for file cameras).  calibration: a
-    Calibration, None, or "auto" (load scan.colors_file if it exists).
+    Calibration, None, or "auto" (load scan.colours_file if it exists).
     """
 
     def __init__(self, config, camera=None, presenter=None, calibration="auto", regions=None):
@@ -336,7 +201,7 @@ class Scanner:
         self.regions = regions if regions is not None else Regions.load(project_path(config["scan"]["regions_file"]))
         self.regions.check(self.sequence)
         if calibration == "auto":
-            path = project_path(config["scan"]["colors_file"])
+            path = project_path(config["scan"]["colours_file"])
             calibration = Calibration.load(path) if path.exists() else None
         self.calibration = calibration
         self.sampling = SamplingSettings.from_config(config)
@@ -360,16 +225,9 @@ class Scanner:
         )
 
 
-def scan(camera, sequence: ScanSequence, regions, calibration=None, presenter=None, sampling=None,
-         config=None, drift_threshold: float = 15.0, save_dir=None) -> ScanResult:
-    """Capture, read and decode one cube.  Never raises on a bad read: see ScanResult.error."""
-    frames = capture_views(camera, sequence, presenter)
-    return read_frames(frames, sequence, regions, calibration, sampling, config, drift_threshold, save_dir)
-
-
 def read_frames(frames, sequence, regions, calibration=None, sampling=None, config=None,
                 drift_threshold: float = 15.0, save_dir=None) -> ScanResult:
-    """Frames -> ScanResult (what `scan` does after the camera).  read_ms excludes saving pictures."""
+    """Frames -> ScanResult (what `Scanner.scan` does after the camera).  read_ms excludes saving pictures."""
     from .decode import VisionError, decode
 
     start = time.perf_counter()

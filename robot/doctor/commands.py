@@ -1,10 +1,11 @@
 """`cube-robot doctor`: run every health check and print one table.
 
-A check is a function `check(config, args) -> list[Result]` registered in
-CHECKS below as (title, "module:function"); modules are imported only when the
-check runs, so a broken camera stack cannot hide a serial problem.  To add a
-check: write the function in your module and append one line to CHECKS (and,
-if it needs an option, add it in `register`).
+A check is a function `check(config, args) -> list[Result]` (robot/doctor/__init__.py)
+in its package's doctor_checks module, listed in CHECKS below as
+(title, "module:function"); modules are imported only when the check runs, so
+a broken camera stack cannot hide a serial problem.  To add a check: write the
+function beside what it checks and append one line to CHECKS (and, if it
+needs an option, add it in `register`).
 """
 
 from __future__ import annotations
@@ -12,26 +13,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from dataclasses import dataclass
 
-from .cli import add_config_argument
-
-OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
+from ..cli_common import add_config_argument
+from . import FAIL, Result, format_table
 
 CHECKS = [
     ("serial", "robot.link.doctor_checks:check_serial"),
-    ("solver tables", "robot.doctor_checks_app:check_tables"),
-    ("colour calibration", "robot.doctor_checks_app:check_colour_calibration"),
-    ("camera", "robot.doctor_checks_app:check_camera"),
-    ("firmware emulator", "robot.doctor_checks_app:check_emulator"),
+    ("solver tables", "robot.solver.doctor_checks:check_tables"),
+    ("colour calibration", "robot.vision.doctor_checks:check_colour_calibration"),
+    ("camera", "robot.vision.doctor_checks:check_camera"),
+    ("firmware emulator", "robot.sim.doctor_checks:check_emulator"),
 ]
-
-
-@dataclass(frozen=True)
-class Result:
-    item: str  # what was checked, e.g. "/dev/ttyACM0"
-    status: str  # OK / WARN / FAIL / INFO
-    detail: str  # what was found, and what to do about it
 
 
 def register(subparsers) -> None:
@@ -59,19 +51,8 @@ def run_checks(config, args) -> list[tuple[str, Result]]:
     return rows
 
 
-def format_table(rows) -> str:
-    headers = ("check", "item", "status", "detail")
-    table = [headers] + [(title, r.item, r.status, r.detail) for title, r in rows]
-    widths = [max(len(str(row[i])) for row in table) for i in range(3)]
-    lines = []
-    for row in table:
-        lines.append("  ".join(str(row[i]).ljust(widths[i]) for i in range(3)) + "  " + str(row[3]))
-    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 6)
-    return "\n".join(lines)
-
-
 def run_doctor(args) -> int:
-    from . import config as config_module
+    from .. import config as config_module
 
     config = config_module.load(args.config)
     rows = run_checks(config, args)

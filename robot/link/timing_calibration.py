@@ -18,10 +18,10 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .cli import add_config_argument
-from .plan import HALF, Grip, Turn, normalise_angle
+from ..cli_common import add_config_argument
+from ..plan import HALF, Grip, Turn, normalise_angle
+from .motion import TIMING_KEYS, robot_timing
 
-TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")
 # `  key: value   # comment` (the comment is optional)
 _VALUE_LINE = re.compile(r"^(?P<head>\s+(?P<key>\w+):\s*)(?P<value>[^\s#]+)(?P<spaces>\s*)(?P<rest>#[^\r\n]*)?(?P<end>\r?\n?)$")
 
@@ -68,12 +68,14 @@ def medians(samples: dict) -> dict:
     return {key: round(statistics.median(values)) for key, values in samples.items()}
 
 
-def format_table(measured: dict, samples: dict, current: dict) -> str:
+def format_table(measured: dict, samples: dict, current: dict, derived=()) -> str:
+    """`derived`: keys whose config value is null (shown as derived from `motion`)."""
     rows = [("setting", "measured", "min..max", "samples", "config", "change")]
     for key in TIMING_KEYS:
         values = samples[key]
+        shown = f"{current[key]} ms" + (" (null: from motion)" if key in derived else "")
         rows.append((f"robot.timing.{key}", f"{measured[key]} ms", f"{min(values)}..{max(values)}",
-                     str(len(values)), f"{current[key]} ms", f"{measured[key] - current[key]:+d}"))
+                     str(len(values)), shown, f"{measured[key] - current[key]:+d}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -121,7 +123,7 @@ def rewrite_timing(text: str, values: dict, path="config") -> str:
 
 def save_timing(path, values: dict) -> None:
     """Rewrite the three timing numbers in the config file at `path`, validated, atomically."""
-    from . import config as config_module
+    from .. import config as config_module
 
     path = Path(path)
     new_text = rewrite_timing(path.read_text(), values, path)
@@ -144,20 +146,20 @@ def save_timing(path, values: dict) -> None:
 @contextmanager
 def _robot_link(config, args):
     """A Link to the robot, the firmware in simavr, or (no AVR toolchain) the mock firmware."""
-    from .link.driver import Link
+    from .driver import Link
 
     if not args.sim:
         with Link.open(config, port=args.port) as link:
             yield link, args.port or config["link"]["port"] or "auto-detected port"
         return
-    from .sim import emulator
+    from ..sim import emulator
 
     ok, reason = emulator.available()
     if ok:
         with emulator.Emulator() as emu, Link.open(config, port=emu.port) as link:
             yield link, "the real firmware in simavr"
         return
-    from .sim.mock_firmware import MockFirmware
+    from ..sim.mock_firmware import MockFirmware
 
     print(f"simavr not available ({reason}); using the mock firmware", file=sys.stderr)
     mock = MockFirmware(transport="pty", motion=config["motion"]).start()
@@ -196,25 +198,26 @@ def register_calibrate(group) -> None:
 
 
 def run_timing(args) -> int:
-    from . import config as config_module
-    from .link.errors import LinkError
-    from .sim.emulator import EmulatorError
+    from .. import config as config_module
+    from ..sim.emulator import EmulatorError
+    from .errors import LinkError
 
     if args.repeats < 1:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
         return 2
     try:
         config = config_module.load(args.config)
-        current = {key: config["robot"]["timing"][key] for key in TIMING_KEYS}
+        current = robot_timing(config)  # null values: derived from `motion`
         with _robot_link(config, args) as (link, where):
             print(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
             samples = measure(link, args.repeats)
         measured = medians(samples)
-        print(format_table(measured, samples, current))
+        derived = [key for key in TIMING_KEYS if config["robot"]["timing"][key] is None]
+        print(format_table(measured, samples, current, derived))
         if not args.save:
             print("\nnot saved (add --save to write these into the config file)")
             return 0
-        if measured == current:
+        if measured == current and not derived:
             print(f"\n{config.path} already has these values; nothing to change")
             return 0
         save_timing(config.path, measured)

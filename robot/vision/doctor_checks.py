@@ -1,5 +1,4 @@
-"""Doctor checks for the application side: solver tables, colour calibration,
-camera, and the firmware toolchain/emulator.  Registered in robot/doctor.py CHECKS."""
+"""Doctor checks of the vision side: the colour calibration and the camera."""
 
 from __future__ import annotations
 
@@ -7,60 +6,36 @@ import datetime as _dt
 import os
 import threading
 
-from .doctor import FAIL, INFO, OK, WARN, Result
+from ..doctor import FAIL, OK, WARN, Result
 
 CALIBRATION_MAX_AGE_DAYS = 30
 CAMERA_OPEN_TIMEOUT_S = 3.0
 
 
-def check_tables(config, args) -> list[Result]:
-    """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?"""
-    from .plan import RobotProfile
-    from .solver.tables import TableStore, tables_dir
-
-    directory = tables_dir(config)
-    store = TableStore(directory)
-    profile = RobotProfile.from_config(config).describe()
-    results = []
-    for name, prof in (("coords.npz", None), ("robot-cost.npy", profile)):
-        item = str(directory / name)
-        problem = store.problem(name, prof)
-        if problem is None:
-            detail = "valid" + (" for this robot profile" if prof is not None else "")
-            results.append(Result(item, OK, detail))
-        elif problem == "not built yet":
-            results.append(Result(item, WARN, "not built yet; built automatically on first solve "
-                                              "(or now with any solve command), takes a while once"))
-        else:
-            # Stale or damaged tables are rebuilt on next use; say so rather than fail.
-            results.append(Result(item, WARN, f"{problem}; it will be rebuilt on next use"))
-    return results
-
-
 def check_colour_calibration(config, args) -> list[Result]:
     """Is there a colour calibration, and how old is it?"""
-    from .vision.colour import Calibration, CalibrationError
-    from .config import project_path
+    from ..config import project_path
+    from .colour import Calibration, CalibrationError
 
-    path = project_path(config["scan"]["colors_file"])
+    path = project_path(config["scan"]["colours_file"])
     if not path.exists():
-        return [Result(str(path), WARN, "missing: run `cube-robot calibrate colors` (scans work without it "
+        return [Result(str(path), WARN, "missing: run `cube-robot calibrate colours` (scans work without it "
                                         "but cannot warn about colour drift)")]
     try:
         calibration = Calibration.load(path)
     except (CalibrationError, OSError, ValueError) as exc:
-        return [Result(str(path), FAIL, f"unreadable: {exc}; run `cube-robot calibrate colors` again")]
+        return [Result(str(path), FAIL, f"unreadable: {exc}; run `cube-robot calibrate colours` again")]
     try:
         created = _dt.datetime.fromisoformat(str(calibration.created))
     except ValueError:
         return [Result(str(path), WARN, f"created date {calibration.created!r} is not a date; "
-                                        "recalibrate with `cube-robot calibrate colors`")]
+                                        "recalibrate with `cube-robot calibrate colours`")]
     if created.tzinfo is None:
         created = created.replace(tzinfo=_dt.timezone.utc)
     age_days = (_dt.datetime.now(_dt.timezone.utc) - created).total_seconds() / 86400
     if age_days > CALIBRATION_MAX_AGE_DAYS:
         return [Result(str(path), WARN, f"{age_days:.0f} days old (over {CALIBRATION_MAX_AGE_DAYS}): lighting "
-                                        "may have changed; rerun `cube-robot calibrate colors`")]
+                                        "may have changed; rerun `cube-robot calibrate colours`")]
     return [Result(str(path), OK, f"{age_days:.0f} days old")]
 
 
@@ -96,13 +71,3 @@ def check_camera(config, args) -> list[Result]:
     if not outcome.get("opened"):
         return [Result(item, WARN, "not found: OpenCV cannot open it (busy, unplugged or no permission?)")]
     return [Result(item, OK, "opens")]
-
-
-def check_emulator(config, args) -> list[Result]:
-    """Is the AVR toolchain + simavr there (for `--sim` and the firmware tests)?"""
-    from .sim import emulator
-
-    ok, reason = emulator.available()
-    if ok:
-        return [Result("avr-gcc + simavr", OK, "firmware can be built and emulated (--sim uses the real firmware)")]
-    return [Result("avr-gcc + simavr", INFO, f"not available ({reason}); --sim falls back to the mock firmware")]

@@ -1,0 +1,341 @@
+"""The connection below the driver: the port, its reader, the acknowledged line window, the handshake.
+
+`Connection.handshake()` gets the firmware's identity (a banner, or `?` then HELLO) and
+classifies a failure (no answer / wrong firmware / wrong baud).  ports.probe() uses it
+on its own; robot.link.driver.Link builds the commands and plan streaming on top.
+
+Link-level rules of docs/protocol.md kept here:
+  * every command line stays "pending" until an `ok`/`err`/`done`/`status acc` covers its
+    seq; on `rs`, an answer timeout or a garbled reply the pending lines are resent with
+    the SAME seq (the firmware answers `ok <seq> dup` for ones it already has);
+  * the bytes of lines whose answer has not arrived never exceed the firmware's `rx`;
+  * silence while work is outstanding is answered with `?` and, failing that, a
+    SilentBoardError: nothing is waited on forever.
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import re
+import time
+from dataclasses import dataclass
+
+from . import protocol as P
+from .errors import (
+    DisconnectedError,
+    HandshakeError,
+    LinkError,
+    NoAnswerError,
+    SilentBoardError,
+    WrongBaudError,
+    WrongFirmwareError,
+)
+from .reader import Disconnected, Foreign, Garbled, Reader
+from .stream import LineWindow
+
+MIN_STATUS_POLL_S = 0.25  # `?` interval while waiting for an identity
+MIN_WAIT_S = 0.001  # shortest wait for the next message
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    port: str | None = None
+    baud: int = P.BAUD
+    ack_timeout_s: float = 0.2
+    silence_timeout_s: float = 0.5
+    handshake_timeout_s: float = 3.0
+    max_resends: int = 10
+
+    @classmethod
+    def from_config(cls, config) -> "LinkSettings":
+        link = config["link"]
+        return cls(
+            port=link["port"], baud=link["baud"],
+            ack_timeout_s=link["ack_timeout_ms"] / 1000, silence_timeout_s=link["silence_timeout_ms"] / 1000,
+            handshake_timeout_s=link["handshake_timeout_ms"] / 1000, max_resends=link["max_resends"],
+        )
+
+
+class Connection:
+    """A port with its reader thread and acknowledged line window (no streams, no commands beyond HELLO)."""
+
+    def __init__(self, port, settings: LinkSettings = LinkSettings(), url=None):
+        self.settings = settings
+        self.url = url  # to name the port in messages (and reopen it in Link.resume)
+        self.identity: P.Identity | None = None
+        self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
+        self.stats = collections.Counter()
+        self._lines = LineWindow()
+        self._last_answer = time.monotonic()
+        self._last_heard = time.monotonic()
+        self._status_asked: float | None = None  # when silence made us ask `?` (None: not asking)
+        self._status_sent = 0.0
+        self._port = None
+        self._attach(port)
+
+    def _attach(self, port) -> None:
+        self._port = port
+        self._inbox: queue.Queue = queue.Queue()
+        self._reader = Reader(port, self._inbox, self.events)
+        self._reader.start()
+        self._lines.clear()
+
+    def close(self) -> None:
+        self._detach()
+
+    def _detach(self) -> None:
+        """Stop the reader and close the port (best effort: it may already be gone)."""
+        self._reader.stop_flag.set()
+        try:
+            self._port.close()
+        except Exception:
+            pass
+        self._reader.join(timeout=1)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- low level ---------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._port.write(data)
+        except Exception as exc:
+            raise DisconnectedError(
+                f"the serial port went away while writing ({type(exc).__name__}: {exc}); "
+                "reconnect and call resume()"
+            ) from exc
+
+    def _submit(self, command: str, entry=None) -> int:
+        return self._lines.submit(command, entry)
+
+    def _pump(self) -> None:
+        """Send pending lines in seq order while the firmware's receive buffer has room."""
+        window = self.identity.rx_bytes if self.identity else P.MAX_LINE
+        while (line := self._lines.next_to_send(window, self.settings.max_resends)) is not None:
+            if not self._lines.inflight:
+                self._last_answer = time.monotonic()  # the answer clock starts with the first line in flight
+            self._write(line.data)
+            self.stats["resends" if line.sends else "lines_sent"] += 1
+            self._lines.mark_sent(line)
+
+    def _answered(self, seq: int | None) -> None:
+        self._last_answer = time.monotonic()
+        self._lines.answered(seq)
+
+    def _next_message(self, timeout: float):
+        try:
+            arrived, message = self._inbox.get(timeout=max(timeout, 0))
+        except queue.Empty:
+            return None
+        self._last_heard = arrived
+        self._status_asked = None
+        return message
+
+    def _wait_step(self, deadline: float | None = None):
+        """Pump, wait for the next message or a timeout, and handle link-level timeouts.
+
+        Returns the message (already applied to the acknowledgement state), or None on a timeout step.
+        """
+        self._pump()
+        now = time.monotonic()
+        if self._status_asked is None:
+            waits = [self._last_heard + self.settings.silence_timeout_s - now]
+        else:  # already asking: the silence deadline has passed and must not make us spin
+            waits = [self._status_asked + self.settings.silence_timeout_s - now,
+                     self._status_sent + self.settings.ack_timeout_s - now]
+        if self._lines.pending:
+            waits.append(self._last_answer + self.settings.ack_timeout_s - now)
+        if deadline is not None:
+            waits.append(deadline - now)
+        # Never a zero wait: a spinning driver holds the GIL and starves the reader thread.
+        message = self._next_message(max(min(waits), MIN_WAIT_S))
+        if message is None:
+            self._on_timeout()
+            return None
+        self._apply(message)
+        return message
+
+    def _on_timeout(self) -> None:
+        now = time.monotonic()
+        if self._status_asked is not None and now - self._status_asked >= self.settings.silence_timeout_s:
+            raise SilentBoardError(
+                f"the board stopped answering: nothing for {now - self._last_heard:.1f} s, not even to '?' "
+                "(board hung, unpowered, or the USB cable was pulled)"
+            )
+        if self._status_asked is not None and now - self._status_sent >= self.settings.ack_timeout_s:
+            self._write(P.RT_STATUS)  # the `?` byte itself may have been lost: repeat it within the bound
+            self._status_sent = now
+        if self._lines.pending and now - self._last_answer >= self.settings.ack_timeout_s:
+            self.stats["timeouts"] += 1
+            self._lines.inflight.clear()  # after this long the firmware has read everything we sent
+            self._lines.rewind()
+            self._last_answer = now
+        if now - self._last_heard >= self.settings.silence_timeout_s and self._status_asked is None:
+            if self._work_outstanding():
+                self._ask_status()
+            else:
+                self._last_heard = now
+
+    def _work_outstanding(self) -> bool:
+        """Whether silence now means trouble (Link adds: a stream is running)."""
+        return bool(self._lines.pending)
+
+    def _ask_status(self) -> None:
+        self._write(P.RT_STATUS)
+        self.stats["status_asked"] += 1
+        self._status_asked = self._status_sent = time.monotonic()
+
+    def _apply(self, message) -> None:
+        """Acknowledgement bookkeeping common to every phase."""
+        match message:
+            case P.Ok(seq, dup):
+                self._answered(seq)
+                self._lines.acknowledge_through(seq)
+                self.stats["dup_acks"] += dup
+            case P.Err(seq, _):
+                self._answered(seq)
+                if seq is not None:  # the seq is consumed (nothing moved); earlier ones were accepted
+                    self._lines.acknowledge_through(seq)
+                else:  # garbage reached the firmware: resend unless a fresh copy is on its way
+                    self.stats["err_no_seq"] += 1
+                    oldest = next(iter(self._lines.pending), None)
+                    if oldest is not None and not self._lines.in_flight(oldest):
+                        self._lines.rewind()
+            case P.Resend(seq):
+                self._answered(None)
+                self.stats["resend_requests"] += 1
+                self._lines.acknowledge_through(seq - 1)
+                if not self._lines.in_flight(seq):  # else the resent copy is already on its way
+                    self._lines.rewind(seq)
+            case P.Done(seq, _):
+                self._lines.acknowledge_through(seq)
+            case P.Status(accepted=acc):
+                self._lines.acknowledge_through(acc)
+            case Garbled():
+                self.stats["garbled_lines"] += 1
+                self._lines.rewind()
+            case Disconnected(reason):
+                raise DisconnectedError(f"the serial port went away ({reason}); reconnect and call resume()")
+
+    # -- handshake ---------------------------------------------------------
+
+    def handshake(self) -> P.Identity:
+        """Get the firmware's identity (banner or HELLO) and check it; classify any failure.
+
+        Asks with the real-time `?` (answered whatever the firmware's sequence state), then sends
+        HELLO with the seq the status says it expects.  A banner (the board just reset) is enough.
+        """
+        settings = self.settings
+        poll_interval = max(MIN_STATUS_POLL_S, settings.ack_timeout_s)
+        deadline = time.monotonic() + settings.handshake_timeout_s
+        self.identity = None
+        self._write(b"\n" + P.RT_STATUS)  # end any partial line, then ask for a status
+        next_poll = time.monotonic() + poll_interval
+        foreign: list[str] = []
+        ours = 0  # lines of our protocol seen (even damaged ones)
+        hello_seq = None
+        while True:
+            hello_pending = hello_seq is not None and hello_seq in self._lines.pending
+            if self.identity is not None and not hello_pending:
+                break
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            if hello_pending:
+                self._pump()
+            try:
+                arrived, message = self._inbox.get(timeout=max(0.0, min(deadline, next_poll) - now))
+            except queue.Empty:
+                if time.monotonic() >= next_poll:
+                    if hello_pending:
+                        self._lines.inflight.clear()
+                        self._lines.rewind()  # HELLO unanswered: resend it (same seq)
+                    else:
+                        self._write(P.RT_STATUS)
+                    next_poll = time.monotonic() + poll_interval
+                continue
+            self._last_heard = arrived
+            match message:
+                case P.Identity():
+                    ours += 1
+                    self._check_identity(message)
+                    if not hello_pending:  # a banner: the board just reset; it accepts any seq > last
+                        self._lines.next_seq = max(self._lines.next_seq, message.last + 1)
+                    self.identity = message
+                case P.Status():
+                    ours += 1
+                    if self.identity is None and not hello_pending:
+                        # It speaks our protocol.  Without a reset it expects exactly acc + 1; after a
+                        # reset anything above `last` (= done): max(acc, done) + 1 suits both.
+                        self._lines.clear()
+                        self._lines.next_seq = max(message.accepted, message.done) + 1
+                        hello_seq = self._submit("HELLO")
+                case Foreign(text):
+                    foreign.append(text)
+                case Garbled(raw) if looks_ours(raw):
+                    ours += 1
+                    next_poll = min(next_poll, time.monotonic() + settings.ack_timeout_s)  # ask again soon
+                    self._apply(message)
+                case Garbled(raw) if message.readable:
+                    foreign.append(raw.decode("ascii"))
+                case Disconnected(reason):
+                    raise DisconnectedError(f"the serial port went away during the handshake ({reason})")
+                case Garbled():
+                    pass
+                case _:
+                    ours += 1
+                    self._apply(message)
+        if self.identity is None:
+            raise self._handshake_failure(foreign, ours)
+        self._last_answer = self._last_heard = time.monotonic()
+        return self.identity
+
+    def _check_identity(self, identity: P.Identity) -> None:
+        if identity.firmware != P.FIRMWARE_NAME:
+            raise WrongFirmwareError(
+                f"wrong firmware on {self.url or 'the port'}: it calls itself {identity.firmware!r}, "
+                f"not {P.FIRMWARE_NAME!r}; flash firmware/ (make -C firmware flash PORT={self.url or '<port>'})"
+            )
+        if identity.proto != P.PROTOCOL_VERSION:
+            raise WrongFirmwareError(
+                f"the firmware on {self.url or 'the port'} ({identity.firmware} {identity.version}) speaks "
+                f"protocol {identity.proto}, this program speaks {P.PROTOCOL_VERSION}: flash the firmware from "
+                f"this checkout (make -C firmware flash PORT={self.url or '<port>'})"
+            )
+
+    def _handshake_failure(self, foreign, ours) -> LinkError:
+        where = self.url or "the port"
+        waited = f"{self.settings.handshake_timeout_s:.1f} s"
+        sample = bytes(self._reader.sample)
+        printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in sample)
+        if ours:
+            return HandshakeError(
+                f"the cube-robot firmware on {where} answers, but the identity exchange did not complete "
+                f"within {waited}: the link is losing bytes (check the USB cable; try again)"
+            )
+        if sample and (foreign or printable >= 0.9 * len(sample)):
+            text = "; ".join(repr(t[:40]) for t in foreign[:3]) or repr(sample[:40].decode("ascii", "replace"))
+            return WrongFirmwareError(
+                f"wrong firmware on {where}: it answers with text that is not the cube-robot protocol "
+                f"({text}); flash firmware/ or choose another port (cube-robot doctor)"
+            )
+        if sample:
+            return WrongBaudError(
+                f"wrong baud on {where}: {self._reader.bytes_received} unreadable bytes in {waited} "
+                f"(e.g. {sample[:12].hex(' ')}); the firmware uses {P.BAUD} baud, link.baud is {self.settings.baud}"
+            )
+        return NoAnswerError(
+            f"no answer on {where} within {waited} (wrong port, board unpowered, or wrong baud)"
+        )
+
+_OURS = re.compile(rb"\*[0-9A-F]{2}")
+
+
+def looks_ours(raw: bytes) -> bool:
+    """A damaged line of our own protocol (has a *CC checksum) rather than another device's text."""
+    return P.FIRMWARE_NAME.encode() in raw or bool(_OURS.search(raw))

@@ -1,0 +1,212 @@
+"""Pure bookkeeping of the link, no I/O and no threads (unit-tested directly).
+
+  LineWindow   command lines awaiting their answer: which to (re)send next within the
+               firmware's receive window (`rx` bytes), what an answer retires, resends
+               with the same seq
+  Stream       the actions of a plan being streamed: which are submitted, done, rejected;
+               renumbering after a board reset; the progress attached to errors
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import protocol as P
+from .errors import TooManyResendsError
+
+
+@dataclass
+class PendingLine:
+    seq: int
+    command: str
+    data: bytes
+    entry: "StreamEntry | None" = None
+    sends: int = 0
+    needs_send: bool = True
+
+
+class LineWindow:
+    """Command lines awaiting their answer, and which of their bytes the firmware may not have read.
+
+    Flow control (docs/protocol.md): the bytes of lines sent but not yet answered never exceed
+    the firmware's receive window.  Every line stays pending until an answer covers its seq; a
+    line to resend keeps its seq, so the firmware's `ok <seq> dup` makes a repeat harmless.
+    """
+
+    def __init__(self):
+        self.next_seq = 1
+        self.pending: dict[int, PendingLine] = {}  # unacknowledged lines by seq (in seq order)
+        self.inflight: collections.deque = collections.deque()  # (seq, nbytes) sent, answer not yet seen
+
+    def submit(self, command: str, entry: "StreamEntry | None" = None) -> int:
+        seq = self.next_seq
+        self.next_seq += 1
+        self.pending[seq] = PendingLine(seq, command, P.command_line(seq, command), entry)
+        if entry is not None:
+            entry.seq = seq
+        return seq
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self.inflight.clear()
+
+    def next_to_send(self, window: int, max_resends: int) -> "PendingLine | None":
+        """The oldest line waiting to be (re)sent if it fits the window, else None."""
+        in_flight = sum(n for _, n in self.inflight)
+        for line in self.pending.values():
+            if not line.needs_send:
+                continue
+            if in_flight + len(line.data) > window:
+                return None
+            if line.sends > max_resends:
+                raise TooManyResendsError(
+                    f"command N{line.seq} {line.command!r} was sent {line.sends} times without an answer; "
+                    "the link is too noisy (check the USB cable and link.baud)"
+                )
+            return line
+        return None
+
+    def mark_sent(self, line: PendingLine) -> None:
+        line.sends += 1
+        line.needs_send = False
+        self.inflight.append((line.seq, len(line.data)))
+
+    def in_flight(self, seq: int | None) -> bool:
+        return any(s == seq for s, _ in self.inflight)
+
+    def rewind(self, from_seq: int | None = None) -> None:
+        """Resend every pending line from `from_seq` (default: the oldest) with the same seq."""
+        for line in self.pending.values():
+            if from_seq is None or line.seq >= from_seq:
+                line.needs_send = True
+
+    def answered(self, seq: int | None) -> None:
+        """One answer arrived: retire the transmission it answers and every earlier one (bytes are in order)."""
+        if seq is not None and self.in_flight(seq):
+            while self.inflight:
+                s, _ = self.inflight.popleft()
+                if s == seq:
+                    break
+        elif self.inflight:
+            self.inflight.popleft()
+
+    def acknowledge_through(self, seq: int) -> None:
+        for s in [s for s in self.pending if s <= seq]:
+            del self.pending[s]
+
+
+@dataclass
+class StreamEntry:
+    """One queued action of a stream (a plan action, or a re-grip inserted after a reset)."""
+
+    command: str
+    index: int | None  # plan action index; None for an inserted re-grip
+    seq: int | None = None
+    done: bool = False
+    ms: int | None = None  # measured duration from `done` (None if its `done` line was lost)
+    rejected: bool = False  # answered `err`: it never runs
+
+
+@dataclass
+class StreamProgress:
+    """Which actions of a stream have completed; attached to errors raised mid-stream."""
+
+    commands: list  # command text per plan action
+    durations_ms: list  # per plan action: ms, or None (not done, or its `done` was lost)
+    completed: int  # actions 0..completed-1 are done (execution is in order)
+    interrupted: int | None = None  # index of an action that may have been stopped part-way
+
+    @property
+    def total(self) -> int:
+        return len(self.commands)
+
+    def describe(self) -> str:
+        if self.completed == 0:
+            text = f"No action of the {self.total} was completed"
+        else:
+            text = (f"Actions 1-{self.completed} of {self.total} completed "
+                    f"(last: {self.commands[self.completed - 1]})")
+        if self.interrupted is not None:
+            text += (f"; action {self.interrupted + 1} ({self.commands[self.interrupted]}) may have stopped "
+                     "part-way: the cube may be between positions")
+        elif self.completed < self.total:
+            text += f"; action {self.completed + 1} ({self.commands[self.completed]}) and later did not start"
+        return text + "."
+
+
+@dataclass
+class StreamResult:
+    durations_ms: list  # measured duration of each action (None where its `done` line was lost)
+    elapsed_s: float
+    stats: dict = field(default_factory=dict)
+
+
+class Stream:
+    def __init__(self, commands: list[str], regrip_before: Callable[[int], str | None]):
+        self.commands = commands
+        self.regrip_before = regrip_before  # index -> GRIP command to re-take the cube after a reset
+        self.entries: list[StreamEntry] = [StreamEntry(c, i) for i, c in enumerate(commands)]
+        self.next = 0  # next entry to submit
+        self.by_seq: dict[int, StreamEntry] = {}
+        self.started = time.monotonic()
+        self.stale_cut = 0
+
+    def outstanding(self) -> int:
+        return sum(1 for e in self.entries[: self.next] if not e.done)
+
+    def finished(self) -> bool:
+        return self.next == len(self.entries) and all(e.done for e in self.entries)
+
+    def progress(self, interrupted: bool = False) -> StreamProgress:
+        plan_entries = {e.index: e for e in self.entries if e.index is not None}
+        completed = 0
+        while completed < len(self.commands) and plan_entries[completed].done:
+            completed += 1
+        running = None
+        if interrupted and completed < len(self.commands) and plan_entries[completed].seq is not None:
+            running = completed
+        return StreamProgress(
+            commands=list(self.commands),
+            durations_ms=[plan_entries[i].ms if plan_entries[i].done else None for i in range(len(self.commands))],
+            completed=completed, interrupted=running,
+        )
+
+    def mark_done_through(self, seq: int, ms_of_last: int | None = None) -> list[StreamEntry]:
+        """Execution is in order: `done seq` completes every earlier submitted action too."""
+        newly = []
+        for entry in self.entries[: self.next]:
+            if entry.seq is not None and entry.seq <= seq and not entry.done and not entry.rejected:
+                entry.done = True
+                if entry.seq == seq:
+                    entry.ms = ms_of_last
+                newly.append(entry)
+        return newly
+
+    def restart_after_reset(self) -> None:
+        """Actions not done were flushed by the reset: renumber them, re-take the cube first."""
+        first = next((i for i, e in enumerate(self.entries) if not e.done), len(self.entries))
+        rest = [e for e in self.entries[first:] if e.index is not None]
+        for e in rest:
+            e.seq = None
+        regrip = self.regrip_before(rest[0].index) if rest else None
+        if regrip:
+            rest.insert(0, StreamEntry(regrip, None))
+        self.entries = self.entries[:first] + rest
+        self.next = first
+
+
+def regrip_lookup(commands: list[str]) -> Callable[[int], str | None]:
+    """For a resume at action i: the GRIP that was holding before i (if the next action is a turn)."""
+
+    def regrip(i: int) -> str | None:
+        if commands[i].startswith("GRIP"):
+            return None
+        for command in reversed(commands[:i]):
+            if command.startswith("GRIP"):
+                return command
+        return None
+
+    return regrip

@@ -1,0 +1,86 @@
+"""`cube-robot run` and `cube-robot history`: argument parsing and output only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli_common import add_config_argument
+
+RUN_EXAMPLES = """examples:
+  cube-robot run                       robot attached: wait for its start button; else simulate
+  cube-robot run --sim                 simulated robot, random scramble
+  cube-robot run --sim --scramble "R U2 F' L"
+  cube-robot run --sim --fault-rate 0.01 --disconnect-at 5
+  cube-robot run --sim --estop-at 4    safe stop demo: the report names the cube state
+  cube-robot run --sim --bad-scan dark --json"""
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser(
+        "run", help="solve a cube: scan, plan, execute (simulated when no robot is attached)",
+        description="Wait for start, scan the cube, plan the fastest solve and execute it, then report.",
+        epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--sim", action="store_true", help="use the simulated robot even if one is attached")
+    run.add_argument("--port", metavar="PATH", help="the robot's serial port (default: link.port, else auto-detect)")
+    run.add_argument("--scramble", metavar="MOVES", help="simulation: scramble the virtual cube with these moves")
+    run.add_argument("--seed", type=int, default=None, help="simulation: seed for the random scramble and images")
+    run.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
+                     help="simulation: real firmware in simavr, or the Python mock (default: emulator if installed)")
+    run.add_argument("--realtime", action="store_true", help="simulation: run at real speed")
+    run.add_argument("--fault-rate", type=float, default=0.0, metavar="P",
+                     help="simulation: corrupt/drop/duplicate/delay serial bytes with probability P")
+    run.add_argument("--disconnect-at", type=int, metavar="N", help="simulation: pull the cable at plan action N")
+    run.add_argument("--estop-at", type=int, metavar="N", help="simulation: press e-stop during plan action N")
+    run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
+    run.add_argument("--no-verify", action="store_true", help="do not re-scan after solving to confirm")
+    run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_config_argument(run)
+    run.set_defaults(handler=run_command)
+
+    history = subparsers.add_parser(
+        "history", help="summarise the solve log",
+        description="Summarise the solve log (one JSON line per run, in run.data_dir).",
+        epilog="examples:\n  cube-robot history\n  cube-robot history --last 5",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    history.add_argument("--last", type=int, default=10, help="list this many recent runs (default 10)")
+    add_config_argument(history)
+    history.set_defaults(handler=history_command)
+
+
+def run_command(args) -> int:
+    from .. import config as config_module
+    from . import log
+    from .options import RunOptions
+    from .robot import robot_attached, run_hardware
+    from .simulated import run_simulated
+
+    config = config_module.load(args.config)
+    options = RunOptions.from_args(args)
+    say = (lambda text: print(text, file=sys.stderr)) if options.json else print
+    if options.simulation_flags() and not options.sim:
+        options = options.replace(sim=True)  # these only make sense for the virtual robot
+    if not options.sim and not robot_attached(config, options.port):
+        say("No robot answers on any serial port: running the simulated robot (--sim skips this check).")
+        options = options.replace(sim=True)
+    report = run_simulated(config, options, say) if options.sim else run_hardware(config, options, say)
+    log.append(config, report)
+    print(json.dumps(report.to_json()) if options.json else report.format())
+    return 0 if report.solved else 1
+
+
+def history_command(args) -> int:
+    from .. import config as config_module
+    from . import log
+
+    config = config_module.load(args.config)
+    path = log.log_path(config)
+    if not path.exists():
+        print(f"no runs logged yet ({path})")
+        return 0
+    runs = log.read(path, warn=lambda text: print(text, file=sys.stderr))
+    print("\n".join(log.summary(runs, path, args.last)))
+    return 0

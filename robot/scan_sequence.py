@@ -1,0 +1,168 @@
+"""The scan sequence: which robot actions present each camera view, and which
+facelets each view shows (config.yaml `scan.views`).
+
+Pure data and cube arithmetic (robot.cube, robot.plan), no camera and no
+vision: robot/config.py checks a configured sequence with `sequence_problem`
+at load, and robot/vision/scan.py reads the views it describes.  A view's
+facelets are named in the robot frame *at that moment*; the scan result is in
+the robot frame at the END of the sequence (after `scan.finish` too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import cube
+from .plan import Grip, Turn, action_from_json
+
+
+class ScanConfigError(ValueError):
+    """A scan sequence that cannot work (names the view and the facelets)."""
+
+
+# ---------------------------------------------------------------------------
+# The sequence.
+
+
+@dataclass(frozen=True)
+class ScanView:
+    name: str
+    actions: tuple  # Grip / Turn done before this view's frame is taken
+    facelets: tuple  # facelet names (robot frame at this moment), one per region
+
+    @property
+    def moves(self) -> list[str]:
+        return [m for a in self.actions if isinstance(a, Turn) for m in a.moves()]
+
+
+@dataclass(frozen=True)
+class ScanSequence:
+    views: tuple
+    finish: tuple = ()  # actions after the last view (e.g. to hand the cube to a pair)
+
+    @classmethod
+    def from_config(cls, config) -> "ScanSequence":
+        scan_cfg = config["scan"]
+        sequence = cls.from_data(scan_cfg["views"], scan_cfg.get("finish", []))
+        sequence.check_robot(config)
+        return sequence
+
+    @classmethod
+    def from_data(cls, views, finish=()) -> "ScanSequence":
+        """Build and validate from plain data (a list of {name, actions, facelets})."""
+        built = []
+        for number, view in enumerate(views, start=1):
+            name = str(view.get("name") or f"view{number}")
+            try:
+                actions = tuple(action_from_json(a) for a in view.get("actions", []))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ScanConfigError(f"scan view {name!r}: bad action ({exc}); use {{op: grip, pair: RL}} "
+                                      "or {op: turn, arms: {R: 90, L: -90}}") from None
+            facelets = tuple(str(f) for f in view.get("facelets", []))
+            bad = [f for f in facelets if not _is_facelet_name(f)]
+            if bad:
+                raise ScanConfigError(f"scan view {name!r}: {', '.join(bad)} not facelet names (use U1..B4)")
+            built.append(ScanView(name, actions, facelets))
+        try:
+            finish_actions = tuple(action_from_json(a) for a in finish)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ScanConfigError(f"scan.finish: bad action ({exc})") from None
+        names = [v.name for v in built]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ScanConfigError(f"scan views must have distinct names; repeated: {', '.join(dupes)}")
+        sequence = cls(tuple(built), finish_actions)
+        missing = sequence.unseen_facelets()
+        if missing:
+            raise ScanConfigError(
+                f"the scan sequence never sees {len(missing)} facelet(s) (named in the robot frame at the end "
+                f"of the scan): {' '.join(missing)}; add a view that shows them"
+            )
+        return sequence
+
+    def check_robot(self, config) -> None:
+        """Every action is legal for the configured robot (arm pairs, angles)."""
+        from .plan import RobotProfile, replay
+
+        profile = RobotProfile.from_config(config)
+        actions = list(self.all_actions())
+        try:
+            replay(cube.SOLVED, actions, profile)
+        except ValueError as exc:
+            # replay names the action index; say which view it belongs to.
+            index = int(str(exc).split(":")[0].split()[-1]) if str(exc).startswith("action ") else None
+            where = self.view_of_action(index) if index is not None else "?"
+            raise ScanConfigError(f"scan sequence, {where}: {exc}") from None
+
+    def all_actions(self):
+        for view in self.views:
+            yield from view.actions
+        yield from self.finish
+
+    def view_of_action(self, index: int) -> str:
+        for view in self.views:
+            if index < len(view.actions):
+                return f"view {view.name!r}"
+            index -= len(view.actions)
+        return "scan.finish"
+
+    @property
+    def final_grip(self) -> str | None:
+        """The pair holding the cube when the scan ends (None if no grip is given)."""
+        grips = [a.pair for a in self.all_actions() if isinstance(a, Grip)]
+        return grips[-1] if grips else None
+
+    def moves_after(self, view_index: int) -> list[str]:
+        """Face moves done after view `view_index`'s frame, up to the end of the scan."""
+        moves = []
+        for view in self.views[view_index + 1:]:
+            moves += view.moves
+        moves += [m for a in self.finish if isinstance(a, Turn) for m in a.moves()]
+        return moves
+
+    def moves_before(self, view_index: int) -> list[str]:
+        """Face moves done from the start up to view `view_index`'s frame."""
+        return [m for view in self.views[:view_index + 1] for m in view.moves]
+
+    @property
+    def moves(self) -> list[str]:
+        return self.moves_before(len(self.views) - 1) + self.moves_after(len(self.views) - 1)
+
+    def final_positions(self, view_index: int) -> list[int]:
+        """Where each facelet seen in a view ends up (facelet index in the final frame)."""
+        tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))  # 24 distinct symbols
+        moved = cube.apply_moves(tags, self.moves_after(view_index))
+        where = {symbol: position for position, symbol in enumerate(moved)}
+        return [where[tags[cube.facelet_index(name)]] for name in self.views[view_index].facelets]
+
+    def mapping(self) -> list[tuple[int, int, int]]:
+        """(view index, region index, final facelet index) for every region of every view."""
+        return [
+            (v, r, final)
+            for v in range(len(self.views))
+            for r, final in enumerate(self.final_positions(v))
+        ]
+
+    def unseen_facelets(self) -> list[str]:
+        seen = {final for _, _, final in self.mapping()}
+        return [cube.facelet_name(i) for i in range(cube.FACELET_COUNT) if i not in seen]
+
+    def states_at_views(self, start_facelets: str) -> list[str]:
+        """The facelet string in the robot frame at each view (for the renderer)."""
+        return [cube.apply_moves(start_facelets, self.moves_before(v)) for v in range(len(self.views))]
+
+    def final_state(self, start_facelets: str) -> str:
+        return cube.apply_moves(start_facelets, self.moves)
+
+
+def _is_facelet_name(name: str) -> bool:
+    return len(name) == 2 and name[0] in cube.FACES and name[1] in "1234"
+
+
+def sequence_problem(views, finish=()) -> str | None:
+    """The config check: None if the sequence is usable, else the problem text."""
+    try:
+        ScanSequence.from_data(views, finish)
+    except ScanConfigError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,29 @@
+"""Doctor check of the solver: are its tables built, intact and for this robot?"""
+
+from __future__ import annotations
+
+from ..doctor import OK, WARN, Result
+
+
+def check_tables(config, args) -> list[Result]:
+    """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?"""
+    from ..plan import RobotProfile
+    from .tables import TableStore, tables_dir
+
+    directory = tables_dir(config)
+    store = TableStore(directory)
+    profile = RobotProfile.from_config(config).describe()
+    results = []
+    for name, prof in (("coords.npz", None), ("robot-cost.npy", profile)):
+        item = str(directory / name)
+        problem = store.problem(name, prof)
+        if problem is None:
+            detail = "valid" + (" for this robot profile" if prof is not None else "")
+            results.append(Result(item, OK, detail))
+        elif problem == "not built yet":
+            results.append(Result(item, WARN, "not built yet; built automatically on first solve "
+                                              "(or now with any solve command), takes a while once"))
+        else:
+            # Stale or damaged tables are rebuilt on next use; say so rather than fail.
+            results.append(Result(item, WARN, f"{problem}; it will be rebuilt on next use"))
+    return results

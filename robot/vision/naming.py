@@ -1,0 +1,74 @@
+"""Colour names for display, and colour drift between a scan and the calibration.
+
+Decoding never uses names: they only label the decoded colours (the
+calibration's names when there is one, else a rough hue name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .clusters import balanced_clusters, class_centres, distances, farthest_point_centres, min_cost_assignment
+from .colour import Calibration, srgb_to_lab
+from .readings import check_readings
+
+def colour_names(centres_lab: np.ndarray, calibration) -> list[str]:
+    """A name per class: the calibration's (nearest centres, one to one), else a rough hue name."""
+    if calibration is not None:
+        mapping = min_cost_assignment(distances(centres_lab, calibration.centres_lab()))
+        return [calibration.names[k] for k in mapping]
+    return [rough_colour_name(c) for c in centres_lab]
+
+
+def rough_colour_name(lab) -> str:
+    """'white', 'red', 'blue'... for display only (decoding never uses names)."""
+    lightness, a, b = (float(v) for v in lab)
+    chroma = np.hypot(a, b)
+    if chroma < 12 + 0.1 * (100 - lightness):
+        return "white" if lightness > 60 else "grey" if lightness > 25 else "black"
+    hue = np.degrees(np.arctan2(b, a)) % 360
+    for limit, name in ((20, "pink"), (50, "red"), (75, "orange"), (105, "yellow"), (190, "green"),
+                        (290, "blue"), (340, "purple"), (360, "pink")):
+        if hue < limit:
+            return name
+    return "pink"
+
+
+@dataclass(frozen=True)
+class ColourDrift:
+    """How far a scan's colours are from the calibration.
+
+    delta_e: calibration colour name -> CIE76 distance between its calibrated
+    Lab centre and this scan's centre for it; worst: the name that moved most.
+    """
+
+    delta_e: dict
+    worst: str
+
+    @property
+    def max_delta_e(self) -> float:
+        return self.delta_e[self.worst]
+
+
+def colour_drift(scan, calibration: Calibration) -> ColourDrift:
+    """Compare a scan's colour centres with the calibration.
+
+    scan: a DecodeResult (its per-colour centres are used) or raw (24, 3) sRGB
+    readings (clustered into 6 groups of 4 first).  The decoder copes with
+    drift by itself; a large drift means the light or camera changed, so the
+    caller should warn and suggest recalibrating (threshold: scan.drift_warn_delta_e).
+    """
+    if hasattr(scan, "centres_rgb"):  # a DecodeResult
+        scan_centres = srgb_to_lab(np.array(list(scan.centres_rgb.values()), dtype=float))
+    else:
+        lab = srgb_to_lab(check_readings(scan))
+        labels = balanced_clusters(lab, farthest_point_centres(lab, int(np.argmax(lab[:, 0]))))
+        scan_centres = class_centres(lab, labels)
+    calibrated = calibration.centres_lab()
+    # One-to-one matching: each calibrated colour to the scan colour that explains it best.
+    mapping = min_cost_assignment(distances(calibrated, scan_centres))
+    delta = {name: round(float(np.linalg.norm(calibrated[k] - scan_centres[mapping[k]])), 2)
+             for k, name in enumerate(calibration.names)}
+    return ColourDrift(delta, max(delta, key=delta.get))

@@ -1,0 +1,53 @@
+"""Sticker readings: the input check, and the error every vision step raises."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cube import FACELET_COUNT, facelet_name
+
+NAMES = tuple(facelet_name(i) for i in range(FACELET_COUNT))
+
+
+class VisionError(ValueError):
+    """The readings do not give a cube we can trust.
+
+    stickers: facelet names ("F3", ...) of the doubtful stickers (rescan or
+    check those); result: the best guess (a DecodeResult) when there is one;
+    reason: which rule refused, one of REASONS (for logs and benchmarks).
+    """
+
+    REASONS = {
+        "input": "the readings are not 24 sRGB triples",
+        "margin": "another legal cube explains the readings almost as well",
+        "misread": "a sticker reads clearly as another colour than the cube needs",
+        "no-fit": "the readings fit no legal cube well",
+        "over-exposed": "two colours are indistinguishable in clipped channels",
+        "unexplained": "an unread sticker looks like another colour and the light cannot explain it",
+    }
+
+    def __init__(self, message: str, stickers=(), result=None, reason: str = "input"):
+        super().__init__(message)
+        self.stickers = tuple(stickers)
+        self.result = result
+        self.reason = reason
+
+    def __str__(self):
+        return self.args[0]
+
+
+def check_readings(rgb) -> np.ndarray:
+    try:
+        readings = np.asarray(rgb, dtype=float)
+    except (TypeError, ValueError):
+        raise VisionError("readings must be 24 [R, G, B] triples of numbers 0-255") from None
+    if readings.shape != (FACELET_COUNT, 3):
+        raise VisionError(
+            f"expected 24 [R, G, B] readings in facelet order U1..B4, got an array of shape {readings.shape}"
+        )
+    with np.errstate(invalid="ignore"):
+        out = ~((readings >= 0) & (readings <= 255)).all(axis=1)  # NaN compares False: out too
+    if out.any():
+        bad = [NAMES[i] for i in np.flatnonzero(out)]
+        raise VisionError(f"readings out of range 0-255 (or not numbers) at {', '.join(bad)}", stickers=bad)
+    return readings

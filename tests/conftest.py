@@ -1,0 +1,310 @@
+"""Shared test fixtures: the `device` every protocol conformance case runs against.
+
+    device     parametrised over
+                 mock-pty   the Python mock firmware on a pty            (always)
+                 mock-tcp   the same mock over TCP (socket://)           (always)
+                 firmware   the real firmware in simavr (marker `firmware`; needs the AVR toolchain)
+                 robot      a real robot on --robot-port (opt-in: skipped unless given)
+
+A Device opens a fresh connection (`device.connect()` -> Board, a minimal host
+that speaks robot.link.protocol one line at a time) and offers the board's
+physical inputs where the device has them (`press_estop`, `reset`, ...);
+cases that need an input a device lacks skip on that device only.
+"""
+
+from __future__ import annotations
+
+import pytest
+import serial
+
+from robot.link import protocol as P
+
+READ_TIMEOUT_S = 10.0
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "robot: runs against a real robot (needs --robot-port)")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--robot-port", metavar="PORT", default=None,
+        help="also run the device-conformance suite against a real robot on PORT (e.g. /dev/ttyACM0); "
+             "the arms move: take the cube out",
+    )
+
+
+class Board:
+    """A minimal host: one command at a time, every line parsed (no driver logic)."""
+
+    def __init__(self, port: str, read_timeout_s: float = READ_TIMEOUT_S, banner: bool = True):
+        self.serial = serial.serial_for_url(port, P.BAUD, timeout=read_timeout_s)
+        self.read_timeout_s = read_timeout_s
+        self.events = []  # lines that were not the answer being waited for
+        self.identity, self.seq = None, 0
+        if banner:
+            self.read_banner()
+
+    def read_banner(self) -> P.Identity:
+        self.identity = self.read_reply()
+        assert isinstance(self.identity, P.Identity), f"expected the banner, got {self.identity}"
+        self.seq = self.identity.last  # after a reset any seq above `last` is accepted
+        return self.identity
+
+    def close(self):
+        self.serial.close()
+
+    def read_payload(self) -> str:
+        raw = self.serial.readline()
+        assert raw.endswith(b"\n"), f"no line from the device within {self.read_timeout_s} s (got {raw!r})"
+        assert len(raw) <= P.MAX_REPLY, f"line longer than MAX_REPLY: {raw!r}"
+        return P.unframe(raw.rstrip(b"\r\n"))
+
+    def read_reply(self):
+        return P.parse_reply(self.read_payload())
+
+    def send_raw(self, data: bytes):
+        self.serial.write(data)
+
+    def send(self, command: str, seq: int | None = None) -> int:
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        self.serial.write(P.command_line(seq, command))
+        return seq
+
+    def answer(self, seq: int | None = None):
+        """Lines up to the answer (ok/err/rs) to `seq`; returns (answer, lines before it)."""
+        before = []
+        while True:
+            reply = self.read_reply()
+            if isinstance(reply, P.LINE_ANSWERS) and (seq is None or getattr(reply, "seq", None) in (seq, None)
+                                                      or isinstance(reply, P.Resend)):
+                return reply, before
+            before.append(reply)
+            self.events.append(reply)
+
+    def request(self, command: str):
+        seq = self.send(command)
+        reply, before = self.answer(seq)
+        return reply, before
+
+    def ok(self, command: str) -> int:
+        seq = self.send(command)
+        reply, _ = self.answer(seq)
+        assert reply == P.Ok(seq), f"{command}: expected ok {seq}, got {reply}"
+        return seq
+
+    def error(self, command: str) -> P.ErrorCode:
+        seq = self.send(command)
+        reply, _ = self.answer(seq)
+        assert isinstance(reply, P.Err) and reply.seq == seq, f"{command}: expected err {seq}, got {reply}"
+        return reply.code
+
+    def wait_for(self, kind, predicate=lambda r: True):
+        for r in list(self.events):
+            if isinstance(r, kind) and predicate(r):
+                self.events.remove(r)
+                return r
+        while True:
+            reply = self.read_reply()
+            if isinstance(reply, kind) and predicate(reply):
+                return reply
+            self.events.append(reply)
+
+    def done(self, seq: int) -> P.Done:
+        return self.wait_for(P.Done, lambda d: d.seq == seq)
+
+    def status(self) -> P.Status:
+        _, before = self.request("STATUS")
+        assert isinstance(before[-1], P.Status)
+        self.events.remove(before[-1])
+        return before[-1]
+
+
+class Device:
+    """One kind of device under test.  Subclasses say how to connect and what inputs exist."""
+
+    name = "?"
+    power_up = True  # connect() gives a board fresh from power-up (last = cut = 0)
+    has_inputs = True  # press_estop / release_estop / press_start / release_start / reset exist
+
+    def __init__(self, port: str):
+        self.port = port
+        self._boards: list[Board] = []
+
+    def connect(self) -> Board:
+        """Open the port (the board resets, as an Uno does) and read its banner."""
+        board = Board(self.port)
+        self._boards.append(board)
+        return board
+
+    def close(self):
+        for board in self._boards:
+            board.close()
+
+    fuzz_lines = 2000
+
+    def mark(self):
+        """A point in time for assert_moved_since."""
+        return None
+
+    def assert_moved_since(self, mark, net_steps: dict, grippers: bool = True) -> None:
+        """The arms moved exactly `net_steps` (signed, per arm) since `mark`; with grippers=False, no
+        gripper moved either.  Only devices that can see their motors check (not a real robot)."""
+
+    def require_inputs(self):
+        """Skip (before anything moves) on a device whose buttons the test cannot press."""
+        if not self.has_inputs:
+            pytest.skip(f"{self.name}: the test needs to press the board's buttons")
+
+    def press_estop(self):
+        self.require_inputs()
+
+    def release_estop(self):
+        self.require_inputs()
+
+    def press_start(self):
+        self.require_inputs()
+
+    def release_start(self):
+        self.require_inputs()
+
+    def reset(self):
+        """The board's reset button: RAM (last/cut) kept, a new banner."""
+        self.require_inputs()
+
+
+class MockDevice(Device):
+    def __init__(self, transport: str):
+        from robot.sim.mock_firmware import MockFirmware
+
+        # time_scale: the mock runs 5x faster than real time; `done` still reports the modelled ms.
+        # Over TCP it resets when a client connects and sends its banner after a short "bootloader"
+        # wait (pyserial empties its input buffer right after connecting, as a real Uno's 1.6 s allow).
+        self.mock = MockFirmware(transport, time_scale=0.2, reset_on_connect=transport == "tcp",
+                                 boot_delay_s=0.2).start()
+        self.name = f"mock-{transport}"
+        super().__init__(self.mock.url)
+
+    def connect(self) -> Board:
+        if self.mock._endpoint.transport == "tcp":
+            return super().connect()  # the mock resets when a client connects (the Uno's DTR reset)
+        board = Board(self.port, banner=False)
+        self._boards.append(board)
+        self.mock.reset()  # a pty has no "opened" event: reset it as the open would
+        board.read_banner()
+        return board
+
+    def close(self):
+        super().close()
+        self.mock.stop()
+
+    def mark(self):
+        return len(self.mock.executed)
+
+    def assert_moved_since(self, mark, net_steps: dict, grippers: bool = True) -> None:
+        executed = [command.split() for _, command in self.mock.executed[mark:]]
+        quarter = self.mock.motion["steps_per_rev"] // 4
+        moved = {arm: 0 for arm in "RLFB"}
+        for name, *args in executed:
+            if name == "TURN":
+                for arg in args:
+                    moved[arg[0]] += int(arg[1:]) // 90 * quarter
+        assert moved == net_steps, f"the mock moved {moved}, expected {net_steps}"
+        if not grippers:
+            assert not [c for c in executed if c[0] == "GRIP"], "a gripper moved"
+
+    def press_estop(self):
+        self.mock.estop_input()
+
+    def release_estop(self):
+        self.mock.release_estop_input()
+
+    def press_start(self):
+        self.mock.press_start()
+
+    def release_start(self):
+        pass  # the mock reports a press at once (the firmware after its debounce)
+
+    def reset(self):
+        self.mock.reset()
+
+
+class FirmwareDevice(Device):
+    name = "firmware"
+
+    def __init__(self):
+        from robot.sim import emulator
+
+        self.emu = emulator.Emulator().__enter__()
+        super().__init__(self.emu.port)
+
+    def close(self):
+        super().close()
+        self.emu.__exit__(None, None, None)
+
+    def mark(self):
+        return self.emu.cycle()
+
+    def assert_moved_since(self, mark, net_steps: dict, grippers: bool = True) -> None:
+        from robot.sim import pinlog
+
+        events = self.emu.pin_events()
+        moved = pinlog.net_steps(events, start_cycle=mark)
+        assert moved == net_steps, f"the pins show {moved}, expected {net_steps}"
+        if not grippers:
+            pulses = {arm: [p for p in ps if p.start_cycle >= mark] for arm, ps in pinlog.servo_pulses(events).items()}
+            assert all(not p for p in pulses.values()), "a gripper moved"
+
+    def press_estop(self):
+        self.emu.press("estop")
+
+    def release_estop(self):
+        self.emu.release("estop")
+
+    def press_start(self):
+        self.emu.press("start")
+
+    def release_start(self):
+        self.emu.release("start")
+
+    def reset(self):
+        self.emu.reset()
+
+
+class RobotDevice(Device):
+    name = "robot"
+    power_up = False  # its RAM may remember an earlier run
+    has_inputs = False
+
+
+def _firmware_param():
+    from robot.sim import emulator
+
+    ok, reason = emulator.available()
+    marks = [pytest.mark.firmware]
+    if not ok:
+        marks.append(pytest.mark.skip(reason=f"firmware emulator unavailable: {reason}"))
+    return pytest.param("firmware", marks=marks)
+
+
+DEVICE_PARAMS = ["mock-pty", "mock-tcp", _firmware_param(), pytest.param("robot", marks=pytest.mark.robot)]
+
+
+@pytest.fixture(params=DEVICE_PARAMS)
+def device(request):
+    kind = request.param
+    if kind == "robot":
+        port = request.config.getoption("--robot-port")
+        if not port:
+            pytest.skip("no real robot: give --robot-port /dev/ttyACM0 to run the suite against one")
+        dev = RobotDevice(port)
+    elif kind == "firmware":
+        dev = FirmwareDevice()
+    else:
+        dev = MockDevice(kind.split("-")[1])
+    try:
+        yield dev
+    finally:
+        dev.close()
