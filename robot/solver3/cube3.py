@@ -213,6 +213,34 @@ def conjugate_colours(colours: np.ndarray, sym: int) -> np.ndarray:
     return out
 
 
+def rotate_colours(colours: np.ndarray, matrix) -> np.ndarray:
+    """The cube (N, 54 face indices) after a whole-cube rotation by `matrix`, recoloured so that
+    the centres read U R F D L B again: the same state seen along another axis."""
+    matrix = np.asarray(matrix)
+    stickers = _facelet_map(matrix, lambda p: True).argsort()
+    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in matrix @ FACE_FRAMES[f][0])] for f in FACES])
+    out = np.empty_like(colours)
+    out[:, stickers] = faces[colours]
+    return out
+
+
+def rotated_face(face: int, matrix) -> int:
+    """Index (URFDLB) of the face that `face` becomes under the rotation `matrix`."""
+    return _NORMAL_FACE[tuple(int(v) for v in np.asarray(matrix) @ FACE_FRAMES[FACES[face]][0])]
+
+
+def inverse(state):
+    """The inverse cube: multiply(state, inverse(state)) is solved."""
+    cp, co, ep, eo = (np.asarray(x) for x in state)
+    icp, iep = np.argsort(cp), np.argsort(ep)
+    return icp, (-co[icp]) % 3, iep, (-eo[iep]) % 2
+
+
+def inverse_moves(moves):
+    """The move sequence that undoes `moves` (move indices)."""
+    return [3 * (m // 3) + 2 - m % 3 for m in reversed(moves)]
+
+
 # ---------------------------------------------------------------------------
 # Move sequences.
 

@@ -1,19 +1,16 @@
-"""UNFINISHED (not wired in, not tested): two-phase search, vectorised with numpy.
+"""Two-phase search (Kociemba's algorithm) over the tables of robot/solver3/tables.py.
 
-STATUS: its first run over random cubes exhausted memory (phase-1 candidate or phase-2
-frontier growth is not bounded yet); see robot/solver3/__init__.py.
+Phase 1 takes the cube into G1 = <U, D, R2, L2, F2, B2>; its table is exact (moves to G1
+from each symmetry class of (slice set, flip) times twist), so iterative deepening on the
+phase-1 length L1 visits little besides the phase-1 solutions themselves.  For each
+phase-1 solution, phase 2 (IDA*, pruned by the max of the (corners, slice order) and
+(U/D edges, slice order) tables) looks for the shortest finish within the length still
+allowed.  Every solution found tightens the bound, so the search yields successively
+shorter solutions until the time is up or the bound cannot be beaten.
 
-Python cannot afford one function call per search node, so both phases expand
-whole frontiers at once: every node of a depth times every move is one numpy
-gather, pruned by the distance tables.
-
-Phase 1 lists *all* move sequences of length B that reach G1 (the phase-1 table
-is exact, so only nodes on such paths survive), for B = d1, d1 + 1, ... (d1 =
-the phase-1 distance).  Phase 2 then searches from all of these candidates at
-once, iterative deepening on the total length T: a node at phase-2 depth g of a
-candidate of length B survives while g + h2 <= T - B.  The first T that reaches
-solved gives the shortest solution among the candidates; with a time limit the
-search goes on for T - 1 with more candidates until the time is up.
+Speed in pure Python: the recursion only touches Python ints, lists and bytes (the
+numpy tables are converted once, in Search.__init__); a phase-1 node costs 3 move-table
+lookups and 3 for its distance, a phase-2 node 3 and 2.
 """
 
 from __future__ import annotations
@@ -25,179 +22,229 @@ import numpy as np
 from . import coords as C
 from .tables import Tables3
 
-FACE_OF_MOVE = np.arange(18) // 3
-# ALLOWED[last face (6 = none), move]: never the same face twice, opposite faces in one order only.
-ALLOWED = np.ones((7, 18), dtype=bool)
-for _last in range(6):
-    for _m in range(18):
-        _f = FACE_OF_MOVE[_m]
-        if _f == _last or (_f == (_last + 3) % 6 and _f < _last):
-            ALLOWED[_last, _m] = False
-PHASE2 = np.array(C.PHASE2_MOVES)
-# Phase 1 ends with a quarter turn of R, L, F or B (otherwise a shorter phase 1 was already tried).
-ENDS_PHASE1 = np.array([m not in C.PHASE2_MOVES for m in range(18)])
-MAX_REPORTED = 64  # solutions of the same depth handed to the metric choice
-MAX_FRONTIER = 4_000_000  # nodes per phase-2 depth before the search gives up this bound
+N_MOVES = 18
+FACE = [m // 3 for m in range(N_MOVES)]
+NO_FACE = 6
+# Moves allowed after a move of face `last` (NO_FACE at the start): never the same face
+# twice, and of two opposite faces (which commute) only the order U-D, R-L, F-B.
+ALLOWED = [[m for m in range(N_MOVES) if FACE[m] != last and not (FACE[m] == (last + 3) % 6 and FACE[m] < last)]
+           for last in range(NO_FACE + 1)]
+PHASE2_MOVES = list(C.PHASE2_MOVES)
+ALLOWED2 = [[k for k, m in enumerate(PHASE2_MOVES) if m in ALLOWED[last]] for last in range(NO_FACE + 1)]
+# A phase-1 solution ends with a quarter turn of R, L, F or B: one ending with a phase-2 move
+# would be a shorter phase-1 solution followed by phase 2.
+ALLOWED_LAST = [[m for m in moves if m not in C.PHASE2_MOVES] for moves in ALLOWED]
+SOLVED_SP = C.SOLVED_SLICE % 24
+FIRST_PHASE2_CAP = 10  # longest phase 2 tried while no solution is known (then: whatever fits)
+QUANTUM = 64  # phase-1 solutions per turn when several start cubes take turns
+STAGGER = 8  # turns the first start cube has alone (most cubes need no other)
+INF = float("inf")
 
 
 class Unsolvable(RuntimeError):
     """No solution within the requested length (and time)."""
 
 
-class TwoPhase:
+class OutOfTime(Exception):
+    """Internal: the deadline passed inside a phase-2 search."""
+
+
+class Search:
+    """Tables as compact Python lists/bytes, and the two phases over them."""
+
     def __init__(self, tables: Tables3):
-        self.t = tables
-        mt = tables.moves
-        self.twist_move = mt["twist"].astype(np.int32)
-        self.flip_move = mt["flip"].astype(np.int32)
-        self.subset_move = mt["subset"].astype(np.int32)
-        self.corner_move = mt["corners"][:, PHASE2].astype(np.int32)
-        self.corner_move_all = mt["corners"].astype(np.int32)
-        self.ud_move = mt["ud"][:, PHASE2].astype(np.int32)
-        sp = mt["subset"][C.SOLVED_SET * 24 + np.arange(24)].astype(np.int32) - C.SOLVED_SET * 24
-        self.slice_perm_move = sp[:, PHASE2]
-        st = tables.symmetry
-        self.class_of = st["class_of"].astype(np.int32)
-        self.sym_of = st["sym_of"]
-        self.twist_conj = st["twist_conj"].astype(np.int32)
-        self.phase1 = tables.phase1
-        self.p2_corners = tables.phase2["corners"]
-        self.p2_ud = tables.phase2["ud"]
+        mt, st = tables.moves, tables.symmetry
+        flat = lambda a: a.astype(int).ravel().tolist()  # noqa: E731
+        self.twist_move = flat(mt["twist"])
+        self.flip_move = flat(mt["flip"])
+        self.slice_fs = [(s // 24) * C.N_FLIP for s in range(C.N_SUBSET)]
+        self.subset_move = flat(mt["subset"])
+        self.corner_move = flat(mt["corners"])
+        # Phase 2 moves only (10 columns).
+        self.corner_move2 = flat(mt["corners"][:, PHASE2_MOVES])
+        self.ud_move2 = flat(mt["ud"][:, PHASE2_MOVES])
+        slice_perm = mt["subset"][C.SOLVED_SET * 24 + np.arange(24)] - C.SOLVED_SET * 24
+        self.sp_move2 = flat(slice_perm[:, PHASE2_MOVES])
+        # h1 = phase1[class_start[fs] + twist_conj[sym_of[fs]][twist]] with fs = set * 2048 + flip.
+        self.class_start = (st["class_of"].astype(int) * C.N_TWIST).tolist()
+        self.sym_of = st["sym_of"].astype("uint8").tobytes()
+        self.twist_conj = [st["twist_conj"][:, s].astype(int).tolist() for s in range(st["twist_conj"].shape[1])]
+        self.phase1 = tables.phase1.tobytes()
+        self.p2_corners = tables.phase2["corners"].tobytes()
+        self.p2_ud = tables.phase2["ud"].tobytes()
+        positions = C.subset_positions(range(C.N_SUBSET))
+        self.subset_positions = [tuple(p) for p in positions.tolist()]
+        self._ud_cache = {}
 
-    # -- heuristics ---------------------------------------------------------
+    # -- coordinates ----------------------------------------------------------
 
-    def h1(self, twist, flip, slice_):
-        fs = (slice_ // 24) * C.N_FLIP + flip
-        return self.phase1[self.class_of[fs] * C.N_TWIST + self.twist_conj[twist, self.sym_of[fs]]]
+    def h1(self, twist, flip, set_):
+        fs = set_ * C.N_FLIP + flip
+        return self.phase1[self.class_start[fs] + self.twist_conj[self.sym_of[fs]][twist]]
 
     def h2(self, corners, ud, sp):
-        return np.maximum(self.p2_corners[corners * 24 + sp], self.p2_ud[ud * 24 + sp])
+        a, b = self.p2_corners[corners * 24 + sp], self.p2_ud[ud * 24 + sp]
+        return a if a > b else b
 
-    # -- phase 1 ------------------------------------------------------------
+    def ud_coord(self, u, d):
+        """Phase-2 permutation of the 8 U/D edges from their two subset coordinates (in G1)."""
+        key = u * C.N_SUBSET + d
+        value = self._ud_cache.get(key)
+        if value is None:
+            ep = [0] * 8
+            for piece, pos in enumerate(self.subset_positions[u]):
+                ep[pos] = piece
+            for piece, pos in enumerate(self.subset_positions[d]):
+                ep[pos] = piece + 4
+            value = 0
+            for i in range(8):
+                value = value * (8 - i) + sum(1 for x in ep[i + 1:] if x < ep[i])
+            self._ud_cache[key] = value
+        return value
 
-    def phase1_candidates(self, start: dict, length: int):
-        """Every phase-1 solution of exactly `length` moves: (paths (N, length), phase-2 coordinates, last face)."""
-        tw = np.array([start["twist"]])
-        fl = np.array([start["flip"]])
-        sl = np.array([start["slice"]])
-        co = np.array([start["corners"]])
-        u = np.array([start["u"]])
-        d = np.array([start["d"]])
-        last = np.array([6])
-        paths = np.zeros((1, 0), dtype=np.int8)
+    # -- phase 1 --------------------------------------------------------------
+
+    def _phase1(self, twist, flip, slice_, corners, length):
+        """Yield (path, corners, slice) for every phase-1 solution of exactly `length` moves.
+
+        Iterative (an explicit stack), so a solution costs no generator chain; `path` is
+        one shared list, valid until the next solution."""
         if length == 0:
-            if self.h1(tw, fl, sl)[0] != 0:
-                return None
-        for g in range(length):
-            ntw = self.twist_move[tw]
-            nfl = self.flip_move[fl]
-            nsl = self.subset_move[sl]
-            h = self.h1(ntw, nfl, nsl)
-            keep = ALLOWED[last] & (h <= length - g - 1)
-            if g == length - 1:
-                keep &= ENDS_PHASE1
-            rows, moves = np.nonzero(keep)
-            if not len(rows):
-                return None
-            tw, fl, sl = ntw[rows, moves], nfl[rows, moves], nsl[rows, moves]
-            co = self.corner_move_all[co[rows], moves]
-            u = self.subset_move[u[rows], moves]
-            d = self.subset_move[d[rows], moves]
-            last = FACE_OF_MOVE[moves]
-            paths = np.concatenate([paths[rows], moves[:, None].astype(np.int8)], axis=1)
-        return {"paths": paths, "corners": co, "ud": C.ud_from_subsets(u, d), "sp": sl % 24,
-                "last": last, "length": np.full(len(paths), length)}
-
-    # -- phase 2 ------------------------------------------------------------
-
-    def phase2(self, cands: dict, total: int):
-        """Shortest phase-2 completions with phase1 + phase2 <= total: [(candidate, moves)], or None."""
-        co, ud, sp = cands["corners"], cands["ud"], cands["sp"]
-        budget = total - cands["length"]
-        ok = self.h2(co, ud, sp) <= budget
-        idx = np.flatnonzero(ok)
-        co, ud, sp, last, budget = co[idx], ud[idx], sp[idx], cands["last"][idx], budget[idx]
-        history = []  # per depth: (parent index, move)
-        g = 0
-        while len(idx):
-            solved = np.flatnonzero((co == 0) & (ud == 0) & (sp == C.SOLVED_SLICE % 24))
-            if len(solved):
-                found = []
-                for node in solved[:MAX_REPORTED].tolist():
-                    moves = []
-                    for parent, move in reversed(history):
-                        moves.append(int(move[node]))
-                        node = int(parent[node])
-                    found.append((int(idx[node]), moves[::-1]))
-                return found
-            if len(co) > MAX_FRONTIER:
-                return None
-            nco = self.corner_move[co]
-            nud = self.ud_move[ud]
-            nsp = self.slice_perm_move[sp]
-            keep = ALLOWED[last][:, PHASE2] & (self.h2(nco, nud, nsp) <= (budget - g - 1)[:, None])
-            rows, k = np.nonzero(keep)
-            co, ud, sp = nco[rows, k], nud[rows, k], nsp[rows, k]
-            last = FACE_OF_MOVE[PHASE2[k]]
-            budget = budget[rows]
-            history.append((rows, PHASE2[k]))
-            g += 1
-        return None
-
-    # -- driver -------------------------------------------------------------
-
-    def solve(self, state_coords: dict, max_length: int = 20, time_limit: float | None = None,
-              max_extra: int = 3, cost=len):
-        """Moves (list of move indices) of a solution of at most max_length moves.
-
-        Without a time limit: the first (shortest over the candidates tried)
-        solution.  With one: keeps looking for shorter ones until the time is up.
-        """
-        started = time.perf_counter()
-        d1 = int(self.h1(np.array([state_coords["twist"]]), np.array([state_coords["flip"]]),
-                         np.array([state_coords["slice"]]))[0])
-        cache = {}
-
-        def candidates(length):
-            if length not in cache:
-                cache[length] = self.phase1_candidates(state_coords, length)
-            return cache[length]
-
-        def attempt(total, extra):
-            """Shortest solution of at most `total` moves from phase-1 lengths d1..d1+extra, or None."""
-            lengths = [b for b in range(d1, min(total, d1 + extra) + 1) if candidates(b) is not None]
-            if not lengths:
-                return None
-            merged = {k: np.concatenate([cache[b][k] for b in lengths]) for k in cache[lengths[0]] if k != "paths"}
-            found = self.phase2(merged, total)
-            if found is None:
-                return None
-            offsets = np.cumsum([0] + [len(cache[b]["paths"]) for b in lengths])
-            solutions = []
-            for index, p2 in found:
-                which = int(np.searchsorted(offsets, index, side="right") - 1)
-                p1 = cache[lengths[which]]["paths"][index - offsets[which]]
-                solutions.append([int(m) for m in p1] + p2)
-            return min(solutions, key=cost)
-
-        def out_of_time():
-            return time_limit is not None and time.perf_counter() - started > time_limit
-
-        best = None
-        total = d1
-        while best is None and total <= max_length:
-            best = attempt(total, max_extra)
-            total += 1
-        if best is None:
-            raise Unsolvable(f"no solution of at most {max_length} moves found")
-        if time_limit is None:
-            return best
-        # Shorter: one move less, with ever more phase-1 candidates, until the time is up.
-        extra = max_extra + 1
-        while not out_of_time() and d1 + extra <= len(best) - 1:
-            shorter = attempt(len(best) - 1, extra)
-            if shorter is not None:
-                best = shorter
+            yield [], corners, slice_
+            return
+        tm, fm, sm, cm = self.twist_move, self.flip_move, self.subset_move, self.corner_move
+        slice_fs, p1, cs, so, tc = self.slice_fs, self.phase1, self.class_start, self.sym_of, self.twist_conj
+        path = [0] * length
+        tws, fls, sls, crs = [twist] * length, [flip] * length, [slice_] * length, [corners] * length
+        moves_left = [None] * length
+        moves_left[0] = iter(ALLOWED[NO_FACE] if length > 1 else ALLOWED_LAST[NO_FACE])
+        depth = 0
+        while depth >= 0:
+            t18, f18, s18 = tws[depth] * 18, fls[depth] * 18, sls[depth] * 18
+            togo = length - depth
+            for m in moves_left[depth]:
+                tw, fl, sl = tm[t18 + m], fm[f18 + m], sm[s18 + m]
+                fs = slice_fs[sl] + fl
+                if p1[cs[fs] + tc[so[fs]][tw]] >= togo:
+                    continue
+                path[depth] = m
+                if togo == 1:
+                    yield path, cm[crs[depth] * 18 + m], sl
+                    continue
+                crs[depth + 1] = cm[crs[depth] * 18 + m]
+                depth += 1
+                tws[depth], fls[depth], sls[depth] = tw, fl, sl
+                moves_left[depth] = iter(ALLOWED[FACE[m]] if togo > 2 else ALLOWED_LAST[FACE[m]])
+                break
             else:
-                extra += 1
-        return best
+                depth -= 1
+
+    # -- phase 2 --------------------------------------------------------------
+
+    def _phase2(self, corners, ud, sp, last, togo, path):
+        """Depth-first: can (corners, ud, sp) be solved in exactly `togo` phase-2 moves?
+        Precondition: h2 <= togo.  On success the moves (phase-2 column indices) are in path."""
+        if togo == 0:
+            return True
+        self.nodes += 1
+        if self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline:
+            raise OutOfTime
+        cm, um, spm, pc, pu = self.corner_move2, self.ud_move2, self.sp_move2, self.p2_corners, self.p2_ud
+        c10, u10, s10 = corners * 10, ud * 10, sp * 10
+        left = togo - 1
+        for k in ALLOWED2[last]:
+            c, s = cm[c10 + k], spm[s10 + k]
+            if pc[c * 24 + s] > left:
+                continue
+            u = um[u10 + k]
+            if pu[u * 24 + s] > left:
+                continue
+            path.append(k)
+            if self._phase2(c, u, s, FACE[PHASE2_MOVES[k]], left, path):
+                return True
+            path.pop()
+        return False
+
+    # -- driver ---------------------------------------------------------------
+
+    def _direction(self, coords: dict):
+        """One start cube's search: yields a solution's moves, or None after QUANTUM phase-1
+        solutions (so the driver can take turns between start cubes).  Reads and tightens
+        the shared self.bound / self.best_cost."""
+        twist, flip, slice_, corners, u, d = (coords[k] for k in ("twist", "flip", "slice", "corners", "u", "d"))
+        sm, pc, pu = self.subset_move, self.p2_corners, self.p2_ud
+        first = self.h1(twist, flip, slice_ // 24)
+        capped = False
+        for cap in (FIRST_PHASE2_CAP, None):
+            if cap is None and not capped:
+                return
+            length1, work = first, 0
+            while length1 <= self.bound:
+                for path, c, sl in self._phase1(twist, flip, slice_, corners, length1):
+                    work += 1
+                    if work >= QUANTUM:
+                        work = 0
+                        yield None
+                    budget = self.bound - length1
+                    sp = sl % 24
+                    if pc[c * 24 + sp] > budget:
+                        continue
+                    su, sd = u, d
+                    for m in path:
+                        su, sd = sm[su * 18 + m], sm[sd * 18 + m]
+                    ud = self.ud_coord(su, sd)
+                    h = self.h2(c, ud, sp)
+                    if h > budget:
+                        continue
+                    longest = budget
+                    if cap is not None and self.best_cost == INF and budget > cap:
+                        longest, capped = cap, True
+                    last = FACE[path[-1]] if path else NO_FACE
+                    for length2 in range(h, longest + 1):
+                        found = []
+                        if not self._phase2(c, ud, sp, last, length2, found):
+                            continue
+                        moves = list(path) + [PHASE2_MOVES[k] for k in found]
+                        value = self.cost(moves)
+                        if value < self.best_cost:
+                            self.best_cost = value
+                            self.bound = min(self.bound, self.htm_bound(value))
+                            yield moves
+                        break
+                length1 += 1
+
+    def solutions(self, starts: list, max_htm: int = 20, deadline: float | None = None, hard_deadline=False,
+                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1, stagger=STAGGER):
+        """Yield (start index, moves) of ever lower `cost`, each at most max_htm moves.
+
+        starts: coords.phase_coords of one or more cubes whose solutions are equivalent
+        (the same cube seen along another axis, or its inverse); their searches take turns,
+        the first one alone for its first `stagger` turns.  Stops when every phase-1 length
+        has been tried, or at the perf_counter `deadline` once a solution was yielded (at
+        once if hard_deadline).  A solution is yielded only if its cost is below the best
+        so far and at most max_cost; htm_bound(cost) is the most HTM moves a cheaper solution
+        can have.
+        """
+        self.deadline, self.nodes = (deadline if hard_deadline else None), 0
+        self.best_cost = INF if max_cost is None else max_cost + 0.5
+        self.bound, self.cost, self.htm_bound = max_htm, cost, htm_bound
+        searches = [(i, self._direction(c)) for i, c in enumerate(starts)]
+        turn = 0
+        try:
+            while searches:
+                turn += 1
+                for i, search in list(searches if turn > stagger else searches[:1]):
+                    try:
+                        moves = next(search)
+                    except StopIteration:
+                        searches.remove((i, search))
+                        continue
+                    if moves is not None:
+                        self.deadline = deadline
+                        yield i, moves
+                        if not moves:
+                            return
+                    if self.deadline is not None and time.perf_counter() > self.deadline:
+                        return
+        except OutOfTime:
+            return
