@@ -35,10 +35,8 @@ ALLOWED2 = [[k for k, m in enumerate(PHASE2_MOVES) if m in ALLOWED[last]] for la
 # would be a shorter phase-1 solution followed by phase 2.
 ALLOWED_LAST = [[m for m in moves if m not in C.PHASE2_MOVES] for moves in ALLOWED]
 SOLVED_SP = C.SOLVED_SLICE % 24
-FIRST_PHASE2_CAP = 10  # longest phase 2 tried while no solution is known (then: whatever fits)
-QUANTUM = 64  # phase-1 solutions per turn when several start cubes take turns
-STAGGER = 8  # turns the first start cube has alone (most cubes need no other)
 INF = float("inf")
+TURN_SECONDS = 0.002  # when several start cubes take turns
 
 
 class Unsolvable(RuntimeError):
@@ -70,6 +68,10 @@ class Search:
         self.sym_of = st["sym_of"].astype("uint8").tobytes()
         self.twist_conj = [st["twist_conj"][:, s].astype(int).tolist() for s in range(st["twist_conj"].shape[1])]
         self.phase1 = tables.phase1.tobytes()
+        # Lower bounds of h1 from the twist alone and the (slice set, flip) alone.
+        by_class = tables.phase1.reshape(-1, C.N_TWIST)
+        self.twist_h = by_class.min(0)[st["twist_conj"]].min(1).astype("uint8").tobytes()
+        self.flipslice_h = by_class.min(1)[st["class_of"]].astype("uint8").tobytes()
         self.p2_corners = tables.phase2["corners"].tobytes()
         self.p2_ud = tables.phase2["ud"].tobytes()
         positions = C.subset_positions(range(C.N_SUBSET))
@@ -114,6 +116,7 @@ class Search:
             return
         tm, fm, sm, cm = self.twist_move, self.flip_move, self.subset_move, self.corner_move
         slice_fs, p1, cs, so, tc = self.slice_fs, self.phase1, self.class_start, self.sym_of, self.twist_conj
+        twist_h, flipslice_h = self.twist_h, self.flipslice_h
         path = [0] * length
         tws, fls, sls, crs = [twist] * length, [flip] * length, [slice_] * length, [corners] * length
         moves_left = [None] * length
@@ -123,9 +126,12 @@ class Search:
             t18, f18, s18 = tws[depth] * 18, fls[depth] * 18, sls[depth] * 18
             togo = length - depth
             for m in moves_left[depth]:
-                tw, fl, sl = tm[t18 + m], fm[f18 + m], sm[s18 + m]
+                tw = tm[t18 + m]
+                if twist_h[tw] >= togo:  # cheap bounds first: they reject most moves
+                    continue
+                fl, sl = fm[f18 + m], sm[s18 + m]
                 fs = slice_fs[sl] + fl
-                if p1[cs[fs] + tc[so[fs]][tw]] >= togo:
+                if flipslice_h[fs] >= togo or p1[cs[fs] + tc[so[fs]][tw]] >= togo:
                     continue
                 path[depth] = m
                 if togo == 1:
@@ -167,84 +173,79 @@ class Search:
 
     # -- driver ---------------------------------------------------------------
 
-    def _direction(self, coords: dict):
-        """One start cube's search: yields a solution's moves, or None after QUANTUM phase-1
-        solutions (so the driver can take turns between start cubes).  Reads and tightens
-        the shared self.bound / self.best_cost."""
+    def _start(self, coords: dict):
+        """One start cube's search, phase-1 length after length: yields the moves of each
+        solution cheaper than the best so far (reading and tightening self.bound and
+        self.best_cost), or None when its turn is over (self.turn_ends)."""
+        length1 = self.h1(coords["twist"], coords["flip"], coords["slice"] // 24)
+        while length1 <= self.bound:
+            yield from self._level(coords, length1)
+            length1 += 1
+
+    def _level(self, coords: dict, length1: int):
         twist, flip, slice_, corners, u, d = (coords[k] for k in ("twist", "flip", "slice", "corners", "u", "d"))
-        sm, pc, pu = self.subset_move, self.p2_corners, self.p2_ud
-        first = self.h1(twist, flip, slice_ // 24)
-        capped = False
-        for cap in (FIRST_PHASE2_CAP, None):
-            if cap is None and not capped:
+        sm, pc = self.subset_move, self.p2_corners
+        work = 0
+        for path, c, sl in self._phase1(twist, flip, slice_, corners, length1):
+            work += 1
+            if not work & 15:
+                now = time.perf_counter()
+                if self.deadline is not None and now > self.deadline:
+                    raise OutOfTime
+                if now > self.turn_ends:
+                    yield None
+            budget = self.bound - length1
+            if budget < 0:
                 return
-            length1, work = first, 0
-            while length1 <= self.bound:
-                for path, c, sl in self._phase1(twist, flip, slice_, corners, length1):
-                    work += 1
-                    if work >= QUANTUM:
-                        work = 0
-                        yield None
-                    budget = self.bound - length1
-                    sp = sl % 24
-                    if pc[c * 24 + sp] > budget:
-                        continue
-                    su, sd = u, d
-                    for m in path:
-                        su, sd = sm[su * 18 + m], sm[sd * 18 + m]
-                    ud = self.ud_coord(su, sd)
-                    h = self.h2(c, ud, sp)
-                    if h > budget:
-                        continue
-                    longest = budget
-                    if cap is not None and self.best_cost == INF and budget > cap:
-                        longest, capped = cap, True
-                    last = FACE[path[-1]] if path else NO_FACE
-                    for length2 in range(h, longest + 1):
-                        found = []
-                        if not self._phase2(c, ud, sp, last, length2, found):
-                            continue
-                        moves = list(path) + [PHASE2_MOVES[k] for k in found]
-                        value = self.cost(moves)
-                        if value < self.best_cost:
-                            self.best_cost = value
-                            self.bound = min(self.bound, self.htm_bound(value))
-                            yield moves
-                        break
-                length1 += 1
+            sp = sl % 24
+            if pc[c * 24 + sp] > budget:  # most phase-1 solutions end here
+                continue
+            su, sd = u, d
+            for m in path:
+                su, sd = sm[su * 18 + m], sm[sd * 18 + m]
+            ud = self.ud_coord(su, sd)
+            h = self.h2(c, ud, sp)
+            last = FACE[path[-1]] if path else NO_FACE
+            for length2 in range(h, budget + 1):
+                found = []
+                if not self._phase2(c, ud, sp, last, length2, found):
+                    continue
+                moves = list(path) + [PHASE2_MOVES[k] for k in found]
+                value = self.cost(moves)
+                if value < self.best_cost:
+                    self.best_cost = value
+                    self.bound = min(self.bound, self.htm_bound(value))
+                    yield moves
+                break
 
     def solutions(self, starts: list, max_htm: int = 20, deadline: float | None = None, hard_deadline=False,
-                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1, stagger=STAGGER):
+                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1):
         """Yield (start index, moves) of ever lower `cost`, each at most max_htm moves.
 
         starts: coords.phase_coords of one or more cubes whose solutions are equivalent
-        (the same cube seen along another axis, or its inverse); their searches take turns,
-        the first one alone for its first `stagger` turns.  Stops when every phase-1 length
-        has been tried, or at the perf_counter `deadline` once a solution was yielded (at
-        once if hard_deadline).  A solution is yielded only if its cost is below the best
-        so far and at most max_cost; htm_bound(cost) is the most HTM moves a cheaper solution
-        can have.
+        (the same cube seen along another axis, or its inverse); their searches take turns
+        of TURN_SECONDS (which one is lucky varies from cube to cube: this cuts the slow
+        tail).  Stops when every phase-1 length has been tried, or at the perf_counter
+        `deadline` once a solution was yielded (at once if hard_deadline).  A solution is
+        yielded only if its cost is below the best so far and at most max_cost;
+        htm_bound(cost) is the most HTM moves a cheaper solution can have.
         """
         self.deadline, self.nodes = (deadline if hard_deadline else None), 0
         self.best_cost = INF if max_cost is None else max_cost + 0.5
         self.bound, self.cost, self.htm_bound = max_htm, cost, htm_bound
-        searches = [(i, self._direction(c)) for i, c in enumerate(starts)]
-        turn = 0
+        searches = [(i, self._start(c)) for i, c in enumerate(starts)]
         try:
             while searches:
-                turn += 1
-                for i, search in list(searches if turn > stagger else searches[:1]):
-                    try:
-                        moves = next(search)
-                    except StopIteration:
-                        searches.remove((i, search))
-                        continue
-                    if moves is not None:
+                for entry in list(searches):
+                    self.turn_ends = time.perf_counter() + TURN_SECONDS
+                    for moves in entry[1]:
+                        if moves is None:
+                            break
                         self.deadline = deadline
-                        yield i, moves
+                        yield entry[0], moves
                         if not moves:
                             return
-                    if self.deadline is not None and time.perf_counter() > self.deadline:
-                        return
+                    else:
+                        searches.remove(entry)
         except OutOfTime:
             return
