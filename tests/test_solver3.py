@@ -83,3 +83,113 @@ def test_move_tables_agree_with_cubie_moves():
         for key in ("slice", "u", "d"):
             assert tables["subset"][a[key], m] == b[key]
         assert tables["corners"][a["corners"], m] == b["corners"]
+
+
+def _facelets_of(cp, co, ep, eo):
+    faces = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in (cp, co, ep, eo)))[0]
+    return "".join("URFDLB"[f] for f in faces)
+
+
+def test_impossible_and_duplicate_pieces_are_named():
+    solved = list(cube3.SOLVED_FACELETS)
+    # UR edge shows U and D (its R sticker swapped with DF's D sticker): no edge has U and D.
+    text = solved[:]
+    a, b = cube3.EDGE_FACELETS[0][1], cube3.EDGE_FACELETS[5][0]
+    text[a], text[b] = text[b], text[a]
+    with pytest.raises(cube3.ImpossibleEdgeError) as info:
+        cube3.parse_facelets("".join(text))
+    assert "UR" in info.value.edges
+    # URF corner twice (in place of UFL); DL edge twice (in place of DR) keeps 9 of each colour.
+    cp, ep = list(range(8)), list(range(12))
+    cp[1], ep[4] = 0, 6
+    with pytest.raises(cube3.DuplicateCornerError) as info:
+        cube3.parse_facelets(_facelets_of(cp, [0] * 8, ep, [0] * 12))
+    assert set(info.value.corners) == {"URF", "UFL"}
+    # UF edge twice (in place of UR); DR twice (in place of DF).
+    ep = list(range(12))
+    ep[0], ep[5] = 1, 4
+    with pytest.raises(cube3.DuplicateEdgeError) as info:
+        cube3.parse_facelets(_facelets_of(list(range(8)), [0] * 8, ep, [0] * 12))
+    assert {"UR", "UF"} <= set(info.value.edges) or {"DR", "DF"} <= set(info.value.edges)
+
+
+def test_inverse_undoes_the_cube():
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        state = cube3.random_state(rng)
+        both = cube3.multiply(state, cube3.inverse(state))
+        assert cube3.to_facelets(both) == cube3.SOLVED_FACELETS
+    moves = cube3.parse_moves("R U2 F' D")
+    state = cube3.apply(cube3.solved(), moves)
+    assert cube3.to_facelets(cube3.apply(state, cube3.inverse_moves(moves))) == cube3.SOLVED_FACELETS
+
+
+def test_each_view_maps_its_solutions_back_to_the_cube():
+    """For cubes one or two moves from solved, the one view move sequence that solves a
+    view must map back to a sequence that solves the cube (and no other sequence does)."""
+    from robot.solver3 import api
+
+    for scramble in ("R", "U'", "F2", "D L'", "B R2"):
+        state = cube3.apply(cube3.solved(), cube3.parse_moves(scramble))
+        n = len(scramble.split())
+        candidates = [[m] for m in range(18)] if n == 1 else [[a, b] for a in range(18) for b in range(18)]
+        for view, unmap in api.views(state):
+            solving = [c for c in candidates if cube3.to_facelets(cube3.apply(view, c)) == cube3.SOLVED_FACELETS]
+            assert solving, f"no {n}-move solution of a view of {scramble}"
+            for c in solving:
+                back = unmap(c)
+                assert cube3.to_facelets(cube3.apply(state, back)) == cube3.SOLVED_FACELETS
+
+
+def test_metric_costs_counted_by_hand():
+    from robot.solver3 import api
+
+    cases = {  # moves: (htm, qtm, axial)
+        "U D' R2 L F": (5, 6, 3),
+        "R L R'": (3, 3, 1),
+        "U R D": (3, 3, 3),
+        "F2 B2 U2 D2": (4, 8, 2),
+        "": (0, 0, 0),
+    }
+    for text, (htm, qtm, axial) in cases.items():
+        moves = cube3.parse_moves(text)
+        assert (api.htm_cost(moves), api.qtm_cost(moves), api.axial_cost(moves)) == (htm, qtm, axial), text
+
+
+def test_cli_refuses_robot_metric_and_2x2x2_only_options(capsys):
+    from robot import cli
+
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--scramble", "R"]) == 2
+    assert "not available for the 3x3x3 yet" in capsys.readouterr().err
+    assert cli.main(["solve", "--time-limit", "1", "--scramble", "R"]) == 2
+    assert "--puzzle 3x3x3" in capsys.readouterr().err
+
+
+def _config_with_tables(tmp_path, directory):
+    from robot import config as config_module
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text().replace("dir: tables", f"dir: {directory}")
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_cli_says_how_to_build_missing_tables(tmp_path, capsys):
+    from robot import cli
+
+    config = _config_with_tables(tmp_path, tmp_path / "tables")
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--config", str(config), "--scramble", "R"]) == 2
+    assert "cube-robot tables build --puzzle 3x3x3" in capsys.readouterr().err
+    assert cli.main(["tables", "status", "--puzzle", "3x3x3", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "phase1.npy" in out and "not built yet" in out
+    assert not (tmp_path / "tables" / "3x3x3").exists()  # status never builds
+
+
+def test_table_removal_keeps_files_it_did_not_write(tmp_path):
+    from robot.solver3 import tables
+
+    for name in (*tables.FILES, "manifest.json", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    tables.remove(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import coords as C
-from . import cube3
-from . import tables as T
+import robot.solver3.coords as C
+import robot.solver3.cube3 as cube3
+import robot.solver3.tables as T
 from .search import FACE, Search, Unsolvable
 
 METRICS = ("htm", "qtm", "axial")
@@ -84,10 +84,12 @@ def load_search(directory: Path | None = None, build: bool = False, show_progres
     return _SEARCHES[key]
 
 
-def _views(state):
-    """The cube along each of the 3 axes, and inverted: [(coordinates, map back to the cube's moves)]."""
+def views(state):
+    """The cube seen along each of the 3 axes, and inverted: [(view state, map of a view's
+    solution back to a solution of `state`)].  Searching all six and keeping the first
+    (or best) solution cuts the slow tail: which view is easy varies from cube to cube."""
     colours = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in state))
-    views = []
+    out = []
     rotation = np.eye(3, dtype=int)
     for _ in range(3):
         seen = cube3.rotate_colours(colours, rotation)
@@ -99,9 +101,9 @@ def _views(state):
             def unmap(moves, back=back, inverted=inverted):
                 moves = cube3.inverse_moves(moves) if inverted else moves
                 return [3 * back[m // 3] + m % 3 for m in moves]
-            views.append((C.phase_coords(cube3.inverse(view) if inverted else view), unmap))
+            out.append((cube3.inverse(view) if inverted else view, unmap))
         rotation = _THIRD_TURN @ rotation
-    return views
+    return out
 
 
 def _state_of(facelets, scramble):
@@ -135,11 +137,11 @@ def solutions(facelets: str | None = None, *, scramble: str | None = None, metri
     if max_length is not None:
         max_htm = min(max_htm, HTM_BOUND[metric](max_length + 1))
     deadline = None if time_limit is None else started + time_limit
-    views = _views(state)
-    for index, moves in search.solutions([coords for coords, _ in views], max_htm=max_htm, deadline=deadline,
+    seen = views(state)
+    for index, moves in search.solutions([C.phase_coords(view) for view, _ in seen], max_htm=max_htm, deadline=deadline,
                                          hard_deadline=max_length is not None, cost=cost, max_cost=max_length,
                                          htm_bound=HTM_BOUND[metric]):
-        moves = views[index][1](moves)
+        moves = seen[index][1](moves)
         yield Solution(cube3.format_moves(moves), cost(moves), metric, (time.perf_counter() - started) * 1000,
                        len(moves), facelets)
 

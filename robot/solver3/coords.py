@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import cube3
+import robot.solver3.cube3 as cube3
 
 N_TWIST, N_FLIP, N_SET, N_SUBSET, N_PERM8 = 2187, 2048, 495, 11880, 40320
 N_FLIPSLICE = N_SET * N_FLIP

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from . import coords as C
+import robot.solver3.coords as C
 from .tables import Tables3
 
 N_MOVES = 18

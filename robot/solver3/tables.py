@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..solver.tables import TableError, TableStore, tables_dir
-from . import coords as C
+from ..solver.tables import MANIFEST, TableError, TableStore, tables_dir
+import robot.solver3.coords as C  # (not `from . import`: that would import the package, which imports api)
 
 SUBDIR = "3x3x3"
 UNSEEN = 255
@@ -148,6 +148,12 @@ def directory_for(config) -> Path:
     return tables_dir(config) / SUBDIR
 
 
+def remove(directory: Path) -> None:
+    """Delete the 3x3x3 tables and their manifest (only the files this program writes)."""
+    for name in (*FILES, MANIFEST):
+        (Path(directory) / name).unlink(missing_ok=True)
+
+
 def status(directory: Path) -> dict:
     store = TableStore(directory)
     return {name: store.problem(name, None) for name in FILES}
@@ -176,4 +182,4 @@ def load(directory: Path, build: bool = False, log=None, show_progress=None) -> 
     return Tables3(moves, symmetry, phase1, phase2, directory, time.perf_counter() - started)
 
 
-__all__ = ["Tables3", "load", "status", "directory_for", "NotBuilt"]
+__all__ = ["Tables3", "load", "status", "remove", "directory_for", "NotBuilt"]
