@@ -193,3 +193,118 @@ def test_table_removal_keeps_files_it_did_not_write(tmp_path):
         (tmp_path / name).write_text("x")
     tables.remove(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+# -- with the full tables: built once per session in the project's tables/3x3x3 (about a
+# minute on a fresh clone, hence `slow`; loaded in under a second once built) -----------------
+
+@pytest.fixture(scope="session")
+def search3():
+    from robot import config as config_module
+    from robot.solver3 import api, tables
+
+    return api.load_search(tables.directory_for(config_module.load()), build=True)
+
+
+def _solves(facelets, moves_text):
+    state, _ = cube3.parse_facelets(facelets)
+    return cube3.to_facelets(cube3.apply(state, cube3.parse_moves(moves_text))) == cube3.SOLVED_FACELETS
+
+
+def _qtm_by_tokens(moves_text):
+    return sum(2 if token.endswith("2") else 1 for token in moves_text.split())
+
+
+@pytest.mark.slow
+def test_random_cubes_solved_within_20_moves(search3):
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(15)
+    for _ in range(25):
+        facelets = cube3.to_facelets(cube3.random_state(rng), "WRGYOB")  # any 6 symbols
+        solution = api.solve(facelets, search=search3)
+        assert _solves(facelets, solution.moves)
+        assert solution.length == len(solution.moves.split()) <= 20
+        assert solution.htm == solution.length and solution.solve_ms > 0
+
+
+@pytest.mark.slow
+def test_metrics_and_max_length_are_respected(search3):
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(16)
+    for _ in range(5):
+        facelets = cube3.to_facelets(cube3.random_state(rng))
+        qtm = api.solve(facelets, metric="qtm", max_length=26, search=search3)
+        assert _solves(facelets, qtm.moves) and qtm.length == _qtm_by_tokens(qtm.moves) <= 26
+        axial = api.solve(facelets, metric="axial", max_length=17, search=search3)
+        assert _solves(facelets, axial.moves) and axial.length <= 17 and axial.htm <= 20
+        assert axial.length == api.axial_cost(cube3.parse_moves(axial.moves))
+    # A 3-move scramble: a solution of at most 3 moves exists and must be found; none of 2.
+    short = api.solve(scramble="R U F", max_length=3, search=search3)
+    assert _solves(short.facelets, short.moves) and short.length <= 3
+    with pytest.raises(api.Unsolvable):
+        api.solve(scramble="R U F", max_length=2, time_limit=5, search=search3)
+    assert api.solve(cube3.SOLVED_FACELETS, search=search3).moves == ""
+
+
+@pytest.mark.slow
+def test_solutions_generator_yields_shorter_and_shorter(search3):
+    from robot.solver3 import api
+
+    facelets = cube3.to_facelets(cube3.random_state(np.random.default_rng(17)))
+    found = list(api.solutions(facelets, time_limit=0.5, search=search3))
+    assert found, "at least the first solution"
+    lengths = [s.length for s in found]
+    assert lengths == sorted(set(lengths), reverse=True)  # strictly decreasing
+    assert all(_solves(facelets, s.moves) for s in found)
+    times = [s.solve_ms for s in found]
+    assert times == sorted(times)
+
+
+@pytest.mark.slow
+def test_cli_json_one_object_per_line(search3, monkeypatch, capsys):
+    import io
+    import json
+
+    from robot import cli
+
+    rng = np.random.default_rng(18)
+    good = cube3.to_facelets(cube3.random_state(rng))
+    bad = cube3.SOLVED_FACELETS[:20] + "R" + cube3.SOLVED_FACELETS[21:]  # a U-colour sticker missing
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{good}\n\n{bad}\n{cube3.SOLVED_FACELETS}\n"))
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--json", "--metric", "qtm", "-"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 2  # one input was invalid
+    assert [line["ok"] for line in lines] == [True, False, True]
+    assert _solves(good, lines[0]["moves"]) and lines[0]["length"] == _qtm_by_tokens(lines[0]["moves"])
+    assert lines[0]["solve_ms"] > 0 and lines[0]["metric"] == "qtm"
+    assert lines[1]["error_type"] == "ColourCountError" and "F3" in lines[1]["error"]
+    assert lines[2]["moves"] == "" and lines[2]["length"] == 0
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--json", "--scramble", "R U R' F2", "--time-limit", "0.3"])
+    line = json.loads(capsys.readouterr().out)
+    assert code == 0 and line["length"] <= 4 and _solves(line["facelets"], line["moves"])
+
+
+@pytest.mark.slow
+def test_corrupt_table_is_named_and_rebuilt(search3, tmp_path):
+    import shutil
+
+    from robot.solver3 import tables
+
+    directory = tmp_path / "3x3x3"
+    shutil.copytree(search3.directory, directory)
+    with open(directory / "phase2.npz", "r+b") as f:
+        f.seek(1000)
+        byte = f.read(1)
+        f.seek(1000)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    assert "corrupt" in tables.status(directory)["phase2.npz"]
+    with pytest.raises(tables.NotBuilt, match="phase2.npz"):
+        tables.load(directory)
+    messages = []
+    rebuilt = tables.load(directory, build=True, log=messages.append, show_progress=False)
+    assert any("phase2.npz" in m and "rebuilding" in m for m in messages)
+    assert all(problem is None for problem in tables.status(directory).values())
+    original = tables.load(search3.directory)
+    assert all((rebuilt.phase2[k] == original.phase2[k]).all() for k in original.phase2)

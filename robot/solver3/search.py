@@ -52,6 +52,7 @@ class Search:
 
     def __init__(self, tables: Tables3):
         mt, st = tables.moves, tables.symmetry
+        self.directory = tables.directory
         flat = lambda a: a.astype(int).ravel().tolist()  # noqa: E731
         self.twist_move = flat(mt["twist"])
         self.flip_move = flat(mt["flip"])
