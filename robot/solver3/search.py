@@ -65,10 +65,11 @@ class Search:
         slice_perm = mt["subset"][C.SOLVED_SET * 24 + np.arange(24)] - C.SOLVED_SET * 24
         self.sp_move2 = flat(slice_perm[:, PHASE2_MOVES])
         # h1 = phase1[class_start[fs] + twist_conj[sym_of[fs]][twist]] with fs = set * 2048 + flip.
-        self.class_start = (st["class_of"].astype(int) * C.N_TWIST).tolist()
+        # phase1 is the loaded file itself when there is one (no copy): offset past its header.
+        self.phase1, offset = tables.phase1_raw or (tables.phase1.tobytes(), 0)
+        self.class_start = (st["class_of"].astype(int) * C.N_TWIST + offset).tolist()
         self.sym_of = st["sym_of"].astype("uint8").tobytes()
         self.twist_conj = [st["twist_conj"][:, s].astype(int).tolist() for s in range(st["twist_conj"].shape[1])]
-        self.phase1 = tables.phase1.tobytes()
         # Lower bounds of h1 from the twist alone and the (slice set, flip) alone.
         by_class = tables.phase1.reshape(-1, C.N_TWIST)
         self.twist_h = by_class.min(0)[st["twist_conj"]].min(1).astype("uint8").tobytes()

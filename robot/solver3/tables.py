@@ -10,6 +10,8 @@ tables/3x3x3/ (config: tables.dir).
 
 from __future__ import annotations
 
+import hashlib
+import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +139,7 @@ class Tables3:
     phase2: dict
     directory: Path
     load_seconds: float = 0.0
+    phase1_raw: tuple | None = None  # (the phase1.npy file's bytes, offset of the table in them)
 
     @property
     def nbytes(self) -> int:
@@ -159,17 +162,44 @@ def status(directory: Path) -> dict:
     return {name: store.problem(name, None) for name in FILES}
 
 
+def _read_verified(store: TableStore, name: str) -> bytes | None:
+    """A table file's bytes if its size and SHA-256 match the manifest (read once), else None."""
+    entry = store.manifest()["files"].get(name)
+    try:
+        data = (store.directory / name).read_bytes() if entry else None
+    except OSError:
+        return None
+    if data is None or len(data) != entry.get("bytes") or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        return None
+    return data
+
+
+def _load_built(store: TableStore, started: float) -> Tables3:
+    """Every file read once, checked against the manifest, used without copying; NotBuilt if any fails."""
+    raw = {name: _read_verified(store, name) for name in FILES}
+    problems = {name: store.problem(name, None) for name, data in raw.items() if data is None}
+    if problems:
+        raise NotBuilt("3x3x3 tables are not ready ("
+                       + "; ".join(f"{name}: {p}" for name, p in problems.items())
+                       + "): run `cube-robot tables build --puzzle 3x3x3` (about a minute, once)")
+    moves, symmetry, phase2 = ({k: v for k, v in np.load(io.BytesIO(raw[name])).items()}
+                               for name in ("moves.npz", "symmetry.npz", "phase2.npz"))
+    moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)
+    header = io.BytesIO(raw["phase1.npy"])
+    np.lib.format.read_magic(header)
+    shape, _, dtype = np.lib.format.read_array_header_1_0(header)
+    phase1 = np.frombuffer(raw["phase1.npy"], dtype=dtype, count=shape[0], offset=header.tell())
+    return Tables3(moves, symmetry, phase1, phase2, store.directory, time.perf_counter() - started,
+                   phase1_raw=(raw["phase1.npy"], header.tell()))
+
+
 def load(directory: Path, build: bool = False, log=None, show_progress=None) -> Tables3:
     """Load the tables; with build=True build (with progress bars) whatever is missing or stale."""
     directory = Path(directory)
     store = TableStore(directory, log=log, show_progress=show_progress)
-    if not build:
-        problems = {name: p for name, p in status(directory).items() if p is not None}
-        if problems:
-            raise NotBuilt("3x3x3 tables are not ready ("
-                           + "; ".join(f"{name}: {p}" for name, p in problems.items())
-                           + "): run `cube-robot tables build --puzzle 3x3x3` (a few minutes, once)")
     started = time.perf_counter()
+    if not build:
+        return _load_built(store, started)
     moves = store.load_or_build("moves.npz", None, lambda bar: C.build_move_tables(bar),
                                 "3x3x3 move tables", C.N_MOVES)
     moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)  # phase-1 slice set moves
