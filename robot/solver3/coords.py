@@ -19,7 +19,6 @@ shrinks the phase-1 distance table from 2.2e9 to 1.4e8 entries.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 

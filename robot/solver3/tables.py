@@ -139,7 +139,6 @@ class Tables3:
     phase2: dict
     directory: Path
     load_seconds: float = 0.0
-    phase1_raw: tuple | None = None  # (the phase1.npy file's bytes, offset of the table in them)
 
     @property
     def nbytes(self) -> int:
@@ -175,7 +174,8 @@ def _read_verified(store: TableStore, name: str) -> bytes | None:
 
 
 def _load_built(store: TableStore, started: float) -> Tables3:
-    """Every file read once, checked against the manifest, used without copying; NotBuilt if any fails."""
+    """Every file read once, checked against the manifest, used without copying (the phase-1
+    table is a view of the file's bytes); NotBuilt if any fails."""
     raw = {name: _read_verified(store, name) for name in FILES}
     problems = {name: store.problem(name, None) for name, data in raw.items() if data is None}
     if problems:
@@ -189,8 +189,7 @@ def _load_built(store: TableStore, started: float) -> Tables3:
     np.lib.format.read_magic(header)
     shape, _, dtype = np.lib.format.read_array_header_1_0(header)
     phase1 = np.frombuffer(raw["phase1.npy"], dtype=dtype, count=shape[0], offset=header.tell())
-    return Tables3(moves, symmetry, phase1, phase2, store.directory, time.perf_counter() - started,
-                   phase1_raw=(raw["phase1.npy"], header.tell()))
+    return Tables3(moves, symmetry, phase1, phase2, store.directory, time.perf_counter() - started)
 
 
 def load(directory: Path, build: bool = False, log=None, show_progress=None) -> Tables3:
