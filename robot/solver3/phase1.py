@@ -14,7 +14,7 @@ import numpy as np
 
 import robot.solver3.coords as C
 
-BLOCK = 4096
+BLOCK = 1024
 FACE = np.arange(18) // 3
 NO_FACE = 6
 _OPPOSITE_ORDER = [(f, g) for f in range(6) for g in range(6) if g == (f + 3) % 6 and g < f]
@@ -68,8 +68,7 @@ class Phase1:
             togo = length - depth
             children = self._expand(node, togo)
             if togo == 1:
-                if len(children["twist"]):
-                    yield children
+                yield children  # even when empty: the caller checks the clock between batches
             elif len(children["twist"]):
                 stack.append((depth + 1, children))
 
