@@ -308,3 +308,18 @@ def test_corrupt_table_is_named_and_rebuilt(search3, tmp_path):
     assert all(problem is None for problem in tables.status(directory).values())
     original = tables.load(search3.directory)
     assert all((rebuilt.phase2[k] == original.phase2[k]).all() for k in original.phase2)
+
+
+@pytest.mark.slow  # builds the 2x2x2 tables (about 15 s of CPU)
+def test_2x2x2_forced_rebuild_leaves_the_3x3x3_folder_alone(tmp_path, capsys):
+    from robot import cli
+
+    config = _config_with_tables(tmp_path, tmp_path / "tables")
+    own = tmp_path / "tables" / "3x3x3"
+    own.mkdir(parents=True)
+    (own / "manifest.json").write_text('{"kept": true}')
+    (tmp_path / "tables" / "stale.npy").write_text("x")  # a 2x2x2-level file: --force clears it
+    assert cli.main(["tables", "build", "--force", "--config", str(config)]) == 0
+    assert (own / "manifest.json").read_text() == '{"kept": true}'
+    assert not (tmp_path / "tables" / "stale.npy").exists()
+    assert (tmp_path / "tables" / "manifest.json").exists()

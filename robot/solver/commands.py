@@ -51,7 +51,8 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tables_sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
-    table_examples = "examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status"
+    table_examples = ("examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status"
+                      "\n  cube-robot tables build --puzzle 3x3x3   (only for solving 3x3x3 cubes; about a minute)")
     build = tables_sub.add_parser("build", help="build (or rebuild) every table, with a progress bar",
                                   epilog=table_examples, formatter_class=argparse.RawDescriptionHelpFormatter)
     build.add_argument("--force", action="store_true", help="rebuild even if the tables are up to date")
