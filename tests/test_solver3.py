@@ -323,3 +323,18 @@ def test_2x2x2_forced_rebuild_leaves_the_3x3x3_folder_alone(tmp_path, capsys):
     assert (own / "manifest.json").read_text() == '{"kept": true}'
     assert not (tmp_path / "tables" / "stale.npy").exists()
     assert (tmp_path / "tables" / "manifest.json").exists()
+
+
+@pytest.mark.slow
+def test_two_solution_generators_can_run_interleaved(search3):
+    """The planner may walk one cube's solutions while solving another: no shared state."""
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(19)
+    a, b = (cube3.to_facelets(cube3.random_state(rng)) for _ in range(2))
+    first_a = api.solutions(a, time_limit=0.3, search=search3)
+    found_a = [next(first_a)]
+    found_b = list(api.solutions(b, time_limit=0.3, search=search3))
+    found_a += list(first_a)
+    assert all(_solves(a, s.moves) for s in found_a) and all(_solves(b, s.moves) for s in found_b)
+    assert [s.length for s in found_a] == sorted({s.length for s in found_a}, reverse=True)

@@ -14,6 +14,7 @@ be beaten.  Six views of the cube (3 axes, and inverted) take turns (api.views).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,6 +43,18 @@ class OutOfTime(Exception):
     """Internal: the deadline passed inside a phase-2 search."""
 
 
+@dataclass
+class Run:
+    """The state of one solutions() call (so several may be under way on one Search)."""
+    bound: int  # most HTM moves a solution may still have
+    best_cost: float  # a solution must cost less
+    cost: object  # moves -> cost in the metric
+    htm_bound: object  # cost -> most HTM moves of a cheaper solution
+    deadline: float | None  # perf_counter time; None while the first solution is awaited (soft limit)
+    turn_ends: float = 0.0
+    nodes: int = 0
+
+
 class Search:
     """The tables in the forms the two phases need, and the search over them."""
 
@@ -68,13 +81,13 @@ class Search:
 
     # -- phase 2 --------------------------------------------------------------
 
-    def _phase2(self, corners, ud, sp, last, togo, path):
+    def _phase2(self, run, corners, ud, sp, last, togo, path):
         """Depth-first: can (corners, ud, sp) be solved in exactly `togo` phase-2 moves?
         Precondition: h2 <= togo.  On success the moves (phase-2 column indices) are in path."""
         if togo == 0:
             return True
-        self.nodes += 1
-        if self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline:
+        run.nodes += 1
+        if run.deadline is not None and not run.nodes & 1023 and time.perf_counter() > run.deadline:
             raise OutOfTime
         cm, um, spm, pc, pu = self.corner_move2, self.ud_move2, self.sp_move2, self.p2_corners, self.p2_ud
         c10, u10, s10 = corners * 10, ud * 10, sp * 10
@@ -87,31 +100,31 @@ class Search:
             if pu[u * 24 + s] > left:
                 continue
             path.append(k)
-            if self._phase2(c, u, s, FACE[PHASE2_MOVES[k]], left, path):
+            if self._phase2(run, c, u, s, FACE[PHASE2_MOVES[k]], left, path):
                 return True
             path.pop()
         return False
 
     # -- driver ---------------------------------------------------------------
 
-    def _start(self, coords: dict):
+    def _start(self, run, coords: dict):
         """One start cube's search, phase-1 length after length: yields the moves of each
-        solution cheaper than the best so far (reading and tightening self.bound and
-        self.best_cost), or None when its turn is over (self.turn_ends)."""
+        solution cheaper than the best so far (reading and tightening run.bound and
+        run.best_cost), or None when its turn is over (run.turn_ends)."""
         length1 = int(self.phase1.distance(coords["twist"], coords["flip"], coords["slice"]))
-        while length1 <= self.bound:
-            yield from self._level(coords, length1)
+        while length1 <= run.bound:
+            yield from self._level(run, coords, length1)
             length1 += 1
 
-    def _level(self, coords: dict, length1: int):
+    def _level(self, run, coords: dict, length1: int):
         pc, pu = self.p2_corners_np, self.p2_ud_np
         for batch in self.phase1.batches(coords, length1):
             now = time.perf_counter()
-            if self.deadline is not None and now > self.deadline:
+            if run.deadline is not None and now > run.deadline:
                 raise OutOfTime
-            if now > self.turn_ends:
+            if now > run.turn_ends:
                 yield None
-            budget = self.bound - length1
+            budget = run.bound - length1
             if budget < 0:
                 return
             corners, sp = batch["corners"], batch["slice"] % 24
@@ -123,7 +136,7 @@ class Search:
             h = np.maximum(pc[corners * 24 + sp], pu[ud * 24 + sp])
             fits = np.flatnonzero(h <= budget)
             for i in fits[np.argsort(h[fits], kind="stable")].tolist():
-                budget = self.bound - length1
+                budget = run.bound - length1
                 if h[i] > budget:
                     continue
                 path = batch["path"][keep[i]].tolist()
@@ -131,13 +144,13 @@ class Search:
                 last = FACE[path[-1]] if path else NO_FACE
                 for length2 in range(int(h[i]), budget + 1):
                     found = []
-                    if not self._phase2(c, u, s, last, length2, found):
+                    if not self._phase2(run, c, u, s, last, length2, found):
                         continue
                     moves = path + [PHASE2_MOVES[k] for k in found]
-                    value = self.cost(moves)
-                    if value < self.best_cost:
-                        self.best_cost = value
-                        self.bound = min(self.bound, self.htm_bound(value))
+                    value = run.cost(moves)
+                    if value < run.best_cost:
+                        run.best_cost = value
+                        run.bound = min(run.bound, run.htm_bound(value))
                         yield moves
                     break
 
@@ -153,18 +166,17 @@ class Search:
         yielded only if its cost is below the best so far and at most max_cost;
         htm_bound(cost) is the most HTM moves a cheaper solution can have.
         """
-        self.deadline, self.nodes = (deadline if hard_deadline else None), 0
-        self.best_cost = INF if max_cost is None else max_cost + 0.5
-        self.bound, self.cost, self.htm_bound = max_htm, cost, htm_bound
-        searches = [(i, self._start(c)) for i, c in enumerate(starts)]
+        run = Run(bound=max_htm, best_cost=INF if max_cost is None else max_cost + 0.5, cost=cost,
+                  htm_bound=htm_bound, deadline=deadline if hard_deadline else None)
+        searches = [(i, self._start(run, c)) for i, c in enumerate(starts)]
         try:
             while searches:
                 for entry in list(searches):
-                    self.turn_ends = time.perf_counter() + TURN_SECONDS
+                    run.turn_ends = time.perf_counter() + TURN_SECONDS
                     for moves in entry[1]:
                         if moves is None:
                             break
-                        self.deadline = deadline
+                        run.deadline = deadline
                         yield entry[0], moves
                         if not moves:
                             return
