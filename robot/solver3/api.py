@@ -138,9 +138,9 @@ def solutions(facelets: str | None = None, *, scramble: str | None = None, metri
         max_htm = min(max_htm, HTM_BOUND[metric](max_length + 1))
     deadline = None if time_limit is None else started + time_limit
     seen = views(state)
-    for index, moves in search.solutions([C.phase_coords(view) for view, _ in seen], max_htm=max_htm, deadline=deadline,
-                                         hard_deadline=max_length is not None, cost=cost, max_cost=max_length,
-                                         htm_bound=HTM_BOUND[metric]):
+    starts = [C.phase_coords(view) for view, _ in seen]
+    for index, moves in search.solutions(starts, max_htm=max_htm, deadline=deadline, hard_deadline=max_length is not None,
+                                         cost=cost, max_cost=max_length, htm_bound=HTM_BOUND[metric]):
         moves = seen[index][1](moves)
         yield Solution(cube3.format_moves(moves), cost(moves), metric, (time.perf_counter() - started) * 1000,
                        len(moves), facelets)

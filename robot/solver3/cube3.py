@@ -19,6 +19,7 @@ Everything here works on numpy arrays of many cubes at once (shape (N, 8) or
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -216,12 +217,19 @@ def conjugate_colours(colours: np.ndarray, sym: int) -> np.ndarray:
 def rotate_colours(colours: np.ndarray, matrix) -> np.ndarray:
     """The cube (N, 54 face indices) after a whole-cube rotation by `matrix`, recoloured so that
     the centres read U R F D L B again: the same state seen along another axis."""
-    matrix = np.asarray(matrix)
-    stickers = _facelet_map(matrix, lambda p: True).argsort()
-    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in matrix @ FACE_FRAMES[f][0])] for f in FACES])
+    stickers, faces = _rotation_maps(tuple(map(tuple, np.asarray(matrix).tolist())))
     out = np.empty_like(colours)
     out[:, stickers] = faces[colours]
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _rotation_maps(matrix: tuple):
+    """(where each sticker goes, which face each face's colour becomes) for a rotation."""
+    matrix = np.array(matrix)
+    stickers = _facelet_map(matrix, lambda p: True).argsort()
+    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in matrix @ FACE_FRAMES[f][0])] for f in FACES])
+    return stickers, faces
 
 
 def rotated_face(face: int, matrix) -> int:
