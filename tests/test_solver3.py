@@ -338,3 +338,19 @@ def test_two_solution_generators_can_run_interleaved(search3):
     found_a += list(first_a)
     assert all(_solves(a, s.moves) for s in found_a) and all(_solves(b, s.moves) for s in found_b)
     assert [s.length for s in found_a] == sorted({s.length for s in found_a}, reverse=True)
+
+
+@pytest.mark.slow
+def test_depth_first_fallback_when_phase2_levels_grow_too_wide(search3, monkeypatch):
+    from robot.solver3 import api, phase2
+
+    monkeypatch.setattr(phase2, "FRONTIER_CAP", 0)  # every vectorised phase 2 gives up at once
+    calls = []
+    original = search3._finish_one_by_one
+    monkeypatch.setattr(search3, "_finish_one_by_one", lambda *a: calls.append(1) or original(*a))
+    rng = np.random.default_rng(20)
+    for _ in range(3):
+        facelets = cube3.to_facelets(cube3.random_state(rng))
+        solution = api.solve(facelets, search=search3)
+        assert _solves(facelets, solution.moves) and solution.length <= 20
+    assert calls

@@ -4,11 +4,12 @@ Phase 1 takes the cube into G1 = <U, D, R2, L2, F2, B2>; its table is exact (mov
 from each symmetry class of (slice set, flip) times twist), so iterative deepening on the
 phase-1 length L1 visits little besides the phase-1 solutions themselves: phase1.py lists
 them in numpy batches.  Phase-1 solutions whose phase-2 distance (max of the (corners,
-slice order) and (U/D edges, slice order) tables) fits the length still allowed go, most
-promising first, to phase 2: IDA* in plain Python on lists and bytes (a node costs 3
-move-table lookups and 2 distance lookups).  Every solution found tightens the bound, so
-the search yields successively shorter solutions until the time is up or the bound cannot
-be beaten.  Six views of the cube (3 axes, and inverted) take turns (api.views).
+slice order) and (U/D edges, slice order) tables) fits the length still allowed go to
+phase 2, all of a batch at once, level by level (phase2.py), so the first finish found is
+the shortest; a level too wide falls back to IDA* in plain Python on lists and bytes, one
+phase-1 solution after another.  Every solution found tightens the bound, so the search
+yields successively shorter solutions until the time is up or the bound cannot be beaten.
+Six views of the cube (3 axes, and inverted) take turns (api.views).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 import robot.solver3.coords as C
 from .phase1 import Phase1
+from .phase2 import Phase2, TooWide
 from .tables import Tables3
 
 N_MOVES = 18
@@ -62,6 +64,7 @@ class Search:
         mt = tables.moves
         self.directory = tables.directory
         self.phase1 = Phase1(tables)
+        self.phase2 = Phase2(tables)
         flat = lambda a: a.astype(int).ravel().tolist()  # noqa: E731
         # Phase 2 runs in Python on lists and bytes, phase-2 moves only (10 columns).
         self.corner_move2 = flat(mt["corners"][:, PHASE2_MOVES])
@@ -135,24 +138,53 @@ class Search:
             ud = self.ud_of[self.ud_index[batch["u"][keep]] * 1680 + self.ud_index[batch["d"][keep]]]
             h = np.maximum(pc[corners * 24 + sp], pu[ud * 24 + sp])
             fits = np.flatnonzero(h <= budget)
-            for i in fits[np.argsort(h[fits], kind="stable")].tolist():
-                budget = run.bound - length1
-                if h[i] > budget:
+            if not len(fits):
+                continue
+            paths = batch["path"][keep[fits]]
+            lasts = np.asarray(FACE)[paths[:, -1]] if length1 else np.full(len(fits), NO_FACE)
+            try:
+                yield from self._finish(run, length1, paths, corners[fits], ud[fits], sp[fits], lasts)
+            except TooWide:
+                yield from self._finish_one_by_one(run, length1, paths, corners[fits], ud[fits], sp[fits], h[fits])
+
+    def _finish(self, run, length1, paths, corners, ud, sp, lasts):
+        """Phase 2 from all of a batch's phase-1 solutions at once, shortest finishes first."""
+        for depth, found in self.phase2.levels(corners, ud, sp, lasts, run.bound - length1):
+            if run.deadline is not None and time.perf_counter() > run.deadline:
+                raise OutOfTime
+            best = None
+            for index, finish in found:
+                moves = paths[index].tolist() + [PHASE2_MOVES[k] for k in finish]
+                value = run.cost(moves)
+                if value < run.best_cost and (best is None or value < best[0]):
+                    best = (value, moves)
+            if best is not None:
+                run.best_cost = best[0]
+                run.bound = min(run.bound, run.htm_bound(best[0]))
+                yield best[1]
+            if depth + 1 > run.bound - length1:
+                return
+
+    def _finish_one_by_one(self, run, length1, paths, corners, ud, sp, h):
+        """Phase 2 depth-first in Python, one phase-1 solution after another (most promising first)."""
+        for i in np.argsort(h, kind="stable").tolist():
+            budget = run.bound - length1
+            if h[i] > budget:
+                continue
+            path = paths[i].tolist()
+            c, u, s = int(corners[i]), int(ud[i]), int(sp[i])
+            last = FACE[path[-1]] if path else NO_FACE
+            for length2 in range(int(h[i]), budget + 1):
+                found = []
+                if not self._phase2(run, c, u, s, last, length2, found):
                     continue
-                path = batch["path"][keep[i]].tolist()
-                c, u, s = int(corners[i]), int(ud[i]), int(sp[i])
-                last = FACE[path[-1]] if path else NO_FACE
-                for length2 in range(int(h[i]), budget + 1):
-                    found = []
-                    if not self._phase2(run, c, u, s, last, length2, found):
-                        continue
-                    moves = path + [PHASE2_MOVES[k] for k in found]
-                    value = run.cost(moves)
-                    if value < run.best_cost:
-                        run.best_cost = value
-                        run.bound = min(run.bound, run.htm_bound(value))
-                        yield moves
-                    break
+                moves = path + [PHASE2_MOVES[k] for k in found]
+                value = run.cost(moves)
+                if value < run.best_cost:
+                    run.best_cost = value
+                    run.bound = min(run.bound, run.htm_bound(value))
+                    yield moves
+                break
 
     def solutions(self, starts: list, max_htm: int = 20, deadline: float | None = None, hard_deadline=False,
                   cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1):
