@@ -3,8 +3,9 @@
 Modules: cube3 (facelets, cubies, moves, the 16 U-D symmetries, validation with one named
 error per problem), coords (coordinates, move and symmetry tables), tables (numpy-built,
 symmetry-reduced phase-1 table and phase-2 tables, checksummed manifest in tables/3x3x3/,
-built only by `cube-robot tables build --puzzle 3x3x3`), search (two-phase IDA* in pure
-Python over compact list/bytes tables), api (this public API), commands (CLI).
+built only by `cube-robot tables build --puzzle 3x3x3`), search (the two-phase driver: six
+views of the cube taking turns), phase1 / phase2 (the two phases, vectorised with numpy),
+api (this public API), commands (CLI).
 
 Public API (stable; the robot3 planner builds on it)::
 
