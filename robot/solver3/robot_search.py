@@ -1,0 +1,204 @@
+"""Robot-aware 3x3x3 planning: many two-phase candidates, each re-rated by the exact converter.
+
+A face-move solver knows nothing of tilts and grippers, but the robot cares a
+lot: U/D moves need a tilt, and a gripper left at 90 blocks the other pair.
+So the search asks a two-phase solver (robot/solver3/search.py: `solutions`,
+axial metric: opposite faces turned together count once, as the robot turns
+them) for solutions of the cube seen in each of its 24 orientations, and of
+its inverse, maps each back to the cube's own frame, and keeps the one the
+converter (robot/solver3/convert.py) rates cheapest, within a time budget.
+Orientations whose two-phase U-D axis lands on an arm axis go first: phase 2
+turns that axis freely, and here it is an arm pair, so those solutions need
+few tilts.  The cube as given is always tried first, so a robot-aware plan is
+never slower than plain two-phase then converter, and every plan is exactly
+its face sequence converted (the floor).
+
+`solutions` is any callable with the signature of search.solutions:
+solutions(facelets, metric=..., max_length=None, time_limit=None) yielding
+successively better face sequences (a string or move indices).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cube import FACE_FRAMES, FACES, CubeError, MoveError
+from ..plan3 import Plan3, Robot3Profile, rotation
+from . import cube3
+from .convert import model
+
+PER_VARIANT_S = 0.25  # time limit handed to the solver for one orientation
+
+
+class SearchUnavailable(RuntimeError):
+    """No two-phase 3x3x3 search to ask for candidates."""
+
+
+def _rotations() -> list:
+    """The 24 rotations of the cube (identity first)."""
+    found = [np.eye(3, dtype=int)]
+    frontier = list(found)
+    gens = [rotation(face, 90) for face in "URF"]
+    while frontier:
+        nxt = []
+        for m in frontier:
+            for g in gens:
+                c = g @ m
+                if not any((c == x).all() for x in found):
+                    found.append(c)
+                    nxt.append(c)
+        frontier = nxt
+    return found
+
+
+ROTATIONS = _rotations()
+# The 48 symmetries: rotations, then rotations after the L-R mirror.  A mirrored
+# cube is a legal cube (recoloured); a mirrored move turns the other way.
+TRANSFORMS = ROTATIONS + [r @ np.diag([-1, 1, 1]) for r in ROTATIONS]
+_STICKER = {g: i for i, g in enumerate(cube3.GEOMETRY)}
+_FACE_OF_NORMAL = {tuple(int(v) for v in FACE_FRAMES[f][0]): k for k, f in enumerate(FACES)}
+
+
+def _rotated_face(m, face: int) -> int:
+    return _FACE_OF_NORMAL[tuple(int(v) for v in m @ FACE_FRAMES[FACES[face]][0])]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The cube seen through TRANSFORMS[transform] (and inverted): solve this, map the moves back."""
+
+    transform: int
+    inverse: bool
+    facelets: str = field(compare=False)
+
+    def back(self, moves) -> list:
+        """Moves solving the variant -> moves solving the original cube."""
+        m = TRANSFORMS[self.transform]
+        face_back = [_rotated_face(m.T, f) for f in range(6)]
+        mirrored = round(np.linalg.det(m)) < 0
+        out = [3 * face_back[x // 3] + (2 - x % 3 if mirrored else x % 3) for x in moves]
+        if self.inverse:
+            out = [3 * (x // 3) + 2 - x % 3 for x in reversed(out)]
+        return out
+
+
+def _inverse(state):
+    cp, co, ep, eo = (np.asarray(x) for x in state)
+    icp, ico, iep, ieo = np.empty_like(cp), np.empty_like(co), np.empty_like(ep), np.empty_like(eo)
+    icp[cp] = np.arange(8)
+    ico[cp] = (-co) % 3
+    iep[ep] = np.arange(12)
+    ieo[ep] = eo % 2
+    return icp, ico, iep, ieo
+
+
+def _rotate_facelets(state, m) -> str:
+    """Facelets of the whole cube turned by rotation m, recoloured so its centres read U R F D L B."""
+    colours = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in state))[0]
+    out = [""] * cube3.FACELET_COUNT
+    for i, (p, n) in enumerate(cube3.GEOMETRY):
+        target = _STICKER[(tuple(int(v) for v in m @ p), tuple(int(v) for v in m @ n))]
+        out[target] = FACES[_rotated_face(m, int(colours[i]))]
+    return "".join(out)
+
+
+def _on_arm_axis(transform: int, profile: Robot3Profile) -> bool:
+    """Does the variant's U-D axis (phase 2's free axis) land on an arm pair in the robot frame?"""
+    back = _rotated_face(TRANSFORMS[transform].T, FACES.index("U"))
+    return FACES[back] in profile.arms
+
+
+def variants(state, profile: Robot3Profile, mirrors: bool = True) -> list:
+    """The cube as given first; then arm-axis orientations before the others; direct before inverse."""
+    inverse = _inverse(state)
+    count = len(TRANSFORMS) if mirrors else len(ROTATIONS)
+    keys = {(t, inv): (t != 0 or inv, not _on_arm_axis(t, profile), t >= len(ROTATIONS), inv, t)
+            for t in range(count) for inv in (False, True)}
+    return [Variant(t, inv, _rotate_facelets(inverse if inv else state, TRANSFORMS[t]))
+            for t, inv in sorted(keys, key=keys.get)]
+
+
+def _as_indices(sequence) -> list:
+    if isinstance(sequence, str):
+        return cube3.parse_moves(sequence)
+    return [int(m) for m in sequence]
+
+
+def _solves(state, moves) -> bool:
+    return cube3.to_facelets(cube3.apply(state, moves)) == cube3.SOLVED_FACELETS
+
+
+@dataclass
+class SearchReport:
+    """What the search did: candidates rated, the plain (first) candidate's cost, the best."""
+
+    candidates: int = 0
+    variants_tried: int = 0
+    plain_cost_ms: int | None = None
+    plain_moves: list = field(default_factory=list)
+    best_cost_ms: int | None = None
+    best_moves: list = field(default_factory=list)
+
+
+def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0,
+           metric: str = "axial", report: SearchReport | None = None) -> SearchReport:
+    """The cheapest face sequence found for cubie `state` within `time_limit` seconds."""
+    report = report if report is not None else SearchReport()
+    rate = model(profile)
+    deadline = time.perf_counter() + time_limit
+    for variant in variants(state, profile):
+        left = deadline - time.perf_counter()
+        if left <= 0 and report.best_cost_ms is not None:
+            break
+        report.variants_tried += 1
+        for sequence in solutions(variant.facelets, metric=metric, time_limit=max(0.0, min(PER_VARIANT_S, left))):
+            moves = variant.back(_as_indices(sequence))
+            if not _solves(state, moves):
+                raise AssertionError(f"candidate {cube3.format_moves(moves)} does not solve the cube "
+                                     f"(variant {variant.transform}{' inverse' if variant.inverse else ''})")
+            cost = rate.cost(moves)
+            report.candidates += 1
+            if report.plain_cost_ms is None:
+                report.plain_cost_ms, report.plain_moves = cost, moves
+            if report.best_cost_ms is None or cost < report.best_cost_ms:
+                report.best_cost_ms, report.best_moves = cost, moves
+            if time.perf_counter() > deadline and report.best_cost_ms is not None:
+                break
+    if report.best_cost_ms is None:
+        raise SearchUnavailable("the two-phase search gave no solution")
+    return report
+
+
+def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1.0) -> Plan3:
+    """A robot plan for a 54-facelet string (robot frame); raises a cube3.Cube3Error when invalid."""
+    started = time.perf_counter()
+    state, _ = cube3.parse_facelets(facelets)
+    found = search(state, profile, solutions, time_limit)
+    cost, ops = model(profile).schedule(found.best_moves)
+    return Plan3(facelets, cube3.format_moves(found.best_moves), ops, cost,
+                 solve_ms=(time.perf_counter() - started) * 1000)
+
+
+def default_solutions():
+    """The project's two-phase generator (robot/solver3/search.py), once it exists."""
+    try:
+        from .search import solutions
+    except ImportError as exc:
+        raise SearchUnavailable("the 3x3x3 two-phase search (robot/solver3/search.py: solutions) "
+                                f"is not available yet: {exc}") from None
+    return solutions
+
+
+def plan_json(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> dict:
+    """One `solve --puzzle 3x3x3 --metric robot --json` answer: the plan, or {"ok": false, "error": ...}."""
+    from .. import config as config_module
+
+    config = config if config is not None else config_module.load()
+    profile = Robot3Profile.from_config(config)
+    try:
+        return plan(facelets, profile, solutions or default_solutions(), time_limit).to_json()
+    except (CubeError, MoveError) as exc:
+        return {"facelets": facelets, "ok": False, "error": str(exc)}
