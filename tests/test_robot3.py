@@ -286,3 +286,25 @@ def test_missing_search_is_a_named_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "robot.solver3.search", None)
     with pytest.raises(robot_search.SearchUnavailable, match="two-phase"):
         robot_search.default_solutions()
+
+
+# -- docs/robot3.svg is what scripts/robot3_diagram.py draws from config today ---------------
+
+
+def test_robot3_figure_is_up_to_date(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = root / "scripts" / "robot3_diagram.py"
+    check = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
+    slower = tmp_path / "config.yaml"
+    slower.write_text("robot3:\n  timing:\n    open_ms: 120\n")
+    out = tmp_path / "robot3.svg"
+    subprocess.run([sys.executable, str(script), "--config", str(slower), "--output", str(out)], check=True,
+                   capture_output=True, timeout=60)
+    assert "open_ms" not in out.read_text() and "120 ms" in out.read_text()
+    assert out.read_text() != (root / "docs" / "robot3.svg").read_text()
+    assert "robot3.svg" in (root / "docs" / "robot3.md").read_text()

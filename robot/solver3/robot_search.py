@@ -143,12 +143,29 @@ class SearchReport:
     best_moves: list = field(default_factory=list)
 
 
+def _rate(report, state, moves, rate, where):
+    if not _solves(state, moves):
+        raise AssertionError(f"candidate {cube3.format_moves(moves)} ({where}) does not solve the cube")
+    cost = rate.cost(moves)
+    report.candidates += 1
+    if report.plain_cost_ms is None:
+        report.plain_cost_ms, report.plain_moves = cost, moves
+    if report.best_cost_ms is None or cost < report.best_cost_ms:
+        report.best_cost_ms, report.best_moves = cost, moves
+
+
 def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0,
-           metric: str = "axial", report: SearchReport | None = None) -> SearchReport:
-    """The cheapest face sequence found for cubie `state` within `time_limit` seconds."""
+           metric: str = "axial", seeds=(), report: SearchReport | None = None) -> SearchReport:
+    """The cheapest face sequence found for cubie `state` within `time_limit` seconds.
+
+    `seeds`: face sequences already known to solve the cube (e.g. a plain two-phase
+    solution), rated first: the result is never slower than converting them.
+    """
     report = report if report is not None else SearchReport()
     rate = model(profile)
     deadline = time.perf_counter() + time_limit
+    for seed in seeds:
+        _rate(report, state, _as_indices(seed), rate, "seed")
     for variant in variants(state, profile):
         left = deadline - time.perf_counter()
         if left <= 0 and report.best_cost_ms is not None:
@@ -156,15 +173,7 @@ def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0,
         report.variants_tried += 1
         for sequence in solutions(variant.facelets, metric=metric, time_limit=max(0.0, min(PER_VARIANT_S, left))):
             moves = variant.back(_as_indices(sequence))
-            if not _solves(state, moves):
-                raise AssertionError(f"candidate {cube3.format_moves(moves)} does not solve the cube "
-                                     f"(variant {variant.transform}{' inverse' if variant.inverse else ''})")
-            cost = rate.cost(moves)
-            report.candidates += 1
-            if report.plain_cost_ms is None:
-                report.plain_cost_ms, report.plain_moves = cost, moves
-            if report.best_cost_ms is None or cost < report.best_cost_ms:
-                report.best_cost_ms, report.best_moves = cost, moves
+            _rate(report, state, moves, rate, f"variant {variant.transform}{' inverse' if variant.inverse else ''}")
             if time.perf_counter() > deadline and report.best_cost_ms is not None:
                 break
     if report.best_cost_ms is None:
@@ -172,11 +181,12 @@ def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0,
     return report
 
 
-def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1.0) -> Plan3:
+def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1.0, seeds=(),
+         report: SearchReport | None = None) -> Plan3:
     """A robot plan for a 54-facelet string (robot frame); raises a cube3.Cube3Error when invalid."""
     started = time.perf_counter()
     state, _ = cube3.parse_facelets(facelets)
-    found = search(state, profile, solutions, time_limit)
+    found = search(state, profile, solutions, time_limit, seeds=seeds, report=report)
     cost, ops = model(profile).schedule(found.best_moves)
     return Plan3(facelets, cube3.format_moves(found.best_moves), ops, cost,
                  solve_ms=(time.perf_counter() - started) * 1000)
