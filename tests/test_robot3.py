@@ -259,14 +259,26 @@ def test_search_is_never_worse_than_plain_and_plans_check(profile):
     solver = short_solver()
     for scramble in ("U R", "F U' L", "D B2 R U"):
         state, facelets = scrambled(scramble)
-        report = robot_search.search(state, profile, solver, time_limit=30)
+        report = robot_search.search(state, profile, solver, time_limit=30, use_premoves=False)
         assert report.variants_tried == 96 and report.candidates == 96
         assert report.best_cost_ms <= report.plain_cost_ms
-        plan = robot_search.plan(facelets, profile, solver, time_limit=30)
+        plan = robot_search.plan(facelets, profile, solver, time_limit=1.5)
         assert plan.cost_ms == report.best_cost_ms
         assert check_plan(facelets, plan.ops, plan.cost_ms, profile) == plan.cost_ms
         assert convert(plan.moves, profile)[0] == plan.cost_ms  # the floor: its own sequence converted
     assert set(solver.calls) == {"axial"}
+
+
+def test_premove_variants_solve_the_cube(profile):
+    state, facelets = scrambled("F R'")
+    solver = short_solver()
+    premove_variants = [v for v in robot_search.all_variants(state, profile) if v.premove is not None]
+    assert len(premove_variants) == 12 * 96
+    for variant in premove_variants[::97]:
+        moves = variant.back(cube3.parse_moves(next(solver(variant.facelets))))
+        assert moves[0] == variant.premove
+        cost, ops = convert(cube3.format_moves(moves), profile)
+        assert check_plan(facelets, ops, cost, profile) == cost
 
 
 def test_plan_json_is_the_2x2x2_form_and_names_bad_input(profile):

@@ -9,7 +9,7 @@ its inverse, maps each back to the cube's own frame, and keeps the one the
 converter (robot/solver3/convert.py) rates cheapest, within a time budget.
 Orientations whose two-phase U-D axis lands on an arm axis go first: phase 2
 turns that axis freely, and here it is an arm pair, so those solutions need
-few tilts.  The cube as given is always tried first, so a robot-aware plan is
+few tilts.  With time left, the same for the cube after each arm move (premoves).  The cube as given is always tried first, so a robot-aware plan is
 never slower than plain two-phase then converter, and every plan is exactly
 its face sequence converted (the floor).
 
@@ -73,6 +73,7 @@ class Variant:
     transform: int
     inverse: bool
     facelets: str = field(compare=False)
+    premove: int | None = None  # a move done first; the variant is of the cube after it
 
     def back(self, moves) -> list:
         """Moves solving the variant -> moves solving the original cube."""
@@ -82,7 +83,11 @@ class Variant:
         out = [3 * face_back[x // 3] + (2 - x % 3 if mirrored else x % 3) for x in moves]
         if self.inverse:
             out = [3 * (x // 3) + 2 - x % 3 for x in reversed(out)]
-        return out
+        return out if self.premove is None else [self.premove] + out
+
+    def describe(self) -> str:
+        first = "" if self.premove is None else f" after {cube3.MOVE_NAMES[self.premove]}"
+        return f"symmetry {self.transform}{' inverse' if self.inverse else ''}{first}"
 
 
 def _inverse(state):
@@ -111,17 +116,32 @@ def _on_arm_axis(transform: int, profile: Robot3Profile) -> bool:
     return FACES[back] in profile.arms
 
 
-def variants(state, profile: Robot3Profile, mirrors: bool = True) -> list:
-    """The cube as given first; then arm-axis orientations before the others; direct before inverse."""
+def variants(state, profile: Robot3Profile, premove: int | None = None):
+    """The 96 variants (48 symmetries, direct and inverse) of the cube, lazily: the cube as given
+    first, then orientations putting the two-phase U-D axis on an arm pair, direct before inverse."""
     inverse = _inverse(state)
-    count = len(TRANSFORMS) if mirrors else len(ROTATIONS)
     keys = {(t, inv): (t != 0 or inv, not _on_arm_axis(t, profile), t >= len(ROTATIONS), inv, t)
-            for t in range(count) for inv in (False, True)}
-    return [Variant(t, inv, _rotate_facelets(inverse if inv else state, TRANSFORMS[t]))
-            for t, inv in sorted(keys, key=keys.get)]
+            for t in range(len(TRANSFORMS)) for inv in (False, True)}
+    for t, inv in sorted(keys, key=keys.get):
+        yield Variant(t, inv, _rotate_facelets(inverse if inv else state, TRANSFORMS[t]), premove)
+
+
+def premoves(profile: Robot3Profile) -> list:
+    """Moves an arm can make at the start (half turns first: they leave the gripper at 0)."""
+    faces = [FACES.index(arm) for arm in profile.arms]
+    return [3 * f + k for k in (1, 0, 2) for f in faces]
+
+
+def all_variants(state, profile: Robot3Profile, use_premoves: bool = True):
+    """The cube's 96 variants, then (use_premoves) those of the cube after each arm move."""
+    yield from variants(state, profile)
+    for m in premoves(profile) if use_premoves else ():
+        yield from variants(cube3.apply(state, [m]), profile, premove=m)
 
 
 def _as_indices(sequence) -> list:
+    """A solution as move indices: from a string, a list of indices, or an object with .moves."""
+    sequence = getattr(sequence, "moves", sequence)
     if isinstance(sequence, str):
         return cube3.parse_moves(sequence)
     return [int(m) for m in sequence]
@@ -154,26 +174,28 @@ def _rate(report, state, moves, rate, where):
         report.best_cost_ms, report.best_moves = cost, moves
 
 
-def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0,
-           metric: str = "axial", seeds=(), report: SearchReport | None = None) -> SearchReport:
+def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0, metric: str = "axial",
+           seeds=(), use_premoves: bool = True, report: SearchReport | None = None) -> SearchReport:
     """The cheapest face sequence found for cubie `state` within `time_limit` seconds.
 
     `seeds`: face sequences already known to solve the cube (e.g. a plain two-phase
-    solution), rated first: the result is never slower than converting them.
+    solution), rated first: the result is never slower than converting them.  After
+    the 96 variants, while time is left, the variants of the cube after one arm move
+    (that move, then their solution: one move longer, often fewer tilts and restores).
     """
     report = report if report is not None else SearchReport()
     rate = model(profile)
     deadline = time.perf_counter() + time_limit
     for seed in seeds:
         _rate(report, state, _as_indices(seed), rate, "seed")
-    for variant in variants(state, profile):
+    for variant in all_variants(state, profile, use_premoves):
         left = deadline - time.perf_counter()
         if left <= 0 and report.best_cost_ms is not None:
             break
         report.variants_tried += 1
         for sequence in solutions(variant.facelets, metric=metric, time_limit=max(0.0, min(PER_VARIANT_S, left))):
             moves = variant.back(_as_indices(sequence))
-            _rate(report, state, moves, rate, f"variant {variant.transform}{' inverse' if variant.inverse else ''}")
+            _rate(report, state, moves, rate, variant.describe())
             if time.perf_counter() > deadline and report.best_cost_ms is not None:
                 break
     if report.best_cost_ms is None:
