@@ -169,3 +169,19 @@ class Plan3:
                 "plan": self.ops, "moves": self.moves, "length": self.length,
                 "solve_ms": round(self.solve_ms, 3)}
 
+
+
+def describe(plan: Plan3, profile: Robot3Profile) -> str:
+    """Human-readable listing of a 3x3x3 robot plan with a running clock (for `solve` without --json)."""
+    lines = [f"cube   {plan.facelets}",
+             f"plan   {plan.cost_ms} ms machine time (SIMULATED model), {len(plan.ops)} ops, "
+             f"{plan.length} face moves (found in {plan.solve_ms:.0f} ms)"]
+    clock = 0
+    for op in plan.ops:
+        clock += profile.op_cost(op)
+        arms = op["arms"]
+        what = (f"{op['op']:5} " + " ".join(arms) if op["op"] in ("open", "close")
+                else f"{op['op']:5} " + " + ".join(f"{arm} {angle:+d}\u00b0" for arm, angle in arms.items()))
+        lines.append(f"  {clock:5d}  {what}")
+    lines.append(f"moves  {plan.moves or '(already solved)'}")
+    return "\n".join(lines) + "\n"

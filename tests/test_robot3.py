@@ -320,3 +320,13 @@ def test_robot3_figure_is_up_to_date(tmp_path):
     assert "open_ms" not in out.read_text() and "120 ms" in out.read_text()
     assert out.read_text() != (root / "docs" / "robot3.svg").read_text()
     assert "robot3.svg" in (root / "docs" / "robot3.md").read_text()
+
+
+def test_text_listing_ends_at_the_plan_cost(profile):
+    from robot.plan3 import describe
+
+    _, facelets = scrambled("U F")
+    plan = robot_search.solve_robot(facelets, config_module.defaults(), time_limit=0.5, solutions=short_solver())
+    text = describe(plan, profile)
+    assert f"{plan.cost_ms} ms machine time" in text and "SIMULATED" in text
+    assert text.splitlines()[-2].split()[0] == str(plan.cost_ms)  # the clock of the last op
