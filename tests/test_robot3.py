@@ -168,6 +168,17 @@ def test_converter_equals_independent_brute_force(profile):
         assert convert(moves, profile)[0] == min(brute_force_cost(o, profile) for o in orders(moves)), moves
 
 
+def test_converter_follows_the_profile(tmp_path):
+    """Other durations and half-turn tilts change the schedules; still exact."""
+    path = tmp_path / "config.yaml"
+    path.write_text("robot3:\n  tilt_angles: [90, -90, 180]\n  timing:\n    open_ms: 40\n    half_turn_ms: 150\n")
+    other = Robot3Profile.from_config(config_module.load(path))
+    rng = np.random.default_rng(9)
+    for moves in ["U2", "U D2 R'", "F2 U' L"] + [canonical_random_moves(rng, 4) for _ in range(3)]:
+        assert convert(moves, other)[0] == min(brute_force_cost(o, other) for o in orders(moves)), moves
+    assert convert("R2", other)[0] == 150
+
+
 # -- the checker accepts the converter's schedules and rejects illegal plans ---------------
 
 
