@@ -83,3 +83,258 @@ def test_move_tables_agree_with_cubie_moves():
         for key in ("slice", "u", "d"):
             assert tables["subset"][a[key], m] == b[key]
         assert tables["corners"][a["corners"], m] == b["corners"]
+
+
+def _facelets_of(cp, co, ep, eo):
+    faces = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in (cp, co, ep, eo)))[0]
+    return "".join("URFDLB"[f] for f in faces)
+
+
+def test_impossible_and_duplicate_pieces_are_named():
+    solved = list(cube3.SOLVED_FACELETS)
+    # UR edge shows U and D (its R sticker swapped with DF's D sticker): no edge has U and D.
+    text = solved[:]
+    a, b = cube3.EDGE_FACELETS[0][1], cube3.EDGE_FACELETS[5][0]
+    text[a], text[b] = text[b], text[a]
+    with pytest.raises(cube3.ImpossibleEdgeError) as info:
+        cube3.parse_facelets("".join(text))
+    assert "UR" in info.value.edges
+    # URF corner twice (in place of UFL); DL edge twice (in place of DR) keeps 9 of each colour.
+    cp, ep = list(range(8)), list(range(12))
+    cp[1], ep[4] = 0, 6
+    with pytest.raises(cube3.DuplicateCornerError) as info:
+        cube3.parse_facelets(_facelets_of(cp, [0] * 8, ep, [0] * 12))
+    assert set(info.value.corners) == {"URF", "UFL"}
+    # UF edge twice (in place of UR); DR twice (in place of DF).
+    ep = list(range(12))
+    ep[0], ep[5] = 1, 4
+    with pytest.raises(cube3.DuplicateEdgeError) as info:
+        cube3.parse_facelets(_facelets_of(list(range(8)), [0] * 8, ep, [0] * 12))
+    assert {"UR", "UF"} <= set(info.value.edges) or {"DR", "DF"} <= set(info.value.edges)
+
+
+def test_inverse_undoes_the_cube():
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        state = cube3.random_state(rng)
+        both = cube3.multiply(state, cube3.inverse(state))
+        assert cube3.to_facelets(both) == cube3.SOLVED_FACELETS
+    moves = cube3.parse_moves("R U2 F' D")
+    state = cube3.apply(cube3.solved(), moves)
+    assert cube3.to_facelets(cube3.apply(state, cube3.inverse_moves(moves))) == cube3.SOLVED_FACELETS
+
+
+def test_each_view_maps_its_solutions_back_to_the_cube():
+    """For cubes one or two moves from solved, the one view move sequence that solves a
+    view must map back to a sequence that solves the cube (and no other sequence does)."""
+    from robot.solver3 import api
+
+    for scramble in ("R", "U'", "F2", "D L'", "B R2"):
+        state = cube3.apply(cube3.solved(), cube3.parse_moves(scramble))
+        n = len(scramble.split())
+        candidates = [[m] for m in range(18)] if n == 1 else [[a, b] for a in range(18) for b in range(18)]
+        for view, unmap in api.views(state):
+            solving = [c for c in candidates if cube3.to_facelets(cube3.apply(view, c)) == cube3.SOLVED_FACELETS]
+            assert solving, f"no {n}-move solution of a view of {scramble}"
+            for c in solving:
+                back = unmap(c)
+                assert cube3.to_facelets(cube3.apply(state, back)) == cube3.SOLVED_FACELETS
+
+
+def test_metric_costs_counted_by_hand():
+    from robot.solver3 import api
+
+    cases = {  # moves: (htm, qtm, axial)
+        "U D' R2 L F": (5, 6, 3),
+        "R L R'": (3, 3, 1),
+        "U R D": (3, 3, 3),
+        "F2 B2 U2 D2": (4, 8, 2),
+        "": (0, 0, 0),
+    }
+    for text, (htm, qtm, axial) in cases.items():
+        moves = cube3.parse_moves(text)
+        assert (api.htm_cost(moves), api.qtm_cost(moves), api.axial_cost(moves)) == (htm, qtm, axial), text
+
+
+def test_cli_refuses_robot_metric_and_2x2x2_only_options(capsys):
+    from robot import cli
+
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--scramble", "R"]) == 2
+    assert "not available for the 3x3x3 yet" in capsys.readouterr().err
+    assert cli.main(["solve", "--time-limit", "1", "--scramble", "R"]) == 2
+    assert "--puzzle 3x3x3" in capsys.readouterr().err
+
+
+def _config_with_tables(tmp_path, directory):
+    from robot import config as config_module
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text().replace("dir: tables", f"dir: {directory}")
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_cli_says_how_to_build_missing_tables(tmp_path, capsys):
+    from robot import cli
+
+    config = _config_with_tables(tmp_path, tmp_path / "tables")
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--config", str(config), "--scramble", "R"]) == 2
+    assert "cube-robot tables build --puzzle 3x3x3" in capsys.readouterr().err
+    assert cli.main(["tables", "status", "--puzzle", "3x3x3", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "phase1.npy" in out and "not built yet" in out
+    assert not (tmp_path / "tables" / "3x3x3").exists()  # status never builds
+
+
+def test_table_removal_keeps_files_it_did_not_write(tmp_path):
+    from robot.solver3 import tables
+
+    for name in (*tables.FILES, "manifest.json", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    tables.remove(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+# -- with the full tables: built once per session in the project's tables/3x3x3 (about a
+# minute on a fresh clone, hence `slow`; loaded in under a second once built) -----------------
+
+@pytest.fixture(scope="session")
+def search3():
+    from robot import config as config_module
+    from robot.solver3 import api, tables
+
+    return api.load_search(tables.directory_for(config_module.load()), build=True)
+
+
+def _solves(facelets, moves_text):
+    state, _ = cube3.parse_facelets(facelets)
+    return cube3.to_facelets(cube3.apply(state, cube3.parse_moves(moves_text))) == cube3.SOLVED_FACELETS
+
+
+def _qtm_by_tokens(moves_text):
+    return sum(2 if token.endswith("2") else 1 for token in moves_text.split())
+
+
+@pytest.mark.slow
+def test_random_cubes_solved_within_20_moves(search3):
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(15)
+    for _ in range(25):
+        facelets = cube3.to_facelets(cube3.random_state(rng), "WRGYOB")  # any 6 symbols
+        solution = api.solve(facelets, search=search3)
+        assert _solves(facelets, solution.moves)
+        assert solution.length == len(solution.moves.split()) <= 20
+        assert solution.htm == solution.length and solution.solve_ms > 0
+
+
+@pytest.mark.slow
+def test_metrics_and_max_length_are_respected(search3):
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(16)
+    for _ in range(5):
+        facelets = cube3.to_facelets(cube3.random_state(rng))
+        qtm = api.solve(facelets, metric="qtm", max_length=26, search=search3)
+        assert _solves(facelets, qtm.moves) and qtm.length == _qtm_by_tokens(qtm.moves) <= 26
+        axial = api.solve(facelets, metric="axial", max_length=17, search=search3)
+        assert _solves(facelets, axial.moves) and axial.length <= 17 and axial.htm <= 20
+        assert axial.length == api.axial_cost(cube3.parse_moves(axial.moves))
+    # A 3-move scramble: a solution of at most 3 moves exists and must be found; none of 2.
+    short = api.solve(scramble="R U F", max_length=3, search=search3)
+    assert _solves(short.facelets, short.moves) and short.length <= 3
+    with pytest.raises(api.Unsolvable):
+        api.solve(scramble="R U F", max_length=2, time_limit=5, search=search3)
+    assert api.solve(cube3.SOLVED_FACELETS, search=search3).moves == ""
+
+
+@pytest.mark.slow
+def test_solutions_generator_yields_shorter_and_shorter(search3):
+    from robot.solver3 import api
+
+    facelets = cube3.to_facelets(cube3.random_state(np.random.default_rng(17)))
+    found = list(api.solutions(facelets, time_limit=0.5, search=search3))
+    assert found, "at least the first solution"
+    lengths = [s.length for s in found]
+    assert lengths == sorted(set(lengths), reverse=True)  # strictly decreasing
+    assert all(_solves(facelets, s.moves) for s in found)
+    times = [s.solve_ms for s in found]
+    assert times == sorted(times)
+
+
+@pytest.mark.slow
+def test_cli_json_one_object_per_line(search3, monkeypatch, capsys):
+    import io
+    import json
+
+    from robot import cli
+
+    rng = np.random.default_rng(18)
+    good = cube3.to_facelets(cube3.random_state(rng))
+    bad = cube3.SOLVED_FACELETS[:20] + "R" + cube3.SOLVED_FACELETS[21:]  # a U-colour sticker missing
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{good}\n\n{bad}\n{cube3.SOLVED_FACELETS}\n"))
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--json", "--metric", "qtm", "-"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 2  # one input was invalid
+    assert [line["ok"] for line in lines] == [True, False, True]
+    assert _solves(good, lines[0]["moves"]) and lines[0]["length"] == _qtm_by_tokens(lines[0]["moves"])
+    assert lines[0]["solve_ms"] > 0 and lines[0]["metric"] == "qtm"
+    assert lines[1]["error_type"] == "ColourCountError" and "F3" in lines[1]["error"]
+    assert lines[2]["moves"] == "" and lines[2]["length"] == 0
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--json", "--scramble", "R U R' F2", "--time-limit", "0.3"])
+    line = json.loads(capsys.readouterr().out)
+    assert code == 0 and line["length"] <= 4 and _solves(line["facelets"], line["moves"])
+
+
+@pytest.mark.slow
+def test_corrupt_table_is_named_and_rebuilt(search3, tmp_path):
+    import shutil
+
+    from robot.solver3 import tables
+
+    directory = tmp_path / "3x3x3"
+    shutil.copytree(search3.directory, directory)
+    with open(directory / "phase2.npz", "r+b") as f:
+        f.seek(1000)
+        byte = f.read(1)
+        f.seek(1000)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    assert "corrupt" in tables.status(directory)["phase2.npz"]
+    with pytest.raises(tables.NotBuilt, match="phase2.npz"):
+        tables.load(directory)
+    messages = []
+    rebuilt = tables.load(directory, build=True, log=messages.append, show_progress=False)
+    assert any("phase2.npz" in m and "rebuilding" in m for m in messages)
+    assert all(problem is None for problem in tables.status(directory).values())
+    original = tables.load(search3.directory)
+    assert all((rebuilt.phase2[k] == original.phase2[k]).all() for k in original.phase2)
+
+
+@pytest.mark.slow  # builds the 2x2x2 tables (about 15 s of CPU)
+def test_2x2x2_forced_rebuild_leaves_the_3x3x3_folder_alone(tmp_path, capsys):
+    from robot import cli
+
+    config = _config_with_tables(tmp_path, tmp_path / "tables")
+    own = tmp_path / "tables" / "3x3x3"
+    own.mkdir(parents=True)
+    (own / "manifest.json").write_text('{"kept": true}')
+    (tmp_path / "tables" / "stale.npy").write_text("x")  # a 2x2x2-level file: --force clears it
+    assert cli.main(["tables", "build", "--force", "--config", str(config)]) == 0
+    assert (own / "manifest.json").read_text() == '{"kept": true}'
+    assert not (tmp_path / "tables" / "stale.npy").exists()
+    assert (tmp_path / "tables" / "manifest.json").exists()
+
+
+@pytest.mark.slow
+def test_two_solution_generators_can_run_interleaved(search3):
+    """The planner may walk one cube's solutions while solving another: no shared state."""
+    from robot.solver3 import api
+
+    rng = np.random.default_rng(19)
+    a, b = (cube3.to_facelets(cube3.random_state(rng)) for _ in range(2))
+    first_a = api.solutions(a, time_limit=0.3, search=search3)
+    found_a = [next(first_a)]
+    found_b = list(api.solutions(b, time_limit=0.3, search=search3))
+    found_a += list(first_a)
+    assert all(_solves(a, s.moves) for s in found_a) and all(_solves(b, s.moves) for s in found_b)
+    assert [s.length for s in found_a] == sorted({s.length for s in found_a}, reverse=True)

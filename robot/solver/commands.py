@@ -8,15 +8,19 @@ import sys
 
 from ..cli_common import add_config_argument
 
+PUZZLES = ("2x2x2", "3x3x3")  # the 3x3x3 commands live in robot/solver3/commands.py
 SOLVE_EXAMPLES = """examples:
   cube-robot solve --scramble "R U2 F' R2"
   cube-robot solve UFUFRRRRFDFDDBDBLLLLUBUB
   cube-robot solve --json --metric htm - < cubes.txt     (one facelet string per line)
   cube-robot solve --start-grip FB wwwwrrrrggggyyyyoooobbbb
+  cube-robot solve --puzzle 3x3x3 --time-limit 1 --scramble "R U F' D2 L B'"
+  cube-robot solve --puzzle 3x3x3 --json --metric axial - < cubes3.txt
 
 Facelet strings: 24 colour symbols (any 6 symbols), faces U R F D L B, each face
 row-major on the standard net, read in the robot frame (U up, R = right arm's face,
-F = front arm's face).  Exit status 2 if any input was invalid."""
+F = front arm's face).  3x3x3: 54 symbols, same faces and net (needs
+`cube-robot tables build --puzzle 3x3x3` once).  Exit status 2 if any input was invalid."""
 
 
 def register(subparsers) -> None:
@@ -29,8 +33,13 @@ def register(subparsers) -> None:
     solve.add_argument("--scramble", metavar="MOVES", help="solve the cube this scramble gives from solved")
     solve.add_argument("--start-grip", choices=None, metavar="RL|FB|any",
                        help="pair holding the cube at the start (default: robot.start_grip in config)")
-    solve.add_argument("--metric", choices=("robot", "htm", "qtm"), default="robot",
-                       help="robot: minimise machine time (default); htm/qtm: fewest U/R/F turns")
+    solve.add_argument("--metric", choices=("robot", "htm", "qtm", "axial"), default=None,
+                       help="robot: minimise machine time (2x2x2 default); htm/qtm: fewest turns "
+                            "(3x3x3 default htm); axial (3x3x3): opposite faces turned together count once")
+    solve.add_argument("--puzzle", choices=PUZZLES, default="2x2x2", help="which cube (default 2x2x2)")
+    solve.add_argument("--max-length", type=int, metavar="N", help="3x3x3: at most N moves in the metric")
+    solve.add_argument("--time-limit", type=float, metavar="S",
+                       help="3x3x3: keep looking for shorter solutions for S seconds")
     solve.add_argument("--json", action="store_true", help="one JSON object per input line")
     add_config_argument(solve)
     solve.set_defaults(handler=run_solve)
@@ -42,14 +51,17 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tables_sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
-    table_examples = "examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status"
+    table_examples = ("examples:\n  cube-robot tables build\n  cube-robot tables build --force\n  cube-robot tables status"
+                      "\n  cube-robot tables build --puzzle 3x3x3   (only for solving 3x3x3 cubes; about a minute)")
     build = tables_sub.add_parser("build", help="build (or rebuild) every table, with a progress bar",
                                   epilog=table_examples, formatter_class=argparse.RawDescriptionHelpFormatter)
     build.add_argument("--force", action="store_true", help="rebuild even if the tables are up to date")
+    build.add_argument("--puzzle", choices=PUZZLES, default="2x2x2", help="which cube's tables (default 2x2x2)")
     add_config_argument(build)
     build.set_defaults(handler=run_tables_build)
     status = tables_sub.add_parser("status", help="say which tables are present and valid",
                                    epilog=table_examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+    status.add_argument("--puzzle", choices=PUZZLES, default=None, help="only this cube's tables")
     add_config_argument(status)
     status.set_defaults(handler=run_tables_status)
 
@@ -73,6 +85,14 @@ def run_solve(args) -> int:
     from ..cube import CubeError, MoveError
     from . import Solver, Unsolvable
 
+    if args.puzzle == "3x3x3":
+        from ..solver3.commands import run_solve3
+        return run_solve3(args)
+    if args.metric == "axial" or args.max_length is not None or args.time_limit is not None:
+        print("cube-robot solve: --metric axial, --max-length and --time-limit are for --puzzle 3x3x3 "
+              "(the 2x2x2 solver is optimal and instant)", file=sys.stderr)
+        return 2
+    args.metric = args.metric or "robot"
     if args.scramble is None and not args.facelets:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
         return 2
@@ -130,11 +150,14 @@ def run_tables_build(args) -> int:
     from .. import config as config_module
     from . import tables
 
+    if args.puzzle == "3x3x3":
+        from ..solver3.commands import run_tables_build3
+        return run_tables_build3(args)
     config = config_module.load(args.config)
     directory = tables.tables_dir(config)
     if args.force:
         for path in directory.glob("*"):
-            if path.name != "README.md":
+            if path.is_file() and path.name != "README.md":  # the 3x3x3 tables are a subfolder: kept
                 path.unlink()
     loaded = tables.load(config, show_progress=None)
     for metric in tables.METRIC_TURNS:
@@ -148,7 +171,11 @@ def run_tables_status(args) -> int:
     from ..plan import RobotProfile
     from . import tables
 
+    from ..solver3.commands import print_tables_status3
+
     config = config_module.load(args.config)
+    if args.puzzle == "3x3x3":
+        return 0 if print_tables_status3(config) else 1
     store = tables.TableStore(tables.tables_dir(config))
     profile = RobotProfile.from_config(config).describe()
     ok = True
@@ -156,4 +183,6 @@ def run_tables_status(args) -> int:
         problem = store.problem(name, prof)
         ok &= problem is None
         print(f"  {name:15} {'ok' if problem is None else problem}")
+    if args.puzzle is None:
+        print_tables_status3(config)  # informational: a 2x2x2 robot does not need them
     return 0 if ok else 1

@@ -19,11 +19,10 @@ shrinks the phase-1 distance table from 2.2e9 to 1.4e8 entries.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
-from . import cube3
+import robot.solver3.cube3 as cube3
 
 N_TWIST, N_FLIP, N_SET, N_SUBSET, N_PERM8 = 2187, 2048, 495, 11880, 40320
 N_FLIPSLICE = N_SET * N_FLIP

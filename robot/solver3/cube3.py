@@ -19,6 +19,7 @@ Everything here works on numpy arrays of many cubes at once (shape (N, 8) or
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -211,6 +212,41 @@ def conjugate_colours(colours: np.ndarray, sym: int) -> np.ndarray:
     out = np.empty_like(colours)
     out[:, _SYM_STICKERS[sym]] = _SYM_FACES[sym][colours]
     return out
+
+
+def rotate_colours(colours: np.ndarray, matrix) -> np.ndarray:
+    """The cube (N, 54 face indices) after a whole-cube rotation by `matrix`, recoloured so that
+    the centres read U R F D L B again: the same state seen along another axis."""
+    stickers, faces = _rotation_maps(tuple(map(tuple, np.asarray(matrix).tolist())))
+    out = np.empty_like(colours)
+    out[:, stickers] = faces[colours]
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _rotation_maps(matrix: tuple):
+    """(where each sticker goes, which face each face's colour becomes) for a rotation."""
+    matrix = np.array(matrix)
+    stickers = _facelet_map(matrix, lambda p: True).argsort()
+    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in matrix @ FACE_FRAMES[f][0])] for f in FACES])
+    return stickers, faces
+
+
+def rotated_face(face: int, matrix) -> int:
+    """Index (URFDLB) of the face that `face` becomes under the rotation `matrix`."""
+    return _NORMAL_FACE[tuple(int(v) for v in np.asarray(matrix) @ FACE_FRAMES[FACES[face]][0])]
+
+
+def inverse(state):
+    """The inverse cube: multiply(state, inverse(state)) is solved."""
+    cp, co, ep, eo = (np.asarray(x) for x in state)
+    icp, iep = np.argsort(cp), np.argsort(ep)
+    return icp, (-co[icp]) % 3, iep, (-eo[iep]) % 2
+
+
+def inverse_moves(moves):
+    """The move sequence that undoes `moves` (move indices)."""
+    return [3 * (m // 3) + 2 - m % 3 for m in reversed(moves)]
 
 
 # ---------------------------------------------------------------------------

@@ -1,203 +1,186 @@
-"""UNFINISHED (not wired in, not tested): two-phase search, vectorised with numpy.
+"""Two-phase search (Kociemba's algorithm) over the tables of robot/solver3/tables.py.
 
-STATUS: its first run over random cubes exhausted memory (phase-1 candidate or phase-2
-frontier growth is not bounded yet); see robot/solver3/__init__.py.
-
-Python cannot afford one function call per search node, so both phases expand
-whole frontiers at once: every node of a depth times every move is one numpy
-gather, pruned by the distance tables.
-
-Phase 1 lists *all* move sequences of length B that reach G1 (the phase-1 table
-is exact, so only nodes on such paths survive), for B = d1, d1 + 1, ... (d1 =
-the phase-1 distance).  Phase 2 then searches from all of these candidates at
-once, iterative deepening on the total length T: a node at phase-2 depth g of a
-candidate of length B survives while g + h2 <= T - B.  The first T that reaches
-solved gives the shortest solution among the candidates; with a time limit the
-search goes on for T - 1 with more candidates until the time is up.
+Phase 1 takes the cube into G1 = <U, D, R2, L2, F2, B2>; its table is exact (moves to G1
+from each symmetry class of (slice set, flip) times twist), so iterative deepening on the
+phase-1 length L1 visits little besides the phase-1 solutions themselves: phase1.py lists
+them in numpy batches.  Phase-1 solutions whose phase-2 distance (max of the (corners,
+slice order) and (U/D edges, slice order) tables) fits the length still allowed go, most
+promising first, to phase 2: IDA* in plain Python on lists and bytes (a node costs 3
+move-table lookups and 2 distance lookups).  Every solution found tightens the bound, so
+the search yields successively shorter solutions until the time is up or the bound cannot
+be beaten.  Six views of the cube (3 axes, and inverted) take turns (api.views).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from . import coords as C
+import robot.solver3.coords as C
+from .phase1 import Phase1
 from .tables import Tables3
 
-FACE_OF_MOVE = np.arange(18) // 3
-# ALLOWED[last face (6 = none), move]: never the same face twice, opposite faces in one order only.
-ALLOWED = np.ones((7, 18), dtype=bool)
-for _last in range(6):
-    for _m in range(18):
-        _f = FACE_OF_MOVE[_m]
-        if _f == _last or (_f == (_last + 3) % 6 and _f < _last):
-            ALLOWED[_last, _m] = False
-PHASE2 = np.array(C.PHASE2_MOVES)
-# Phase 1 ends with a quarter turn of R, L, F or B (otherwise a shorter phase 1 was already tried).
-ENDS_PHASE1 = np.array([m not in C.PHASE2_MOVES for m in range(18)])
-MAX_REPORTED = 64  # solutions of the same depth handed to the metric choice
-MAX_FRONTIER = 4_000_000  # nodes per phase-2 depth before the search gives up this bound
+N_MOVES = 18
+FACE = [m // 3 for m in range(N_MOVES)]
+NO_FACE = 6
+# Moves allowed after a move of face `last` (NO_FACE at the start): never the same face
+# twice, and of two opposite faces (which commute) only the order U-D, R-L, F-B.
+ALLOWED = [[m for m in range(N_MOVES) if FACE[m] != last and not (FACE[m] == (last + 3) % 6 and FACE[m] < last)]
+           for last in range(NO_FACE + 1)]
+PHASE2_MOVES = list(C.PHASE2_MOVES)
+ALLOWED2 = [[k for k, m in enumerate(PHASE2_MOVES) if m in ALLOWED[last]] for last in range(NO_FACE + 1)]
+INF = float("inf")
+TURN_SECONDS = 0.002  # when several start cubes take turns
 
 
 class Unsolvable(RuntimeError):
     """No solution within the requested length (and time)."""
 
 
-class TwoPhase:
+class OutOfTime(Exception):
+    """Internal: the deadline passed inside a phase-2 search."""
+
+
+@dataclass
+class Run:
+    """The state of one solutions() call (so several may be under way on one Search)."""
+    bound: int  # most HTM moves a solution may still have
+    best_cost: float  # a solution must cost less
+    cost: object  # moves -> cost in the metric
+    htm_bound: object  # cost -> most HTM moves of a cheaper solution
+    deadline: float | None  # perf_counter time; None while the first solution is awaited (soft limit)
+    turn_ends: float = 0.0
+    nodes: int = 0
+
+
+class Search:
+    """The tables in the forms the two phases need, and the search over them."""
+
     def __init__(self, tables: Tables3):
-        self.t = tables
         mt = tables.moves
-        self.twist_move = mt["twist"].astype(np.int32)
-        self.flip_move = mt["flip"].astype(np.int32)
-        self.subset_move = mt["subset"].astype(np.int32)
-        self.corner_move = mt["corners"][:, PHASE2].astype(np.int32)
-        self.corner_move_all = mt["corners"].astype(np.int32)
-        self.ud_move = mt["ud"][:, PHASE2].astype(np.int32)
-        sp = mt["subset"][C.SOLVED_SET * 24 + np.arange(24)].astype(np.int32) - C.SOLVED_SET * 24
-        self.slice_perm_move = sp[:, PHASE2]
-        st = tables.symmetry
-        self.class_of = st["class_of"].astype(np.int32)
-        self.sym_of = st["sym_of"]
-        self.twist_conj = st["twist_conj"].astype(np.int32)
-        self.phase1 = tables.phase1
-        self.p2_corners = tables.phase2["corners"]
-        self.p2_ud = tables.phase2["ud"]
+        self.directory = tables.directory
+        self.phase1 = Phase1(tables)
+        flat = lambda a: a.astype(int).ravel().tolist()  # noqa: E731
+        # Phase 2 runs in Python on lists and bytes, phase-2 moves only (10 columns).
+        self.corner_move2 = flat(mt["corners"][:, PHASE2_MOVES])
+        self.ud_move2 = flat(mt["ud"][:, PHASE2_MOVES])
+        slice_perm = mt["subset"][C.SOLVED_SET * 24 + np.arange(24)] - C.SOLVED_SET * 24
+        self.sp_move2 = flat(slice_perm[:, PHASE2_MOVES])
+        self.p2_corners_np, self.p2_ud_np = tables.phase2["corners"], tables.phase2["ud"]
+        self.p2_corners, self.p2_ud = self.p2_corners_np.tobytes(), self.p2_ud_np.tobytes()
+        # ud (phase-2 order of the 8 U/D edges) from the U-edge and D-edge subset coordinates,
+        # which phase 1 follows: both lie among the 1680 subsets of the first 8 positions.
+        ep = np.concatenate([C.PERMS8, np.tile(np.arange(8, 12), (C.N_PERM8, 1))], axis=1)
+        u, d = C.subset_coord(ep, C.U_PIECES), C.subset_coord(ep, C.D_PIECES)
+        self.ud_index = np.full(C.N_SUBSET, -1, dtype=np.int64)
+        self.ud_index[np.unique(u)] = np.arange(1680)
+        self.ud_of = np.full(1680 * 1680, -1, dtype=np.int64)
+        self.ud_of[self.ud_index[u] * 1680 + self.ud_index[d]] = np.arange(C.N_PERM8)
 
-    # -- heuristics ---------------------------------------------------------
+    # -- phase 2 --------------------------------------------------------------
 
-    def h1(self, twist, flip, slice_):
-        fs = (slice_ // 24) * C.N_FLIP + flip
-        return self.phase1[self.class_of[fs] * C.N_TWIST + self.twist_conj[twist, self.sym_of[fs]]]
+    def _phase2(self, run, corners, ud, sp, last, togo, path):
+        """Depth-first: can (corners, ud, sp) be solved in exactly `togo` phase-2 moves?
+        Precondition: h2 <= togo.  On success the moves (phase-2 column indices) are in path."""
+        if togo == 0:
+            return True
+        run.nodes += 1
+        if run.deadline is not None and not run.nodes & 1023 and time.perf_counter() > run.deadline:
+            raise OutOfTime
+        cm, um, spm, pc, pu = self.corner_move2, self.ud_move2, self.sp_move2, self.p2_corners, self.p2_ud
+        c10, u10, s10 = corners * 10, ud * 10, sp * 10
+        left = togo - 1
+        for k in ALLOWED2[last]:
+            c, s = cm[c10 + k], spm[s10 + k]
+            if pc[c * 24 + s] > left:
+                continue
+            u = um[u10 + k]
+            if pu[u * 24 + s] > left:
+                continue
+            path.append(k)
+            if self._phase2(run, c, u, s, FACE[PHASE2_MOVES[k]], left, path):
+                return True
+            path.pop()
+        return False
 
-    def h2(self, corners, ud, sp):
-        return np.maximum(self.p2_corners[corners * 24 + sp], self.p2_ud[ud * 24 + sp])
+    # -- driver ---------------------------------------------------------------
 
-    # -- phase 1 ------------------------------------------------------------
+    def _start(self, run, coords: dict):
+        """One start cube's search, phase-1 length after length: yields the moves of each
+        solution cheaper than the best so far (reading and tightening run.bound and
+        run.best_cost), or None when its turn is over (run.turn_ends)."""
+        length1 = int(self.phase1.distance(coords["twist"], coords["flip"], coords["slice"]))
+        while length1 <= run.bound:
+            yield from self._level(run, coords, length1)
+            length1 += 1
 
-    def phase1_candidates(self, start: dict, length: int):
-        """Every phase-1 solution of exactly `length` moves: (paths (N, length), phase-2 coordinates, last face)."""
-        tw = np.array([start["twist"]])
-        fl = np.array([start["flip"]])
-        sl = np.array([start["slice"]])
-        co = np.array([start["corners"]])
-        u = np.array([start["u"]])
-        d = np.array([start["d"]])
-        last = np.array([6])
-        paths = np.zeros((1, 0), dtype=np.int8)
-        if length == 0:
-            if self.h1(tw, fl, sl)[0] != 0:
-                return None
-        for g in range(length):
-            ntw = self.twist_move[tw]
-            nfl = self.flip_move[fl]
-            nsl = self.subset_move[sl]
-            h = self.h1(ntw, nfl, nsl)
-            keep = ALLOWED[last] & (h <= length - g - 1)
-            if g == length - 1:
-                keep &= ENDS_PHASE1
-            rows, moves = np.nonzero(keep)
-            if not len(rows):
-                return None
-            tw, fl, sl = ntw[rows, moves], nfl[rows, moves], nsl[rows, moves]
-            co = self.corner_move_all[co[rows], moves]
-            u = self.subset_move[u[rows], moves]
-            d = self.subset_move[d[rows], moves]
-            last = FACE_OF_MOVE[moves]
-            paths = np.concatenate([paths[rows], moves[:, None].astype(np.int8)], axis=1)
-        return {"paths": paths, "corners": co, "ud": C.ud_from_subsets(u, d), "sp": sl % 24,
-                "last": last, "length": np.full(len(paths), length)}
+    def _level(self, run, coords: dict, length1: int):
+        pc, pu = self.p2_corners_np, self.p2_ud_np
+        for batch in self.phase1.batches(coords, length1):
+            now = time.perf_counter()
+            if run.deadline is not None and now > run.deadline:
+                raise OutOfTime
+            if now > run.turn_ends:
+                yield None
+            budget = run.bound - length1
+            if budget < 0:
+                return
+            corners, sp = batch["corners"], batch["slice"] % 24
+            keep = np.flatnonzero(pc[corners * 24 + sp] <= budget)  # most phase-1 solutions end here
+            if not len(keep):
+                continue
+            corners, sp = corners[keep], sp[keep]
+            ud = self.ud_of[self.ud_index[batch["u"][keep]] * 1680 + self.ud_index[batch["d"][keep]]]
+            h = np.maximum(pc[corners * 24 + sp], pu[ud * 24 + sp])
+            fits = np.flatnonzero(h <= budget)
+            for i in fits[np.argsort(h[fits], kind="stable")].tolist():
+                budget = run.bound - length1
+                if h[i] > budget:
+                    continue
+                path = batch["path"][keep[i]].tolist()
+                c, u, s = int(corners[i]), int(ud[i]), int(sp[i])
+                last = FACE[path[-1]] if path else NO_FACE
+                for length2 in range(int(h[i]), budget + 1):
+                    found = []
+                    if not self._phase2(run, c, u, s, last, length2, found):
+                        continue
+                    moves = path + [PHASE2_MOVES[k] for k in found]
+                    value = run.cost(moves)
+                    if value < run.best_cost:
+                        run.best_cost = value
+                        run.bound = min(run.bound, run.htm_bound(value))
+                        yield moves
+                    break
 
-    # -- phase 2 ------------------------------------------------------------
+    def solutions(self, starts: list, max_htm: int = 20, deadline: float | None = None, hard_deadline=False,
+                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1):
+        """Yield (start index, moves) of ever lower `cost`, each at most max_htm moves.
 
-    def phase2(self, cands: dict, total: int):
-        """Shortest phase-2 completions with phase1 + phase2 <= total: [(candidate, moves)], or None."""
-        co, ud, sp = cands["corners"], cands["ud"], cands["sp"]
-        budget = total - cands["length"]
-        ok = self.h2(co, ud, sp) <= budget
-        idx = np.flatnonzero(ok)
-        co, ud, sp, last, budget = co[idx], ud[idx], sp[idx], cands["last"][idx], budget[idx]
-        history = []  # per depth: (parent index, move)
-        g = 0
-        while len(idx):
-            solved = np.flatnonzero((co == 0) & (ud == 0) & (sp == C.SOLVED_SLICE % 24))
-            if len(solved):
-                found = []
-                for node in solved[:MAX_REPORTED].tolist():
-                    moves = []
-                    for parent, move in reversed(history):
-                        moves.append(int(move[node]))
-                        node = int(parent[node])
-                    found.append((int(idx[node]), moves[::-1]))
-                return found
-            if len(co) > MAX_FRONTIER:
-                return None
-            nco = self.corner_move[co]
-            nud = self.ud_move[ud]
-            nsp = self.slice_perm_move[sp]
-            keep = ALLOWED[last][:, PHASE2] & (self.h2(nco, nud, nsp) <= (budget - g - 1)[:, None])
-            rows, k = np.nonzero(keep)
-            co, ud, sp = nco[rows, k], nud[rows, k], nsp[rows, k]
-            last = FACE_OF_MOVE[PHASE2[k]]
-            budget = budget[rows]
-            history.append((rows, PHASE2[k]))
-            g += 1
-        return None
-
-    # -- driver -------------------------------------------------------------
-
-    def solve(self, state_coords: dict, max_length: int = 20, time_limit: float | None = None,
-              max_extra: int = 3, cost=len):
-        """Moves (list of move indices) of a solution of at most max_length moves.
-
-        Without a time limit: the first (shortest over the candidates tried)
-        solution.  With one: keeps looking for shorter ones until the time is up.
+        starts: coords.phase_coords of one or more cubes whose solutions are equivalent
+        (the same cube seen along another axis, or its inverse); their searches take turns
+        of TURN_SECONDS (which one is lucky varies from cube to cube: this cuts the slow
+        tail).  Stops when every phase-1 length has been tried, or at the perf_counter
+        `deadline` once a solution was yielded (at once if hard_deadline).  A solution is
+        yielded only if its cost is below the best so far and at most max_cost;
+        htm_bound(cost) is the most HTM moves a cheaper solution can have.
         """
-        started = time.perf_counter()
-        d1 = int(self.h1(np.array([state_coords["twist"]]), np.array([state_coords["flip"]]),
-                         np.array([state_coords["slice"]]))[0])
-        cache = {}
-
-        def candidates(length):
-            if length not in cache:
-                cache[length] = self.phase1_candidates(state_coords, length)
-            return cache[length]
-
-        def attempt(total, extra):
-            """Shortest solution of at most `total` moves from phase-1 lengths d1..d1+extra, or None."""
-            lengths = [b for b in range(d1, min(total, d1 + extra) + 1) if candidates(b) is not None]
-            if not lengths:
-                return None
-            merged = {k: np.concatenate([cache[b][k] for b in lengths]) for k in cache[lengths[0]] if k != "paths"}
-            found = self.phase2(merged, total)
-            if found is None:
-                return None
-            offsets = np.cumsum([0] + [len(cache[b]["paths"]) for b in lengths])
-            solutions = []
-            for index, p2 in found:
-                which = int(np.searchsorted(offsets, index, side="right") - 1)
-                p1 = cache[lengths[which]]["paths"][index - offsets[which]]
-                solutions.append([int(m) for m in p1] + p2)
-            return min(solutions, key=cost)
-
-        def out_of_time():
-            return time_limit is not None and time.perf_counter() - started > time_limit
-
-        best = None
-        total = d1
-        while best is None and total <= max_length:
-            best = attempt(total, max_extra)
-            total += 1
-        if best is None:
-            raise Unsolvable(f"no solution of at most {max_length} moves found")
-        if time_limit is None:
-            return best
-        # Shorter: one move less, with ever more phase-1 candidates, until the time is up.
-        extra = max_extra + 1
-        while not out_of_time() and d1 + extra <= len(best) - 1:
-            shorter = attempt(len(best) - 1, extra)
-            if shorter is not None:
-                best = shorter
-            else:
-                extra += 1
-        return best
+        run = Run(bound=max_htm, best_cost=INF if max_cost is None else max_cost + 0.5, cost=cost,
+                  htm_bound=htm_bound, deadline=deadline if hard_deadline else None)
+        searches = [(i, self._start(run, c)) for i, c in enumerate(starts)]
+        try:
+            while searches:
+                for entry in list(searches):
+                    run.turn_ends = time.perf_counter() + TURN_SECONDS
+                    for moves in entry[1]:
+                        if moves is None:
+                            break
+                        run.deadline = deadline
+                        yield entry[0], moves
+                        if not moves:
+                            return
+                    else:
+                        searches.remove(entry)
+        except OutOfTime:
+            return

@@ -10,14 +10,16 @@ tables/3x3x3/ (config: tables.dir).
 
 from __future__ import annotations
 
+import hashlib
+import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..solver.tables import TableError, TableStore, tables_dir
-from . import coords as C
+from ..solver.tables import MANIFEST, TableError, TableStore, tables_dir
+import robot.solver3.coords as C  # (not `from . import`: that would import the package, which imports api)
 
 SUBDIR = "3x3x3"
 UNSEEN = 255
@@ -148,22 +150,55 @@ def directory_for(config) -> Path:
     return tables_dir(config) / SUBDIR
 
 
+def remove(directory: Path) -> None:
+    """Delete the 3x3x3 tables and their manifest (only the files this program writes)."""
+    for name in (*FILES, MANIFEST):
+        (Path(directory) / name).unlink(missing_ok=True)
+
+
 def status(directory: Path) -> dict:
     store = TableStore(directory)
     return {name: store.problem(name, None) for name in FILES}
+
+
+def _read_verified(store: TableStore, name: str) -> bytes | None:
+    """A table file's bytes if its size and SHA-256 match the manifest (read once), else None."""
+    entry = store.manifest()["files"].get(name)
+    try:
+        data = (store.directory / name).read_bytes() if entry else None
+    except OSError:
+        return None
+    if data is None or len(data) != entry.get("bytes") or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        return None
+    return data
+
+
+def _load_built(store: TableStore, started: float) -> Tables3:
+    """Every file read once, checked against the manifest, used without copying (the phase-1
+    table is a view of the file's bytes); NotBuilt if any fails."""
+    raw = {name: _read_verified(store, name) for name in FILES}
+    problems = {name: store.problem(name, None) for name, data in raw.items() if data is None}
+    if problems:
+        raise NotBuilt("3x3x3 tables are not ready ("
+                       + "; ".join(f"{name}: {p}" for name, p in problems.items())
+                       + "): run `cube-robot tables build --puzzle 3x3x3` (about a minute, once)")
+    moves, symmetry, phase2 = ({k: v for k, v in np.load(io.BytesIO(raw[name])).items()}
+                               for name in ("moves.npz", "symmetry.npz", "phase2.npz"))
+    moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)
+    header = io.BytesIO(raw["phase1.npy"])
+    np.lib.format.read_magic(header)
+    shape, _, dtype = np.lib.format.read_array_header_1_0(header)
+    phase1 = np.frombuffer(raw["phase1.npy"], dtype=dtype, count=shape[0], offset=header.tell())
+    return Tables3(moves, symmetry, phase1, phase2, store.directory, time.perf_counter() - started)
 
 
 def load(directory: Path, build: bool = False, log=None, show_progress=None) -> Tables3:
     """Load the tables; with build=True build (with progress bars) whatever is missing or stale."""
     directory = Path(directory)
     store = TableStore(directory, log=log, show_progress=show_progress)
-    if not build:
-        problems = {name: p for name, p in status(directory).items() if p is not None}
-        if problems:
-            raise NotBuilt("3x3x3 tables are not ready ("
-                           + "; ".join(f"{name}: {p}" for name, p in problems.items())
-                           + "): run `cube-robot tables build --puzzle 3x3x3` (a few minutes, once)")
     started = time.perf_counter()
+    if not build:
+        return _load_built(store, started)
     moves = store.load_or_build("moves.npz", None, lambda bar: C.build_move_tables(bar),
                                 "3x3x3 move tables", C.N_MOVES)
     moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)  # phase-1 slice set moves
@@ -176,4 +211,4 @@ def load(directory: Path, build: bool = False, log=None, show_progress=None) -> 
     return Tables3(moves, symmetry, phase1, phase2, directory, time.perf_counter() - started)
 
 
-__all__ = ["Tables3", "load", "status", "directory_for", "NotBuilt"]
+__all__ = ["Tables3", "load", "status", "remove", "directory_for", "NotBuilt"]
