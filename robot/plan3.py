@@ -165,7 +165,7 @@ class Plan3:
         return len(self.moves.split())
 
     def to_json(self) -> dict:
-        return {"facelets": self.facelets, "ok": True, "metric": "robot", "cost_ms": self.cost_ms,
+        return {"facelets": self.facelets, "ok": True, "puzzle": "3x3x3", "metric": "robot", "cost_ms": self.cost_ms,
                 "plan": self.ops, "moves": self.moves, "length": self.length,
                 "solve_ms": round(self.solve_ms, 3)}
 

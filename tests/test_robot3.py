@@ -303,14 +303,6 @@ def test_plan_json_is_the_2x2x2_form_and_names_bad_input(profile):
     assert bad["ok"] is False and "54" in bad["error"]
 
 
-def test_missing_search_is_a_named_error(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "robot.solver3.search", None)
-    with pytest.raises(robot_search.SearchUnavailable, match="two-phase"):
-        robot_search.default_solutions()
-
-
 # -- docs/robot3.svg is what scripts/robot3_diagram.py draws from config today ---------------
 
 
@@ -341,3 +333,55 @@ def test_text_listing_ends_at_the_plan_cost(profile):
     text = describe(plan, profile)
     assert f"{plan.cost_ms} ms machine time" in text and "SIMULATED" in text
     assert text.splitlines()[-2].split()[0] == str(plan.cost_ms)  # the clock of the last op
+
+
+# -- cube-robot solve --puzzle 3x3x3 --metric robot ------------------------------------------
+
+
+def test_cli_robot_metric_json_and_text(monkeypatch, capsys, profile):
+    import io
+    import json
+
+    from robot import cli
+
+    monkeypatch.setattr(robot_search, "default_solutions", lambda config=None: short_solver())
+    _, good = scrambled("L U2")
+    bad = good[:53]
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{good}\n{bad}\n"))
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--json", "--time-limit", "0.3", "-"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 2 and [line["ok"] for line in lines] == [True, False]
+    assert check_plan(good, lines[0]["plan"], lines[0]["cost_ms"], profile) == lines[0]["cost_ms"]
+    assert lines[1]["error_type"] == "LengthError"
+    code = cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--time-limit", "0.3", "--scramble", "F' D"])
+    out = capsys.readouterr().out
+    assert code == 0 and "machine time" in out and "tilt" in out  # D needs a tilt
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--max-length", "20", "--scramble", "R"]) == 2
+    assert "does not apply" in capsys.readouterr().err
+
+
+def test_cli_robot_metric_without_tables_says_how_to_build(tmp_path, capsys):
+    from robot import cli
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"tables:\n  dir: {tmp_path / 'tables'}\n")
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--config", str(config), "--scramble", "R"]) == 2
+    assert "cube-robot tables build --puzzle 3x3x3" in capsys.readouterr().err
+    assert not (tmp_path / "tables" / "3x3x3").exists()
+
+
+@pytest.mark.slow
+def test_robot_plans_with_the_real_two_phase_search(profile):
+    from robot.solver3 import api, tables
+
+    api.load_search(tables.directory_for(config_module.load()), build=True)
+    rng = np.random.default_rng(44)
+    for _ in range(3):
+        state = cube3.random_state(rng)
+        facelets = cube3.to_facelets(state)
+        plain = api.solve(facelets, metric="htm", max_length=20)
+        report = robot_search.SearchReport()
+        plan = robot_search.plan(facelets, profile, robot_search.default_solutions(), 1.0,
+                                 seeds=[plain.moves], report=report)
+        assert check_plan(facelets, plan.ops, plan.cost_ms, profile) == plan.cost_ms
+        assert plan.cost_ms <= convert(plain.moves, profile)[0] and report.candidates > 1

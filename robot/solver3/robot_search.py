@@ -2,7 +2,7 @@
 
 A face-move solver knows nothing of tilts and grippers, but the robot cares a
 lot: U/D moves need a tilt, and a gripper left at 90 blocks the other pair.
-So the search asks a two-phase solver (robot/solver3/search.py: `solutions`,
+So the search asks a two-phase solver (robot.solver3.solutions, robot/solver3/api.py;
 axial metric: opposite faces turned together count once, as the robot turns
 them) for solutions of the cube seen in each of its 24 orientations, and of
 its inverse, maps each back to the cube's own frame, and keeps the one the
@@ -13,13 +13,14 @@ few tilts.  With time left, the same for the cube after each arm move (premoves)
 never slower than plain two-phase then converter, and every plan is exactly
 its face sequence converted (the floor).
 
-`solutions` is any callable with the signature of search.solutions:
+`solutions` is any callable with the signature of robot.solver3.solutions:
 solutions(facelets, metric=..., max_length=None, time_limit=None) yielding
-successively better face sequences (a string or move indices).
+successively better solutions (objects with .moves, strings or move indices).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -216,26 +217,29 @@ def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1
                  solve_ms=(time.perf_counter() - started) * 1000)
 
 
-def default_solutions():
-    """The project's two-phase generator (robot/solver3/search.py), once it exists."""
+def default_solutions(config=None):
+    """The project's two-phase generator (robot.solver3.solutions) over the tables of `config`
+    (default config.yaml); raises tables.NotBuilt naming the build command when they are missing."""
+    from .. import config as config_module
+
     try:
-        from .search import solutions
+        from . import api, tables
     except ImportError as exc:
-        raise SearchUnavailable("the 3x3x3 two-phase search (robot/solver3/search.py: solutions) "
-                                f"is not available yet: {exc}") from None
-    return solutions
+        raise SearchUnavailable(f"the 3x3x3 two-phase search (robot/solver3/api.py) is not available: {exc}") from None
+    config = config if config is not None else config_module.load()
+    return functools.partial(api.solutions, search=api.load_search(tables.directory_for(config)))
 
 
 def solve_robot(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> Plan3:
     """`solve --puzzle 3x3x3 --metric robot` for one cube (config: robot3 profile; default config.yaml).
 
     Raises a cube3.Cube3Error naming the problem when the facelets are invalid, and
-    SearchUnavailable while robot/solver3/search.py has no `solutions`.
+    tables.NotBuilt when the 3x3x3 tables are not built.
     """
     from .. import config as config_module
 
     config = config if config is not None else config_module.load()
-    return plan(facelets, Robot3Profile.from_config(config), solutions or default_solutions(), time_limit)
+    return plan(facelets, Robot3Profile.from_config(config), solutions or default_solutions(config), time_limit)
 
 
 def plan_json(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> dict:
