@@ -20,7 +20,7 @@ successively better solutions (objects with .moves, strings or move indices).
 
 from __future__ import annotations
 
-import functools
+import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -31,7 +31,8 @@ from ..plan3 import Plan3, Robot3Profile, rotation
 from . import cube3
 from .convert import model
 
-PER_VARIANT_S = 0.25  # time limit handed to the solver for one orientation
+PER_VARIANT_S = 0.15  # at most this long for one variant's first solution (a slow view is skipped)
+SOLUTIONS_PER_VARIANT = 1  # different views beat better solutions of one view (measured)
 
 
 class SearchUnavailable(RuntimeError):
@@ -196,7 +197,8 @@ def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0, me
         if left <= 0 and report.best_cost_ms is not None:
             break
         report.variants_tried += 1
-        for sequence in solutions(variant.facelets, metric=metric, time_limit=max(0.0, min(PER_VARIANT_S, left))):
+        found = solutions(variant.facelets, metric=metric, time_limit=max(0.0, min(PER_VARIANT_S, left)))
+        for sequence in itertools.islice(found, SOLUTIONS_PER_VARIANT):
             moves = variant.back(_as_indices(sequence))
             _rate(report, state, moves, rate, variant.describe())
             if time.perf_counter() > deadline and report.best_cost_ms is not None:
@@ -218,16 +220,31 @@ def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1
 
 
 def default_solutions(config=None):
-    """The project's two-phase generator (robot.solver3.solutions) over the tables of `config`
-    (default config.yaml); raises tables.NotBuilt naming the build command when they are missing."""
-    from .. import config as config_module
+    """Candidates from the project's two-phase search over the tables of `config` (default
+    config.yaml); raises tables.NotBuilt naming the build command when they are missing.
 
-    try:
-        from . import api, tables
-    except ImportError as exc:
-        raise SearchUnavailable(f"the 3x3x3 two-phase search (robot/solver3/api.py) is not available: {exc}") from None
+    robot.solver3.solutions races six views of a cube (three axes, inverted or not) and
+    yields the winner's solutions, so the 96 variants here would give only a handful of
+    different sequences.  This asks the same search (Search.solutions) for one view at a
+    time instead, with a hard per-call deadline: a view that is slow to solve is skipped,
+    the next variant is another view.
+    """
+    from .. import config as config_module
+    from . import api, coords, tables
+
     config = config if config is not None else config_module.load()
-    return functools.partial(api.solutions, search=api.load_search(tables.directory_for(config)))
+    search = api.load_search(tables.directory_for(config))
+
+    def solutions(facelets, metric="axial", max_length=None, time_limit=None):
+        state, _ = cube3.parse_facelets(facelets)
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        for _, moves in search.solutions([coords.phase_coords(state)], max_htm=api.GODS_NUMBER_HTM,
+                                         deadline=deadline, hard_deadline=deadline is not None,
+                                         cost=api.COST[metric], max_cost=max_length,
+                                         htm_bound=api.HTM_BOUND[metric]):
+            yield moves
+
+    return solutions
 
 
 def solve_robot(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> Plan3:
