@@ -31,7 +31,7 @@ from ..plan3 import Plan3, Robot3Profile, rotation
 from . import cube3
 from .convert import model
 
-PER_VARIANT_S = 0.15  # at most this long for one variant's first solution (a slow view is skipped)
+PER_VARIANT_S = 0.07  # at most this long for one variant's first solution: a slow view is skipped (0.04 / 0.07 / 0.15 s: 9.1 / 11.5 / 9.3% faster, 20 cubes, 3 s)
 SOLUTIONS_PER_VARIANT = 1  # different views beat better solutions of one view (measured)
 
 
