@@ -61,8 +61,8 @@ def cube(cx, cy, shade=None):
             x, y = cx + (col - 1.5) * CELL, cy + (row - 1.5) * CELL
             on = shade and (("R" in shade and col == 2) or ("L" in shade and col == 0)
                             or ("F" in shade and row == 2) or ("B" in shade and row == 0) or shade == "all")
-            parts.append(f"<rect x='{x}' y='{y}' width='{CELL}' height='{CELL}' fill='{'#a5d8ff' if on else '#f8f9fa'}' "
-                         "stroke='#343a40'/>")
+            fill = "#a5d8ff" if on else "#f8f9fa"
+            parts.append(f"<rect x='{x}' y='{y}' width='{CELL}' height='{CELL}' fill='{fill}' stroke='#343a40'/>")
     parts.append(text(cx, cy + 4, "U", 11, fill="#868e96"))
     return "".join(parts)
 

@@ -365,7 +365,8 @@ def test_cli_robot_metric_without_tables_says_how_to_build(tmp_path, capsys):
 
     config = tmp_path / "config.yaml"
     config.write_text(f"tables:\n  dir: {tmp_path / 'tables'}\n")
-    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--config", str(config), "--scramble", "R"]) == 2
+    args = ["solve", "--puzzle", "3x3x3", "--metric", "robot", "--config", str(config), "--scramble", "R"]
+    assert cli.main(args) == 2
     assert "cube-robot tables build --puzzle 3x3x3" in capsys.readouterr().err
     assert not (tmp_path / "tables" / "3x3x3").exists()
 
