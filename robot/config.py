@@ -121,6 +121,28 @@ def _check_scan_views(views) -> str | None:
 
     return sequence_problem(views)
 
+def _check_pairs3(pairs) -> str | None:
+    """robot3.pairs: two pairs, each gripping two opposite faces, on different axes."""
+    if len(pairs) != 2:
+        return f"needs exactly two arm pairs, e.g. {{RL: [R, L], FB: [F, B]}}; got {len(pairs)}"
+    axes = {}
+    for name, faces in pairs.items():
+        if not isinstance(faces, list) or len(faces) != 2 or any(f not in ARM_FACES for f in faces):
+            return f"pair {name!r} must list the two opposite faces its arms grip, e.g. [R, L]; got {faces!r}"
+        first, second = (ARM_FACES.index(f) for f in faces)
+        if (first + 3) % 6 != second:
+            return f"pair {name!r}: {faces[0]} and {faces[1]} are not opposite faces"
+        if first % 3 in axes:
+            return f"pairs {axes[first % 3]!r} and {name!r} grip the same axis; the two pairs must be at right angles"
+        axes[first % 3] = name
+    return None
+
+
+def _check_tilt_angles(angles) -> str | None:
+    bad = [a for a in angles if a not in (90, -90, 270, -270, 180, -180)]
+    return f"a tilt turns the cube by 90 (or 180) degrees: 90, -90 or 180, got {bad}" if bad else None
+
+
 _FW = firmware_header.limits()  # the firmware's defaults and bounds (defaults.h)
 
 
@@ -165,6 +187,19 @@ SCHEMA: dict = {
                                     min=1, max=5000, nullable=True),
             "regrip_ms": Setting(int, None, "duration of handing the cube to the other pair; null = from motion",
                                  min=1, max=5000, nullable=True),
+        },
+    },
+    # The four-arm 3x3x3 robot (robot/plan3.py, docs/robot3.md): every arm closed by default.
+    "robot3": {
+        "pairs": Setting(dict, {"RL": ["R", "L"], "FB": ["F", "B"]},
+                         "arm pairs: name -> the two opposite faces its arms grip", check=_check_pairs3),
+        "tilt_angles": Setting(list, [90, -90], "angles a pair may turn the whole cube by (the other pair open)",
+                               item=int, min_items=1, check=_check_tilt_angles),
+        "timing": {
+            "quarter_turn_ms": Setting(int, 80, "duration of a 90 degree arm turn", min=1, max=5000),
+            "half_turn_ms": Setting(int, 130, "duration of a 180 degree arm turn", min=1, max=5000),
+            "open_ms": Setting(int, 95, "time for a gripper to open", min=1, max=5000),
+            "close_ms": Setting(int, 95, "time for a gripper to close", min=1, max=5000),
         },
     },
     "tables": {

@@ -159,8 +159,8 @@ def test_metric_costs_counted_by_hand():
 def test_cli_refuses_robot_metric_and_2x2x2_only_options(capsys):
     from robot import cli
 
-    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--scramble", "R"]) == 2
-    assert "not available for the 3x3x3 yet" in capsys.readouterr().err
+    assert cli.main(["solve", "--puzzle", "3x3x3", "--metric", "robot", "--start-grip", "RL", "--scramble", "R"]) == 2
+    assert "does not apply to --metric robot" in capsys.readouterr().err  # robot plans: tests/test_robot3.py
     assert cli.main(["solve", "--time-limit", "1", "--scramble", "R"]) == 2
     assert "--puzzle 3x3x3" in capsys.readouterr().err
 

@@ -45,6 +45,9 @@ def run_solve3(args) -> int:
     from .search import Unsolvable
 
     metric = args.metric or "htm"
+    if metric == "robot":  # four-arm robot plans: robot/solver3/robot_commands.py
+        from . import robot_commands
+        return robot_commands.run(args, _inputs(args), _error)
     try:
         api.check_metric(metric)
     except api.MetricNotReady as exc:
