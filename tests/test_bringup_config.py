@@ -33,7 +33,7 @@ def line_of(path, text: str, nth: int = 0) -> int:
     (("servo_open_us: null", "servo_open_us: 400"), 1, "motion.arms.L.servo_open_us", "below the minimum"),
     (("servo_closed_us: null", "servo_closed_us: 2600"), 3, "motion.arms.B.servo_closed_us", "above the maximum"),
     (("zero_offset_steps: 0", "zero_offset_steps: 400"), 2, "motion.arms.F.zero_offset_steps", "a whole turn"),
-    (("invert: false", "invert: 3"), 0, "motion.arms.R.invert", "expected a bool"),
+    (("invert: false", "invert: 3"), 0, "motion.arms.R.invert", "expected true or false"),
     (("sensor_active: low", "sensor_active: medium"), 0, "motion.homing.sensor_active", "medium"),
     (("idle_off_s: 300", "idle_off_s: -1"), 0, "motion.idle_off_s", "below the minimum 0"),
     (("servo_closed_us: null", "servo_closed_us: 1000"), 2, "motion.arms.F.servo_closed_us", "would never move"),
