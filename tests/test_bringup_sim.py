@@ -120,7 +120,8 @@ def test_load_and_tune_on_the_emulated_robot(backend, tmp_path, capsys, monkeypa
 ])
 def test_bad_targets_are_refused_by_name_on_the_mock(args, message, capsys, monkeypatch):
     code, out, err = cube_robot(capsys, monkeypatch, *args, "--sim", "--firmware", "mock")
-    assert code == 3 and message in err, err
+    assert code == 2 and message in err, err  # a bad argument: refused before the robot starts
+    assert "Robot:" not in out + err
 
 
 def test_load_gives_up_when_nobody_presses_start(tmp_path, capsys, monkeypatch):

@@ -296,7 +296,7 @@ def run_home(args) -> int:
                     + ", ".join(f"{a} {bench.arm_angle(a)}" for a in arms) + ".")
         return True, {"arms": arms, "method": method}
 
-    return _run(args, body)
+    return _run(args, body, check=lambda config: actions.arms_of(args.arms))
 
 
 def run_load(args) -> int:

@@ -195,7 +195,8 @@ def run_tables_status(args) -> int:
     from ..solver3.commands import print_tables_status3
 
     config = config_module.load(args.config)
-    if args.puzzle == "3x3x3":
+    puzzle = getattr(args, "puzzle", None)
+    if puzzle == "3x3x3":
         return 0 if print_tables_status3(config) else 1
     store = tables.TableStore(tables.tables_dir(config))
     profile = RobotProfile.from_config(config).describe()
@@ -212,6 +213,6 @@ def run_tables_status(args) -> int:
             print(f"  {name:15} {problem}")
     if not ok:
         print("Rebuilt automatically on first use; to build now: cube-robot tables build")
-    if args.puzzle is None:
+    if puzzle is None:
         print_tables_status3(config)  # informational: a 2x2x2 robot does not need them
     return 0 if ok else 1
