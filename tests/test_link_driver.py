@@ -147,11 +147,14 @@ def test_reset_during_motion_stops_with_uncertain_state():
             if progress.completed == 3:
                 mock.reset()  # while action 4 (GRIP FB) is moving
 
-        with pytest.raises(CubeStateUncertainError, match="between positions") as info:
+        with pytest.raises(CubeStateUncertainError, match="action 4 .GRIP FB. was cut by a board reset") as info:
             link.run(PLAN, progress=on_progress)
     cut_seq, cut_command = mock.interrupted[0]
     assert info.value.progress.completed == len(mock.executed) == 3
     assert info.value.progress.interrupted == 3 and cut_command.strip() == COMMANDS[3]
+    # The board's memory says how far the GRIP got (phase 0 or 1 of 2): a GRIP turns no layer.
+    done, total = info.value.progress.interrupted_part
+    assert total == 2 and done in (0, 1) and "no layer turned" in str(info.value)
     assert mock.alarm == P.AlarmCode.RESET_DURING_MOTION
 
 
@@ -287,3 +290,46 @@ def test_probe_names_each_outcome():
 def test_missing_port_is_a_clear_error():
     with pytest.raises(ports.PortError, match="/dev/does-not-exist"):
         ports.open_port("/dev/does-not-exist", 115200)
+
+
+def test_a_reset_whose_banner_is_lost_is_still_counted():
+    """board_resets comes from the board's reset counter (`boots` in every id line), not from
+    seeing the banner: a reset whose banner the line noise ate is counted at the next HELLO."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = []
+
+        def drop_banner_once(reply):
+            if isinstance(reply, P.Identity) and not lost:
+                lost.append(reply)
+                return True
+            return False
+
+        mock.drop_reply = drop_banner_once
+        mock.reset_after_seq = link._lines.next_seq + len(PLAN) - 1  # right after the last action
+        link.run(PLAN)
+        assert lost and lost[0].boots == 1  # the banner was really lost
+        assert link.stats["board_resets"] == 0  # not seen yet
+        mock.drop_reply = None
+        link.request("HELLO")
+        assert link.stats["board_resets"] == 1 == mock.boots
+    assert executed_commands(mock) == COMMANDS
+
+
+def test_durations_of_lost_done_lines_are_asked_from_the_board():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = {2, 7, len(PLAN) - 1}  # plan actions; the last one too (seen done through `status`)
+        dropped = {}
+
+        def drop(reply):  # (TIME lines take seqs too: count the actions executed)
+            if isinstance(reply, P.Done) and len(mock.executed) - 1 in lost:
+                dropped[len(mock.executed) - 1] = reply.ms
+                return True
+            return False
+
+        mock.drop_reply = drop
+        result = link.run(PLAN)
+    assert set(dropped) == lost
+    assert link.stats["done_lost"] >= len(lost) and link.stats["times_recovered"] == len(lost)
+    assert result.durations_complete
+    for index, ms in dropped.items():  # the board's own measurement, not a guess
+        assert result.durations_ms[index] == ms

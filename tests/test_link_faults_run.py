@@ -148,29 +148,6 @@ def test_a_reset_while_disconnected_names_every_action_the_board_completed():
     assert mock.interrupted[-1][1].strip() == COMMANDS[progress.interrupted]
 
 
-def test_each_stop_cause_gets_its_own_advice():
-    from robot.link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                                   PortError)
-    from robot.link.protocol import AlarmCode, ErrorCode
-    from robot.run.pipeline import stop_advice
-
-    advice = {
-        "reset": stop_advice(CubeStateUncertainError("the board reset while action 3 was moving")),
-        "lost port": stop_advice(PortError("cannot open serial port '/dev/ttyACM0'")),
-        "disconnected": stop_advice(DisconnectedError("the serial port went away")),
-        "e-stop": stop_advice(AlarmError(AlarmCode.ESTOP_INPUT)),
-        "alarm": stop_advice(AlarmError(AlarmCode.RESET_DURING_MOTION)),
-        "refused": stop_advice(CommandRejectedError("TURN R90", ErrorCode.NOT_HOLDING)),
-    }
-    assert "reset while an arm was moving" in advice["reset"] and "emergency" not in advice["reset"]
-    assert "did not come back" in advice["lost port"] and "emergency" not in advice["lost port"]
-    assert advice["disconnected"] == advice["lost port"]
-    assert "release the emergency stop" in advice["e-stop"]
-    assert "RESET_DURING_MOTION" in advice["alarm"] and "emergency" not in advice["alarm"]
-    assert "refused" in advice["refused"]
-    assert len(set(advice.values())) == 5
-
-
 def _same_cube(claimed: str, truth: str) -> bool:
     """Equal up to the naming of the colours (the scan names them, the virtual cube by face)."""
     pairs = set(zip(claimed[:24], truth))

@@ -116,26 +116,55 @@ def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
                                HandshakeError, PortError, SilentBoardError)
-    from ..link.protocol import AlarmCode
+    from ..link.protocol import ALARM_TEXT, AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
     if isinstance(exc, CubeStateUncertainError):
-        return ("the board reset while an arm was moving: turn the interrupted layer by hand to the nearest "
-                f"quarter position so the cube sits straight in the grippers, clear the alarm, {rerun}")
+        part = getattr(exc, "cut_part", None)
+        if part is None:  # not a cut: the board came back without its memory
+            return ("the board lost its memory (a power cycle, or another program reset it): the cube state "
+                    f"is not known for sure; check the cube sits straight in the grippers, {rerun}")
+        progress = exc.progress
+        command = progress.commands[progress.interrupted] if progress and progress.interrupted is not None else ""
+        done, total = part
+        square = command.startswith("GRIP") or (command.startswith("TURN") and done in (0, total))
+        clear = "clear the alarm (cube-robot link reset-alarm)"
+        if square:
+            return (f"the board reset during {command}, but its memory says no layer was left between positions: "
+                    f"check the cube sits straight in the grippers, {clear}, {rerun}")
+        return (f"the board reset during {command or 'a move'} (the layer stopped between positions): turn that "
+                f"layer by hand to the nearest quarter position so the cube sits straight, {clear}, {rerun}")
     if isinstance(exc, AlarmError):
         if exc.code == AlarmCode.ESTOP_INPUT:
             return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
         if exc.code == AlarmCode.ESTOP_BYTE:
             return ("the board received the stop byte '!' (the host sends it on a stop; otherwise line noise "
                     f"made it): check the cube sits straight in the grippers and the USB cable, {rerun}")
-        return f"alarm {exc.code.name}: check the robot, clear the alarm (cube-robot link reset-alarm), {rerun}"
+        if exc.code in (AlarmCode.HOME_NOT_FOUND, AlarmCode.HOME_STUCK):
+            return (f"alarm {exc.code.name} ({ALARM_TEXT[exc.code]}): check that arm's homing sensor and its "
+                    f"wiring (cube-robot home), clear the alarm (cube-robot link reset-alarm), {rerun}")
+        return (f"alarm {exc.code.name} ({ALARM_TEXT.get(exc.code, 'unknown alarm')}): check the cube sits straight "
+                f"in the grippers, clear the alarm (cube-robot link reset-alarm), {rerun}")
     if isinstance(exc, CommandRejectedError):
-        return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"
+        return (f"the firmware refused {exc.command!r} ({exc.code.name}): the actions before it completed; "
+                f"check the firmware version (cube-robot doctor) and the config, {rerun}")
     if isinstance(exc, HandshakeError):
         return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
     if isinstance(exc, (DisconnectedError, SilentBoardError, PortError)):
         return f"the serial port did not come back: reconnect the USB cable and check the robot's power, {rerun}"
     return f"check the USB cable and the robot's power, {rerun}"
+
+
+def interrupted_action(progress) -> dict:
+    """The JSON of the action a stop interrupted: which, and (after a reset) how far it got."""
+    from ..link.stream import describe_part
+
+    k = progress.interrupted
+    data = {"action": k + 1, "command": progress.commands[k], "completed_before": progress.completed}
+    if progress.interrupted_part is not None:
+        done, total = progress.interrupted_part
+        data.update(parts_done=done, parts_total=total, where=describe_part(progress.commands[k], done, total))
+    return data
 
 
 class Pipeline:
@@ -226,6 +255,7 @@ class Pipeline:
                 k = progress_info.interrupted
                 note += (f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
                          "turn that layer by hand to the nearest quarter position")
+                report.interrupted_action = interrupted_action(progress_info)
             report.stopped_at_action = completed
             message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
