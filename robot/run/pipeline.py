@@ -275,6 +275,7 @@ class Pipeline:
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             self._verify(report)
+            report.link_stats.update(robot.link.stats)  # a reconnect (and board reset) during the rescan
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             report.verify = f"not checked: {reason}"
