@@ -62,3 +62,22 @@ def test_causes_that_need_different_actions_get_different_advice():
         assert advice[a] == advice[b]
     different = {advice[c] for c in CASES if c not in ("cable pulled", "silent board")}
     assert len(different) == len(CASES) - 2
+
+
+def test_a_cut_action_is_in_the_report_json_and_text():
+    from robot.run.pipeline import interrupted_action
+    from robot.run.report import RunReport
+
+    error = reset_cut(2, 37, 100)
+    cut = interrupted_action(error.progress)
+    assert cut == {"action": 3, "command": "TURN R90", "completed_before": 2, "parts_done": 37,
+                   "parts_total": 100, "where": "37 of 100 steps done (about 33 of 90 degrees: the layer is "
+                                                "between positions)"}
+    report = RunReport(time="t", mode="hardware", interrupted_action=cut)
+    assert report.to_json()["interrupted_action"]["parts_done"] == 37
+    assert "cut action  3 (TURN R90): 37 of 100 steps done" in report.format()
+    unknown = interrupted_action(reset_cut(4, None, 100).progress)
+    assert unknown["parts_done"] is None and "unknown part of 100 steps" in unknown["where"]
+    # A stop that was not a reset (e-stop): which action, but no parts.
+    plain = StreamProgress(COMMANDS, [None] * 5, 1, 1)
+    assert interrupted_action(plain) == {"action": 2, "command": "GRIP RL", "completed_before": 1}
