@@ -333,3 +333,28 @@ def test_durations_of_lost_done_lines_are_asked_from_the_board():
     assert result.durations_complete
     for index, ms in dropped.items():  # the board's own measurement, not a guess
         assert result.durations_ms[index] == ms
+
+
+def test_a_reset_mid_stream_whose_banner_is_lost_never_ends_in_a_claimed_state_that_is_wrong():
+    """The board reset between actions and its banner was lost: the host must find out (status `acc`
+    below what was acknowledged, or a TURN refused with the drivers off) and either resume exactly
+    once or stop with the cube state called uncertain; never finish as if nothing happened."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = []
+
+        def drop_banner(reply):
+            if isinstance(reply, P.Identity) and not lost:
+                lost.append(reply)
+                return True
+            return False
+
+        mock.drop_reply = drop_banner
+        mock.reset_after_seq = link._lines.next_seq + 4
+        try:
+            link.run(PLAN)
+        except CubeStateUncertainError as exc:
+            assert "reset unseen" in str(exc)
+            assert link.stats["banners_lost"] == 1
+        else:  # resumed: exactly once, the cube taken again by the pair that held
+            assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+        assert link.stats["board_resets"] == 1 == mock.boots

@@ -396,6 +396,8 @@ class Link(Connection):
             case P.Err(seq, code) if seq is not None and seq in stream.by_seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)
+                if code == P.ErrorCode.MOTORS_OFF and self.motors:
+                    self._check_unseen_reset(stream.by_seq[seq])
                 self._stop_on_reject(stream.by_seq[seq], code)
 
     def _stop_on_alarm(self, code: P.AlarmCode, stop_us: int | None) -> None:
@@ -429,6 +431,21 @@ class Link(Connection):
         if ran_anyway:
             error.args = (error.args[0] + f"; action(s) {ran_anyway} after it were already queued and ran",)
         raise error.with_progress(stream.progress())
+
+    def _check_unseen_reset(self, entry: StreamEntry) -> None:
+        """Drivers we switched on are off: the board reset and its banner was lost.  Then it may have
+        accepted a later action (any seq above `last` is taken after a reset) while the ones the reset
+        flushed never ran: which ran is not known for sure, so the run stops with an uncertain state."""
+        boots = self.boots
+        self.request("HELLO")  # counts the reset (boots)
+        if self.boots == boots:
+            return
+        self.stats["banners_lost"] += 1
+        raise CubeStateUncertainError(
+            f"the board reset unseen (its start-up line was lost in line noise) and refused {entry.command!r} "
+            "with its drivers off: actions sent around the reset may have been skipped. Nothing moves on its "
+            "own: check the cube sits straight, then scan it again"
+        ).with_progress(self._stream.progress(interrupted=True))
 
     def _check_cut(self, identity: P.Identity) -> None:
         stream = self._stream
