@@ -21,7 +21,7 @@ def reset_cut(action: int, done, total) -> CubeStateUncertainError:
 # cause -> (the error, phrases the advice must contain, phrases it must not contain)
 CASES = {
     "reset mid-turn": (reset_cut(2, 37, 100), ["reset during TURN R90", "turn that layer by hand",
-                                              "reset-alarm"], ["emergency", "USB"]),
+                                              "run --resume"], ["emergency", "USB"]),
     "reset, turn whole": (reset_cut(2, 100, 100), ["no layer was left between positions", "reset-alarm"],
                           ["by hand", "emergency"]),
     "reset, steps unknown": (reset_cut(4, None, 100), ["turn that layer by hand"], ["no layer was left"]),

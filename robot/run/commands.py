@@ -50,6 +50,9 @@ def register(subparsers) -> None:
                      help="simulation: a pulled cable does not reset the board on reconnect (a real Uno resets)")
     run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
     run.add_argument("--no-verify", action="store_true", help="do not re-scan after solving to confirm")
+    run.add_argument("--resume", action="store_true",
+                     help="after a stop where the board reset mid-move (alarm RESET_DURING_MOTION) and you have "
+                          "turned that layer square by hand: clear that alarm, rescan the cube and solve it")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
     add_config_argument(run)
     run.set_defaults(handler=run_command)

@@ -133,7 +133,8 @@ def stop_advice(exc) -> str:
             return (f"the board reset during {command}, but its memory says no layer was left between positions: "
                     f"check the cube sits straight in the grippers, {clear}, {rerun}")
         return (f"the board reset during {command or 'a move'} (the layer stopped between positions): turn that "
-                f"layer by hand to the nearest quarter position so the cube sits straight, {clear}, {rerun}")
+                "layer by hand to the nearest quarter position so the cube sits straight, then run "
+                "'cube-robot run --resume' (it clears that alarm and rescans the cube)")
     if isinstance(exc, AlarmError):
         if exc.code == AlarmCode.ESTOP_INPUT:
             return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
