@@ -46,7 +46,7 @@ CLEAR_ALARM_HINT = "Check the robot, then clear the alarm with `cube-robot link 
 REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
-TIME_ASKS = 4  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
+TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
