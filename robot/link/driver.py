@@ -318,6 +318,9 @@ class Link(Connection):
         status = self.wait_idle()  # let the board finish what it had queued; `done` lines complete entries
         self._check_memory(max(status.done, identity.last))
         stream.mark_done_through(max(status.done, identity.last))
+        # The board is idle: ask now for the times of the actions whose `done` was lost with the
+        # cable, before new actions push them out of its memory (the last TIME_SLOTS only).
+        self._collect_times()
         stream.restart_after_reset()
         self.configure()
         return self._run_stream()
@@ -485,5 +488,6 @@ class Link(Connection):
         self._check_memory(identity.last)
         stream.mark_done_through(identity.last)
         self._check_cut(identity)
+        self._collect_times()  # (the board is idle after its reset: ask before new actions evict them)
         stream.restart_after_reset()
         self.configure()
