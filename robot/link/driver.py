@@ -103,6 +103,8 @@ class Link(Connection):
         super()._apply(message)
         if self._stream is None:
             return
+        if isinstance(message, P.Resend):  # the lines may have been renumbered (LineWindow.renumber_from)
+            self._stream.by_seq.update({e.seq: e for e in self._stream.entries if e.seq is not None})
         match message:
             case P.Done(seq, ms):
                 newly = self._stream.mark_done_through(seq, ms)
@@ -115,7 +117,7 @@ class Link(Connection):
                 self._report_progress(newly)
             case P.Time(seq, ms) if ms is not None:
                 entry = self._stream.by_seq.get(seq)
-                if entry is not None and entry.done and entry.ms is None:
+                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
                     entry.ms = ms  # the board's own measurement of an action whose `done` was lost
                     self.stats["times_recovered"] += 1
 
@@ -396,7 +398,7 @@ class Link(Connection):
                 # Ask who it is now (HELLO), then carry on as after a banner.
                 self.stats["banners_lost"] += 1
                 self._on_banner(next(r for r in self.request("HELLO") if isinstance(r, P.Identity)))
-            case P.Err(seq, code) if seq is not None and seq in stream.by_seq:
+            case P.Err(seq, code) if seq is not None and seq in stream.by_seq and stream.by_seq[seq].seq == seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)
                 if code == P.ErrorCode.MOTORS_OFF and self.motors:
@@ -488,6 +490,5 @@ class Link(Connection):
         self._check_memory(identity.last)
         stream.mark_done_through(identity.last)
         self._check_cut(identity)
-        self._collect_times()  # (the board is idle after its reset: ask before new actions evict them)
         stream.restart_after_reset()
         self.configure()

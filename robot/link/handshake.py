@@ -219,7 +219,10 @@ class Connection:
                 self._answered(None)
                 self.stats["resend_requests"] += 1
                 self._lines.acknowledge_through(seq - 1)
-                if not self._lines.in_flight(seq):  # else the resent copy is already on its way
+                if self._lines.pending and seq < min(self._lines.pending):
+                    self.stats["renumbered"] += 1
+                    self._lines.renumber_from(seq)  # after a reset: lines we dropped are not coming
+                elif not self._lines.in_flight(seq):  # else the resent copy is already on its way
                     self._lines.rewind(seq)
             case P.Done(seq, _):
                 self._lines.acknowledge_through(seq)

@@ -83,6 +83,20 @@ class LineWindow:
             if from_seq is None or line.seq >= from_seq:
                 line.needs_send = True
 
+    def renumber_from(self, seq: int) -> None:
+        """The board wants `seq` next, below every pending line: it reset and took a line in flight
+        (any seq above `last` is taken after a reset) that we had since dropped.  None of the pending
+        lines reached it (it accepted only up to seq - 1), so they are renumbered from `seq` on."""
+        lines = list(self.pending.values())
+        self.pending.clear()
+        self.inflight.clear()
+        for new, line in enumerate(lines, start=seq):
+            line.seq, line.data, line.sends, line.needs_send = new, P.command_line(new, line.command), 0, True
+            if line.entry is not None:
+                line.entry.seq = new
+            self.pending[new] = line
+        self.next_seq = seq + len(lines)
+
     def answered(self, seq: int | None) -> None:
         """One answer arrived: retire the transmission it answers and every earlier one (bytes are in order)."""
         if seq is not None and self.in_flight(seq):
