@@ -254,9 +254,11 @@ class Pipeline:
             note = f"after plan action {completed} of {len(plan.actions)}"
             if progress_info is not None and progress_info.interrupted is not None:
                 k = progress_info.interrupted
-                note += (f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
-                         "turn that layer by hand to the nearest quarter position")
                 report.interrupted_action = interrupted_action(progress_info)
+                where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
+                note += (f"; action {k + 1} ({progress_info.commands[k]}) was cut by a reset: {where}" if where else
+                         f"; action {k + 1} ({progress_info.commands[k]}) was stopped part-way: "
+                         "turn that layer by hand to the nearest quarter position")
             report.stopped_at_action = completed
             message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
