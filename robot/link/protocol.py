@@ -1,4 +1,4 @@
-"""The wire protocol (docs/protocol.md, version 3): the one Python source of its facts.
+"""The wire protocol (docs/protocol.md, version 4): the one Python source of its facts.
 
 Constants, error and alarm codes (read from the firmware's headers), framing (`PAYLOAD*CCCCCCCC\\n`, CRC-32C
 of the payload bytes in upper-case hex), command builders and parsers for every line
