@@ -71,21 +71,25 @@ def main() -> None:
     started = time.monotonic()
     for rate in args.rates:
         counts = dict.fromkeys(OUTCOMES, 0)
-        resets = 0
+        resets = unknown_times = 0
         for i in range(args.runs):
             outcome, report = one_run(rate, 1000 * int(rate * 1000) + i, args.firmware, args.timeout)
             counts[outcome] += 1
             resets += bool(report and (report.get("link_stats") or {}).get("board_resets"))
+            unknown_times += bool(outcome == "solved" and report.get("unknown_time_actions"))
             if outcome != "solved" and len(examples) < 8:
                 examples.append((rate, i, outcome, report and (report.get("errors"), report.get("advice"))))
             print(f"\r{rate:.0%} run {i + 1}/{args.runs}: {outcome:22s}", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
-        rows.append((rate, args.runs, counts, resets))
+        rows.append((rate, args.runs, counts, resets, unknown_times))
     print(f"Link faults, {args.firmware} firmware, one pulled cable per run (the board resets on reconnect)")
-    print(f"{'faults':>7} {'runs':>5} {'solved':>7} {'stop/right':>10} {'stop/wrong':>10} {'hung':>5} {'resets seen':>11}")
-    for rate, runs, counts, resets in rows:
+    print(f"{'faults':>7} {'runs':>5} {'solved':>7} {'stop/right':>10} {'stop/wrong':>10} {'hung':>5} "
+          f"{'resets seen':>11} {'time unknown':>12}")
+    for rate, runs, counts, resets, unknown_times in rows:
         print(f"{rate:>7.0%} {runs:>5} {counts['solved']:>7} {counts['stopped, state right']:>10} "
-              f"{counts['stopped, state wrong']:>10} {counts['hung']:>5} {resets:>11}")
+              f"{counts['stopped, state wrong']:>10} {counts['hung']:>5} {resets:>11} {unknown_times:>12}")
+    print("resets seen: runs whose link_stats counted a board reset (each run has one resetting disconnect,\n"
+          "unless it stopped before it); time unknown: solved runs with an action time still unknown")
     print(f"({time.monotonic() - started:.0f} s)")
     for example in examples:
         print("  not solved:", example)

@@ -272,3 +272,27 @@ def test_a_refused_rescan_is_executed_not_verified(setup, tmp_path):
     assert report["verify"].startswith("rescan refused")
     assert report.result() == "EXECUTED (NOT VERIFIED)" and report.exit_status() == 3
     assert "RESULT      EXECUTED (NOT VERIFIED): rescan refused" in report.format()
+
+
+def test_resume_clears_only_a_cut_alarm_and_rescans(setup):
+    """After a reset cut a move the board keeps RESET_DURING_MOTION latched: a plain run stops before
+    anything moves; `run --resume` (the user squared the layer) clears that alarm, rescans and solves."""
+    config, mock, sequence, scrambled = setup
+    mock.cut, mock.alarm = 7, protocol.AlarmCode.RESET_DURING_MOTION  # as a board comes out of such a reset
+    plain = _run(config, mock, "--no-verify")
+    assert plain.get("execute_ok") is None and mock.executed == []
+    assert "RESET_DURING_MOTION" in " ".join(plain["errors"]) and "run --resume" in " ".join(plain["errors"])
+    resumed = _run(config, mock, "--no-verify", "--resume")
+    assert resumed["errors"] == [], resumed
+    assert resumed["execute_ok"] is True and mock.alarm == protocol.AlarmCode.NONE and mock.cut == 0
+    executed = [protocol.command_action(command) for _, command in mock.executed]
+    state, _ = replay(scrambled, executed, RobotProfile.from_config(config))
+    assert state.is_solved()  # rescanned from the cube as it is, then solved
+
+
+def test_resume_leaves_an_emergency_stop_latched(setup):
+    config, mock, sequence, scrambled = setup
+    mock.alarm = protocol.AlarmCode.ESTOP_INPUT
+    report = _run(config, mock, "--no-verify", "--resume")
+    assert mock.executed == [] and mock.alarm == protocol.AlarmCode.ESTOP_INPUT
+    assert "--resume clears only RESET_DURING_MOTION" in " ".join(report["errors"])

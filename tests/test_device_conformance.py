@@ -501,19 +501,24 @@ def test_reset_mid_move_reports_last_and_cut(device):
     device.reset()
     banner = board.read_banner()
     assert banner.last == grip and banner.cut == seqs[0]
+    # How far the cut turn got: steps of its longest arm (the firmware counts them as it steps).
+    assert banner.cut_total == LONG_TURN_STEPS and banner.cut_done is not None
+    assert 0 <= banner.cut_done < banner.cut_total
     assert board.read_reply() == P.Alarm(P.AlarmCode.RESET_DURING_MOTION, 0)
     board.seq = banner.last + 10  # after a reset any seq above `last` is accepted
     assert board.status().state == P.State.ALARM
     assert board.error("GRIP RL") == E.ALARM_ACTIVE
     # A second reset still reports the cut (until RESET clears it).
     device.reset()
-    assert board.read_banner().cut == seqs[0]
+    second = board.read_banner()
+    assert (second.cut, second.cut_done, second.cut_total) == (seqs[0], banner.cut_done, banner.cut_total)
+    assert second.boots == banner.boots + 1  # every reset is counted, banner or not
     assert board.read_reply() == P.Alarm(P.AlarmCode.RESET_DURING_MOTION, 0)
     board.seq = banner.last + 20
     board.ok("RESET")
     seq = board.send("HELLO")
     ident = board.read_reply()
-    assert (ident.last, ident.cut) == (grip, 0)
+    assert (ident.last, ident.cut, ident.cut_done, ident.cut_total) == (grip, 0, 0, 0)
     assert board.read_reply() == P.Ok(seq)
 
 
@@ -525,11 +530,39 @@ def test_reopening_the_port_resets_and_keeps_last(device):
     board.close()
     again = device.connect()  # the DTR reset: a new banner
     assert (again.identity.last, again.identity.cut) == (last, 0)
+    assert again.identity.boots == board.identity.boots + 1
     assert again.status().state == P.State.IDLE
     # Settings, drivers and grips are power-up again: drivers off, nobody holds.
     assert again.error("TURN R90") == E.MOTORS_OFF
     again.ok("MOTORS ON")
     assert again.error("TURN R90") == E.NOT_HOLDING
+
+
+def test_time_names_the_duration_of_recent_actions_across_a_reset(device):
+    board = device.connect()
+    grip = board.done(board.ok("GRIP RL"))
+    dwell = board.done(board.ok("DWELL 30"))
+    for action in (grip, dwell):
+        reply, before = board.request(f"TIME {action.seq}")
+        assert reply == P.Ok(board.seq) and before == [P.Time(action.seq, action.ms)]
+    _, before = board.request(f"TIME {board.seq}")  # an immediate command, not an action
+    assert before == [P.Time(board.seq - 1, None)]
+    assert board.error("TIME 0") == E.OUT_OF_RANGE
+    assert board.error("TIME 1000000000") == E.OUT_OF_RANGE  # nine digits at most
+    assert board.error("TIME x") == E.BAD_ARGUMENT
+    assert board.error("TIME") == E.BAD_ARGUMENT
+    board.close()
+    again = device.connect()  # the DTR reset: the durations are kept (.noinit RAM)
+    _, before = again.request(f"TIME {dwell.seq}")
+    assert before == [P.Time(dwell.seq, dwell.ms)]
+    # Only the last TIME_SLOTS completed actions are kept.
+    for _ in range(LIMITS["TIME_SLOTS"] - 1):
+        again.done(again.ok("DWELL 1"))
+    _, before = again.request(f"TIME {dwell.seq}")
+    assert before == [P.Time(dwell.seq, dwell.ms)]
+    again.done(again.ok("DWELL 1"))
+    _, before = again.request(f"TIME {dwell.seq}")
+    assert before == [P.Time(dwell.seq, None)]
 
 
 def test_start_button_is_reported_once_per_press(device):

@@ -153,7 +153,18 @@ def test_reset_between_actions_resumes_after_last():
         result = link.run(PLAN)
         assert link.stats["board_resets"] == 1
     # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.
-    assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+    executed = executed_commands(mock)
+    expected = COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+    if executed != expected:
+        # A line already on its way when the board reset may be taken by it (after a reset any seq
+        # above `last` is accepted): a TURN is refused (drivers off), a GRIP runs once more.  The
+        # turns still run exactly once, in order; only grips (which turn no layer) repeat.
+        assert [c for c in executed if c.startswith("TURN")] == [c for c in COMMANDS if c.startswith("TURN")]
+        extra = list(executed)
+        for command in expected:
+            extra.remove(command)
+        assert extra and all(c.startswith("GRIP") for c in extra), extra
+        assert link.stats["renumbered"] >= 1  # the board wanted a seq below the lines the host had
     assert all(ms is not None for ms in result.durations_ms[5:])
 
 
@@ -163,11 +174,14 @@ def test_reset_during_motion_stops_with_uncertain_state():
             if progress.completed == 3:
                 mock.reset()  # while action 4 (GRIP FB) is moving
 
-        with pytest.raises(CubeStateUncertainError, match="between positions") as info:
+        with pytest.raises(CubeStateUncertainError, match="action 4 .GRIP FB. was cut by a board reset") as info:
             link.run(PLAN, progress=on_progress)
     cut_seq, cut_command = mock.interrupted[0]
     assert info.value.progress.completed == len(mock.executed) == 3
     assert info.value.progress.interrupted == 3 and cut_command.strip() == COMMANDS[3]
+    # The board's memory says how far the GRIP got (phase 0 or 1 of 2): a GRIP turns no layer.
+    done, total = info.value.progress.interrupted_part
+    assert total == 2 and done in (0, 1) and "no layer turned" in str(info.value)
     assert mock.alarm == P.AlarmCode.RESET_DURING_MOTION
 
 
@@ -306,3 +320,71 @@ def test_probe_names_each_outcome():
 def test_missing_port_is_a_clear_error():
     with pytest.raises(ports.PortError, match="/dev/does-not-exist"):
         ports.open_port("/dev/does-not-exist", 115200)
+
+
+def test_a_reset_whose_banner_is_lost_is_still_counted():
+    """board_resets comes from the board's reset counter (`boots` in every id line), not from
+    seeing the banner: a reset whose banner the line noise ate is counted at the next HELLO."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = []
+
+        def drop_banner_once(reply):
+            if isinstance(reply, P.Identity) and not lost:
+                lost.append(reply)
+                return True
+            return False
+
+        mock.drop_reply = drop_banner_once
+        mock.reset_after_seq = link._lines.next_seq + len(PLAN) - 1  # right after the last action
+        link.run(PLAN)
+        assert lost and lost[0].boots == 1  # the banner was really lost
+        assert link.stats["board_resets"] == 0  # not seen yet
+        mock.drop_reply = None
+        link.request("HELLO")
+        assert link.stats["board_resets"] == 1 == mock.boots
+    assert executed_commands(mock) == COMMANDS
+
+
+def test_durations_of_lost_done_lines_are_asked_from_the_board():
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = {2, 7, len(PLAN) - 1}  # plan actions; the last one too (seen done through `status`)
+        dropped = {}
+
+        def drop(reply):  # (TIME lines take seqs too: count the actions executed)
+            if isinstance(reply, P.Done) and len(mock.executed) - 1 in lost:
+                dropped[len(mock.executed) - 1] = reply.ms
+                return True
+            return False
+
+        mock.drop_reply = drop
+        result = link.run(PLAN)
+    assert set(dropped) == lost
+    assert link.stats["done_lost"] >= len(lost) and link.stats["times_recovered"] == len(lost)
+    assert result.durations_complete
+    for index, ms in dropped.items():  # the board's own measurement, not a guess
+        assert result.durations_ms[index] == ms
+
+
+def test_a_reset_mid_stream_whose_banner_is_lost_never_ends_in_a_claimed_state_that_is_wrong():
+    """The board reset between actions and its banner was lost: the host must find out (status `acc`
+    below what was acknowledged, or a TURN refused with the drivers off) and either resume exactly
+    once or stop with the cube state called uncertain; never finish as if nothing happened."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        lost = []
+
+        def drop_banner(reply):
+            if isinstance(reply, P.Identity) and not lost:
+                lost.append(reply)
+                return True
+            return False
+
+        mock.drop_reply = drop_banner
+        mock.reset_after_seq = link._lines.next_seq + 4
+        try:
+            link.run(PLAN)
+        except CubeStateUncertainError as exc:
+            assert "reset unseen" in str(exc)
+            assert link.stats["banners_lost"] == 1
+        else:  # resumed: exactly once, the cube taken again by the pair that held
+            assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
+        assert link.stats["board_resets"] == 1 == mock.boots

@@ -148,29 +148,6 @@ def test_a_reset_while_disconnected_names_every_action_the_board_completed():
     assert mock.interrupted[-1][1].strip() == COMMANDS[progress.interrupted]
 
 
-def test_each_stop_cause_gets_its_own_advice():
-    from robot.link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                                   PortError)
-    from robot.link.protocol import AlarmCode, ErrorCode
-    from robot.run.pipeline import stop_advice
-
-    advice = {
-        "reset": stop_advice(CubeStateUncertainError("the board reset while action 3 was moving")),
-        "lost port": stop_advice(PortError("cannot open serial port '/dev/ttyACM0'")),
-        "disconnected": stop_advice(DisconnectedError("the serial port went away")),
-        "e-stop": stop_advice(AlarmError(AlarmCode.ESTOP_INPUT)),
-        "alarm": stop_advice(AlarmError(AlarmCode.RESET_DURING_MOTION)),
-        "refused": stop_advice(CommandRejectedError("TURN R90", ErrorCode.NOT_HOLDING)),
-    }
-    assert "reset while an arm was moving" in advice["reset"] and "emergency" not in advice["reset"]
-    assert "did not come back" in advice["lost port"] and "emergency" not in advice["lost port"]
-    assert advice["disconnected"] == advice["lost port"]
-    assert "release the emergency stop" in advice["e-stop"]
-    assert "RESET_DURING_MOTION" in advice["alarm"] and "emergency" not in advice["alarm"]
-    assert "refused" in advice["refused"]
-    assert len(set(advice.values())) == 5
-
-
 def _same_cube(claimed: str, truth: str) -> bool:
     """Equal up to the naming of the colours (the scan names them, the virtual cube by face)."""
     pairs = set(zip(claimed[:24], truth))
@@ -183,3 +160,46 @@ def test_a_stop_claims_the_cube_state_the_virtual_cube_really_has():
     assert _same_cube(report.cube_state_after_stop, report.virtual_cube), (
         report.cube_state_after_stop, report.virtual_cube)
     assert not _same_cube(report.cube_state_after_stop, "UUUURRRRFFFFDDDDLLLLBBBB") or report.stopped_at_action == 0
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_a_reset_whose_banner_was_lost_is_counted_on_the_emulator():
+    """board_resets comes from the board's own reset counter (`boots`, .noinit): the DTR reset of a
+    reopened port is counted even when its banner never reaches the host (line noise)."""
+    import time
+
+    from robot.link import ports
+    from robot.link.driver import Link
+
+    config = config_module.defaults()
+    with emulator.Emulator() as emu:
+        link = Link.open(config, port=emu.port)
+        try:
+            link.run(["GRIP RL", "DWELL 20"])
+            boots = link.boots
+            link._detach()
+            port = ports.open_port(emu.port, 115200)  # opening resets the board (DTR)
+            banner, deadline = b"", time.monotonic() + 10
+            while b"\n" not in banner and time.monotonic() < deadline:
+                banner += port.read(port.in_waiting or 1)
+            assert b"id cube-robot-fw" in banner  # ...and here the banner is lost
+            link.identity = None
+            link._attach(port)
+            identity = link.handshake()  # `?` then HELLO
+        finally:
+            link.close()
+    assert identity.boots == boots + 1
+    assert link.stats["board_resets"] == 1
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan_on_the_emulator():
+    plain = _run(firmware="mock", scramble="R U F")
+    actions = len(plain.plan["plan"])
+    report = _run(firmware="emulator", scramble="R U F", disconnect_at=actions + 1)
+    assert report.link_stats["board_resets"] == 1  # the rescan's stream reopened (and reset) the board
+    assert report.verify == "rescan shows solved" and report.verified_solved
+    assert any("during a scan" in e for e in report.errors)
+    assert report.solved and report.virtual_cube == report.final_state

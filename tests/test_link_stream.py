@@ -89,3 +89,21 @@ def test_restart_after_reset_renumbers_and_retakes_the_cube():
     assert [e.seq for e in stream.entries[2:]] == [None] * 4 and stream.next == 2
     assert stream.entries[2].index is None, "the inserted re-grip is not a plan action"
     assert regrip_lookup(commands)(3) is None, "a GRIP needs no re-grip before it"
+
+
+def test_renumber_from_gives_the_pending_lines_the_seqs_the_board_expects():
+    from robot.link import protocol as P
+    from robot.link.stream import LineWindow, StreamEntry
+
+    window = LineWindow()
+    window.next_seq = 34
+    entry = StreamEntry("TURN R90", 5)
+    window.submit("MOTION S400 V2000 A66667")
+    window.submit("TURN R90", entry)
+    window.mark_sent(window.pending[34])
+    window.renumber_from(22)  # the board took seq 21 after its reset and wants 22
+    assert list(window.pending) == [22, 23] and window.next_seq == 24
+    assert window.pending[22].data == P.command_line(22, "MOTION S400 V2000 A66667")
+    assert entry.seq == 23 and window.pending[23].entry is entry
+    assert all(line.needs_send and line.sends == 0 for line in window.pending.values())
+    assert not window.inflight

@@ -328,6 +328,17 @@ static uint8_t cmd_zero(char *tokens[], uint8_t n) {
   return ERR_NONE;
 }
 
+// TIME <seq>: the measured duration of a completed action (for a host that lost its `done`
+// line); read-only, so allowed while an alarm is latched.
+static uint8_t cmd_time(char *tokens[], uint8_t n) {
+  if (n != 2) return ERR_BAD_ARGUMENT;
+  int32_t seq;
+  uint8_t err = parse_bounded(tokens[1], 1, TIME_SEQ_MAX, &seq);
+  if (err != ERR_NONE) return err;
+  report_time((uint32_t)seq);
+  return ERR_NONE;
+}
+
 uint8_t command_execute(uint32_t seq, char *text) {
   char *tokens[MAX_TOKENS];
   uint8_t n = 0;
@@ -348,6 +359,7 @@ uint8_t command_execute(uint32_t seq, char *text) {
   if (strcmp(name, "ARM") == 0) return cmd_arm(tokens, n);
   if (strcmp(name, "GRIPPER") == 0) return cmd_gripper(tokens, n);
   if (strcmp(name, "SETUP") == 0) return cmd_setup(tokens, n);
+  if (strcmp(name, "TIME") == 0) return cmd_time(tokens, n);
   if (strcmp(name, "HELLO") == 0 || strcmp(name, "STATUS") == 0 || strcmp(name, "RESET") == 0 ||
       strcmp(name, "WHERE") == 0) {
     if (n != 1) return ERR_BAD_ARGUMENT;

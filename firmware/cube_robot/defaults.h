@@ -49,6 +49,8 @@
 #define GRIP_MS_MAX 2000
 #define DWELL_MS_MIN 1
 #define DWELL_MS_MAX 60000
+#define TIME_SEQ_MAX 999999999L  // TIME <seq>: nine digits (the parser's limit)
+#define TIME_SLOTS 16  // durations of the last completed actions kept for TIME (.noinit)
 #define TURN_ANGLE_MAX 180
 #define JOG_STEPS_MAX 6400   // one JOG: at most a turn at the largest STEPS_PER_REV
 #define ZERO_OFFSET_MAX 3200 // |zero offset| (steps from the sensor's edge to the arm's zero)

@@ -160,6 +160,19 @@ static bool set_pair(uint8_t pair, servo_position position) {
 static void start(action_t &a) {
   started_ms = phase_ms = millis();
   if (a.type != ACTION_DWELL) {  // a reset during these leaves the cube between positions
+    // How far it gets is kept too: a move's steps (the ISR counts them), a GRIP's phases.
+    uint16_t total = a.type == ACTION_GRIP ? 2 : 1;
+    if (a.type == ACTION_TURN) {
+      total = 0;
+      for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+        uint16_t n = (uint16_t)(a.steps[arm] < 0 ? -a.steps[arm] : a.steps[arm]);
+        if (n > total) total = n;
+      }
+    } else if (a.type == ACTION_HOME) {
+      total = 0;  // phases of unknown length: its steps are not a measure of progress
+    }
+    persist_set_part(0);
+    persist.running_total = total;
     persist.running = a.seq;
     persist_save();
   }
@@ -192,6 +205,7 @@ static bool step(action_t &a) {
       if (grip_settling && now - phase_ms < settings.grip_ms) return false;
       if (grip_phase == 1) return true;
       grip_phase = 1;
+      persist_set_part(1);  // the pair holds; the other pair opens
       phase_ms = now;
       grip_settling = set_pair(a.pair == PAIR_RL ? PAIR_FB : PAIR_RL, SERVO_OPEN);
       return !grip_settling;
@@ -230,6 +244,7 @@ void motion_poll(void) {
   uint32_t ms = millis() - started_ms;
   persist.last = a.seq;
   persist.running = 0;
+  persist_record_time(a.seq, ms > 0xFFFF ? 0xFFFF : (uint16_t)ms);
   persist_save();
   report_done(a.seq, ms);
   active = false;

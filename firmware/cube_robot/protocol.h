@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#define PROTOCOL_VERSION 3  // 3: line check CRC-32C (2: CRC-8, 1: XOR)
+#define PROTOCOL_VERSION 4  // 4: id line part/boots, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
 #define MAX_LINE 54    // longest accepted line, including the newline
-#define MAX_REPLY 102  // longest line the firmware sends, including the newline
+#define MAX_REPLY 124  // longest line the firmware sends, including the newline
 
 // Line check `*CCCCCCCC`: CRC-32C (Castagnoli) of the payload (docs/protocol.md,
 // Framing): reflected poly 0x82F63B78, init and xorout 0xFFFFFFFF; check value

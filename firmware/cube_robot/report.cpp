@@ -113,6 +113,24 @@ void report_identity(void) {
   add_u32(persist.last);
   add_str_P(PSTR(" cut "));
   add_u32(persist.cut);
+  add_str_P(PSTR(" part "));
+  if (persist.cut_done == PART_UNKNOWN) add_char('?');
+  else add_u32(persist.cut_done);
+  add_char('/');
+  add_u32(persist.cut_total);
+  add_str_P(PSTR(" boots "));
+  add_u32(persist.boots);
+  finish();
+}
+
+// time <seq> <ms>, or `time <seq> ?` when that action is not among the last TIME_SLOTS done.
+void report_time(uint32_t seq) {
+  uint16_t ms;
+  begin(PSTR("time "));
+  add_u32(seq);
+  add_char(' ');
+  if (persist_find_time(seq, &ms)) add_u32(ms);
+  else add_char('?');
   finish();
 }
 

@@ -12,6 +12,7 @@ void report_error(uint32_t seq, uint8_t code);  // seq 0: `err - CODE`
 void report_resend(uint32_t seq);
 void report_done(uint32_t seq, uint32_t ms);
 void report_identity(void);
+void report_time(uint32_t seq);  // `time <seq> <ms>` (or `?`): a done action's duration
 void report_status(void);
 void report_where(void);
 void report_alarm(uint8_t code, uint32_t stop_us);

@@ -188,6 +188,7 @@ ISR(TIMER1_COMPA_vect) {
   step_pins_low();
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
     if (stepped & (1 << arm)) position[arm] += step_sign[arm];
+  persist_set_part(tick);  // tick m stepped the longest arm: m steps done (kept across a reset)
   // Homing: stop on the step that reached the sensor's edge (a slow move: no ramp needed).
   if (watch_for != SENSOR_IGNORE && system_home_sensor_active() == (watch_for == SENSOR_ACTIVE)) {
     cli();

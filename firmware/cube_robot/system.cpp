@@ -2,6 +2,8 @@
 
 #include <Arduino.h>
 #include <avr/interrupt.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "defaults.h"
 #include "io.h"
@@ -13,6 +15,7 @@
 
 settings_t settings;
 persist_t persist __attribute__((section(".noinit")));
+volatile persist_part_t persist_part __attribute__((section(".noinit")));
 
 static volatile uint8_t alarm_code;       // set from ISRs, cleared by RESET
 static volatile uint32_t alarm_trigger_us;
@@ -28,9 +31,38 @@ static uint32_t button_changed_ms;
 static const uint32_t PERSIST_MAGIC = 0x43554245UL;  // "CUBE"
 
 static uint32_t persist_checksum(void) {
-  // All-zero RAM (a power-up in simavr) or random RAM must not pass.
-  return PERSIST_MAGIC ^ persist.last ^ (persist.cut * 3UL) ^ (persist.running * 7UL) ^
-         ((uint32_t)persist.closed_us << 8) ^ ((uint32_t)persist.closed_mask * 0x01010101UL);
+  // Fletcher-style sums over every byte before `check` (about 50 us): all-zero RAM (a
+  // power-up in simavr) gives the magic, which no zero check word matches; random RAM
+  // passes with odds of 1 in 2^32.
+  const uint8_t *bytes = (const uint8_t *)&persist;
+  uint16_t a = 0, b = 0;
+  for (uint8_t i = 0; i < offsetof(persist_t, check); i++) {
+    a += bytes[i];
+    b += a;
+  }
+  return PERSIST_MAGIC ^ (((uint32_t)b << 16) | a);
+}
+
+void persist_set_part(uint16_t done) {
+  persist_part.done = done;
+  persist_part.done_inv = (uint16_t)~done;
+}
+
+void persist_record_time(uint32_t seq, uint16_t ms) {
+  uint8_t slot = persist.time_next % TIME_SLOTS;
+  persist.time_seq[slot] = seq;
+  persist.time_ms[slot] = ms;
+  persist.time_next = (uint8_t)((slot + 1) % TIME_SLOTS);
+}
+
+bool persist_find_time(uint32_t seq, uint16_t *ms) {
+  for (uint8_t slot = 0; slot < TIME_SLOTS; slot++) {
+    if (seq != 0 && persist.time_seq[slot] == seq) {
+      *ms = persist.time_ms[slot];
+      return true;
+    }
+  }
+  return false;
 }
 
 void persist_save(void) { persist.check = persist_checksum(); }
@@ -92,12 +124,18 @@ void system_init(void) {
   settings.home_active_level = DEFAULT_HOME_ACTIVE_LEVEL;
 
   if (persist.check != persist_checksum()) {
-    persist.last = persist.cut = persist.running = 0;  // power-up: nothing to resume
-    persist.closed_mask = 0;  // and no gripper held anything (they get no pulses until told)
-    persist.closed_us = 0;
-  } else if (persist.running != 0) {
-    persist.cut = persist.running;  // a reset hit a GRIP/TURN: the cube may be between positions
-    persist.running = 0;
+    memset(&persist, 0, sizeof persist);  // power-up: nothing to resume, no gripper held anything
+  } else {
+    persist.boots++;
+    if (persist.running != 0) {
+      // A reset hit a GRIP/TURN: the cube may be between positions; keep how far it got.
+      persist.cut = persist.running;
+      persist.cut_total = persist.running_total;
+      uint16_t done = persist_part.done;
+      bool whole = (uint16_t)~done == persist_part.done_inv && done <= persist.running_total;
+      persist.cut_done = whole ? done : PART_UNKNOWN;
+      persist.running = 0;
+    }
   }
   persist_save();
   if (persist.cut != 0) {
@@ -124,6 +162,7 @@ uint8_t system_clear_alarm(void) {
   alarm_flushed = false;
   alarm_reported = false;
   persist.cut = 0;
+  persist.cut_done = persist.cut_total = 0;
   persist_save();
   return ERR_NONE;
 }

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "defaults.h"  // TIME_SLOTS
+
 enum machine_state { STATE_IDLE, STATE_RUN, STATE_ALARM };
 
 struct settings_t {
@@ -22,15 +24,35 @@ struct settings_t {
 extern settings_t settings;
 
 // Kept in .noinit RAM: survives a reset (not a power cycle) while `check` matches.
+// A reset (DTR, the reset button, a brown-out, the watchdog) keeps an AVR's SRAM;
+// only a power cycle loses it.
+#define PART_UNKNOWN 0xFFFF // cut_done when the reset tore the step counter's write
 struct persist_t {
   uint32_t last;     // last completed action
   uint32_t cut;      // action a reset interrupted (0: none); cleared by RESET
   uint32_t running;  // GRIP/TURN in progress (becomes `cut` if a reset hits it)
+  uint16_t running_total;  // its parts: a move's steps (longest arm), a GRIP's 2 phases
+  uint16_t cut_done;       // parts of the cut action done (PART_UNKNOWN: not known)
+  uint16_t cut_total;
+  uint16_t boots;          // resets since power-up (a host that missed the banner sees it)
   uint16_t closed_us;   // pulse width of the closed grippers, and which arms were
   uint8_t closed_mask;  // closed: a reset keeps them closed (grippers.cpp servo_init)
+  uint8_t time_next;    // next slot of the duration ring
+  uint32_t time_seq[TIME_SLOTS];  // completed actions' seqs and their measured ms,
+  uint16_t time_ms[TIME_SLOTS];   // so a host that lost a `done` line asks `TIME <seq>`
   uint32_t check;
 };
 extern persist_t persist;
+// Parts of the running action done, written at every step by the step ISR: too often for the
+// check word, so it carries its own complement (a write torn by a reset reads as unknown).
+struct persist_part_t {
+  uint16_t done;
+  uint16_t done_inv;
+};
+extern volatile persist_part_t persist_part;
+void persist_set_part(uint16_t done);  // ISR or interrupts off: both halves
+void persist_record_time(uint32_t seq, uint16_t ms);  // a completed action's duration (then persist_save)
+bool persist_find_time(uint32_t seq, uint16_t *ms);
 void persist_save(void);  // after changing a field: recompute the check word
 
 void system_init(void);  // pins, INT0, settings, persist; latches a cut alarm

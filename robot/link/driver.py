@@ -38,7 +38,7 @@ from .errors import (
 )
 from .handshake import Connection, LinkSettings
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lookup
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
@@ -46,6 +46,7 @@ CLEAR_ALARM_HINT = "Check the robot, then clear the alarm with `cube-robot link 
 REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
+TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -102,6 +103,8 @@ class Link(Connection):
         super()._apply(message)
         if self._stream is None:
             return
+        if isinstance(message, P.Resend):  # the lines may have been renumbered (LineWindow.renumber_from)
+            self._stream.by_seq.update({e.seq: e for e in self._stream.entries if e.seq is not None})
         match message:
             case P.Done(seq, ms):
                 newly = self._stream.mark_done_through(seq, ms)
@@ -112,6 +115,11 @@ class Link(Connection):
                 newly = self._stream.mark_done_through(done)
                 self.stats["done_lost"] += len(newly)
                 self._report_progress(newly)
+            case P.Time(seq, ms) if ms is not None:
+                entry = self._stream.by_seq.get(seq)
+                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
+                    entry.ms = ms  # the board's own measurement of an action whose `done` was lost
+                    self.stats["times_recovered"] += 1
 
     def _work_outstanding(self) -> bool:
         return super()._work_outstanding() or (self._stream is not None and not self._stream.finished())
@@ -121,6 +129,30 @@ class Link(Connection):
             self._stream_progress_cb(self._stream.progress())
 
     # -- immediate commands ------------------------------------------------
+
+    def _ask_times(self) -> None:
+        """Ask the board (`TIME <seq>`) for the durations of done actions whose `done` line was lost.
+
+        Without waiting: the `time` replies fill them in as they come (Link._apply).  The board keeps
+        the last TIME_SLOTS durations across a reset, so they are asked for soon after the loss."""
+        stream = self._stream
+        for entry in stream.entries:
+            if (entry.done and entry.ms is None and entry.seq is not None and entry.time_asks < TIME_ASKS
+                    and not any(line.command == f"TIME {entry.seq}" for line in self._lines.pending.values())):
+                entry.time_asks += 1
+                self._submit(f"TIME {entry.seq}")
+
+    def _collect_times(self) -> None:
+        """At the end of a stream: ask for the durations still unknown and wait (bounded) for the answers."""
+        deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
+        while time.monotonic() < deadline:
+            self._ask_times()
+            if not any(line.command.startswith("TIME ") for line in self._lines.pending.values()):
+                return
+            try:
+                self._wait_step(deadline)
+            except LinkError:
+                return  # the durations stay unknown (and are reported so)
 
     def request(self, command: str, timeout_s: float | None = None) -> list:
         """Send an immediate command; return the reply lines before its `ok`.  Raises on `err`."""
@@ -138,6 +170,7 @@ class Link(Connection):
                         raise AlarmError(self._alarm_code(), detail=f"{command.split()[0]} refused: " + CLEAR_ALARM_HINT)
                     raise CommandRejectedError(command, code)
                 case P.Identity() if command == "HELLO":
+                    self._count_resets(message)
                     replies.append(message)
                 case P.Identity():
                     self._on_banner(message)
@@ -293,6 +326,9 @@ class Link(Connection):
         status = self.wait_idle()  # let the board finish what it had queued; `done` lines complete entries
         self._check_memory(max(status.done, identity.last))
         stream.mark_done_through(max(status.done, identity.last))
+        # The board is idle: ask now for the times of the actions whose `done` was lost with the
+        # cable, before new actions push them out of its memory (the last TIME_SLOTS only).
+        self._collect_times()
         stream.restart_after_reset()
         self.configure()
         return self._run_stream()
@@ -335,12 +371,15 @@ class Link(Connection):
                 self._submit_actions()
                 message = self._wait_step()
                 self._stream_message(message)
+                self._ask_times()
         except LinkError as exc:
             if exc.progress is None:
                 exc.with_progress(stream.progress(interrupted=not isinstance(exc, (DisconnectedError,))))
             raise
+        elapsed = time.monotonic() - stream.started
+        self._collect_times()
         progress = stream.progress()
-        return StreamResult(progress.durations_ms, time.monotonic() - stream.started, dict(self.stats))
+        return StreamResult(progress.durations_ms, elapsed, dict(self.stats))
 
     def _submit_actions(self) -> None:
         stream = self._stream
@@ -360,9 +399,16 @@ class Link(Connection):
                 self._stop_on_alarm(code, stop_us)
             case P.Identity():
                 self._on_banner(message)
-            case P.Err(seq, code) if seq is not None and seq in stream.by_seq:
+            case P.Status(accepted=acc) if acc < self._acknowledged:
+                # It forgot lines it had acknowledged: it reset, and the noise ate its banner.
+                # Ask who it is now (HELLO), then carry on as after a banner.
+                self.stats["banners_lost"] += 1
+                self._on_banner(next(r for r in self.request("HELLO") if isinstance(r, P.Identity)))
+            case P.Err(seq, code) if seq is not None and seq in stream.by_seq and stream.by_seq[seq].seq == seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)
+                if code == P.ErrorCode.MOTORS_OFF and self.motors:
+                    self._check_unseen_reset(stream.by_seq[seq])
                 self._stop_on_reject(stream.by_seq[seq], code)
 
     def _stop_on_alarm(self, code: P.AlarmCode, stop_us: int | None) -> None:
@@ -397,18 +443,36 @@ class Link(Connection):
             error.args = (error.args[0] + f"; action(s) {ran_anyway} after it were already queued and ran",)
         raise error.with_progress(stream.progress())
 
+    def _check_unseen_reset(self, entry: StreamEntry) -> None:
+        """Drivers we switched on are off: the board reset and its banner was lost.  Then it may have
+        accepted a later action (any seq above `last` is taken after a reset) while the ones the reset
+        flushed never ran: which ran is not known for sure, so the run stops with an uncertain state."""
+        boots = self.boots
+        self.request("HELLO")  # counts the reset (boots)
+        if self.boots == boots:
+            return
+        self.stats["banners_lost"] += 1
+        raise CubeStateUncertainError(
+            f"the board reset unseen (its start-up line was lost in line noise) and refused {entry.command!r} "
+            "with its drivers off: actions sent around the reset may have been skipped. Nothing moves on its "
+            "own: check the cube sits straight, then scan it again"
+        ).with_progress(self._stream.progress(interrupted=True))
+
     def _check_cut(self, identity: P.Identity) -> None:
         stream = self._stream
         if identity.cut and identity.cut != stream.stale_cut:
             entry = stream.by_seq.get(identity.cut)
             what = f"action {entry.index + 1} ({entry.command})" if entry and entry.index is not None else f"seq {identity.cut}"
+            part = (identity.cut_done, identity.cut_total)
+            detail = describe_part(entry.command, *part) if entry is not None else "how far it got is not known"
             error = CubeStateUncertainError(
-                f"the board reset while {what} was moving: the cube may be between positions. "
-                "Straighten the cube by hand, scan it again and start a new solve"
+                f"the board reset while {what} was running ({detail}). Nothing moves on its own: check the "
+                "cube (a layer between positions is turned by hand to the nearest quarter), then scan it again"
             )
+            error.cut_part = part
             if entry is not None:
                 entry.done = False
-            raise error.with_progress(stream.progress(interrupted=True))
+            raise error.with_progress(stream.progress(interrupted=True, part=part))
 
     def _check_memory(self, last: int) -> None:
         stream = self._stream
@@ -421,7 +485,7 @@ class Link(Connection):
 
     def _on_banner(self, identity: P.Identity) -> None:
         """The board reset (its start-up banner): resume after `last`, or stop if an arm was moving."""
-        self.stats["board_resets"] += 1
+        self._count_resets(identity)
         self._check_identity(identity)
         self.identity = identity
         stream = self._stream

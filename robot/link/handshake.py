@@ -72,7 +72,8 @@ class Connection:
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
         self.stats = collections.Counter()
         self.handshake_attempts = 0  # HELLOs sent by the last handshake()
-        self.handshakes_done = 0  # a banner after the first one means the board reset
+        self.boots: int | None = None  # the board's reset counter when last seen (id lines carry it)
+        self._acknowledged = 0  # highest seq the board answered (a `status acc` below it: it reset)
         self._lines = LineWindow()
         self._last_answer = time.monotonic()
         self._last_heard = time.monotonic()
@@ -202,6 +203,7 @@ class Connection:
         match message:
             case P.Ok(seq, dup):
                 self._answered(seq)
+                self._acknowledged = max(self._acknowledged, seq)
                 self._lines.acknowledge_through(seq)
                 self.stats["dup_acks"] += dup
             case P.Err(seq, _):
@@ -217,7 +219,10 @@ class Connection:
                 self._answered(None)
                 self.stats["resend_requests"] += 1
                 self._lines.acknowledge_through(seq - 1)
-                if not self._lines.in_flight(seq):  # else the resent copy is already on its way
+                if self._lines.pending and seq < min(self._lines.pending):
+                    self.stats["renumbered"] += 1
+                    self._lines.renumber_from(seq)  # after a reset: lines we dropped are not coming
+                elif not self._lines.in_flight(seq):  # else the resent copy is already on its way
                     self._lines.rewind(seq)
             case P.Done(seq, _):
                 self._lines.acknowledge_through(seq)
@@ -290,8 +295,7 @@ class Connection:
                     self._check_identity(message)
                     if not hello_pending:  # a banner: the board just reset; it accepts any seq > last
                         self._lines.next_seq = max(self._lines.next_seq, message.last + 1)
-                        if self.handshakes_done:
-                            self.stats["board_resets"] += 1
+                    self._count_resets(message)
                     self.identity = message
                 case P.Status():
                     ours += 1
@@ -326,8 +330,15 @@ class Connection:
         if self.identity is None:
             raise self._handshake_failure(foreign, ours)
         self._last_answer = self._last_heard = time.monotonic()
-        self.handshakes_done += 1
         return self.identity
+
+    def _count_resets(self, identity: P.Identity) -> None:
+        """link_stats board_resets: the board's own reset counter (`boots`), so a reset whose banner
+        was lost or damaged is counted too; a power cycle (the counter starts again) counts one."""
+        if self.boots is not None and identity.boots != self.boots:
+            self.stats["board_resets"] += identity.boots - self.boots if identity.boots > self.boots else 1
+        self.boots = identity.boots
+        self._acknowledged = identity.last  # what it remembers; later `ok`s raise it again
 
     def _check_identity(self, identity: P.Identity) -> None:
         if identity.firmware != P.FIRMWARE_NAME:

@@ -1,4 +1,4 @@
-"""The wire protocol (docs/protocol.md, version 3): the one Python source of its facts.
+"""The wire protocol (docs/protocol.md, version 4): the one Python source of its facts.
 
 Constants, error and alarm codes (read from the firmware's headers), framing (`PAYLOAD*CCCCCCCC\\n`, CRC-32C
 of the payload bytes in upper-case hex), command builders and parsers for every line
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from ..plan import normalise_angle
 from .. import firmware_header
 
-PROTOCOL_VERSION = 3  # 3: line check is CRC-32C (2: CRC-8, 1: XOR)
+PROTOCOL_VERSION = 4  # 4: id line `part`/`boots`, TIME; 3: line check CRC-32C (2: CRC-8, 1: XOR)
 FIRMWARE_NAME = "cube-robot-fw"
 BAUD = 115200  # defaults.h SERIAL_BAUD (config link.baud's default reads it there)
 MAX_LINE = 54  # longest command line, including the newline (both sides reject longer)
-MAX_REPLY = 102  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
+MAX_REPLY = 124  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
 MAX_SEQ = 2147483647
 
 RT_ESTOP = b"!"  # real-time byte: bounded deceleration, flush queue, latch ESTOP_BYTE
@@ -329,6 +329,16 @@ class Identity:
     rx_bytes: int
     last: int
     cut: int
+    cut_done: int | None = 0  # parts of the cut action done (a move's steps, a GRIP's phases); None: unknown
+    cut_total: int = 0  # ... of how many
+    boots: int = 0  # resets since power-up (a reset whose banner was lost is still seen)
+
+
+@dataclass(frozen=True)
+class Time:
+    """`time <seq> <ms>`: a completed action's measured duration (None: the board no longer has it)."""
+    seq: int
+    ms: int | None
 
 
 @dataclass(frozen=True)
@@ -381,7 +391,7 @@ def format_where(where: Where) -> str:
     return f"where {'ON' if where.motors_on else 'OFF'} {arms} grip {grips} home {int(where.sensor_active)}"
 
 
-Reply = Ok | Err | Resend | Done | Identity | Status | Alarm | Button | Where
+Reply = Ok | Err | Resend | Done | Identity | Status | Alarm | Button | Where | Time
 
 # What is an answer to a command line (one per line received) versus an event.
 LINE_ANSWERS = (Ok, Err, Resend)
@@ -403,8 +413,12 @@ _REPLIES = [
      lambda m: Err(None if m[1] == "-" else int(m[1]), _code(ErrorCode, m[2]))),
     (re.compile(r"rs (\d+)"), lambda m: Resend(int(m[1]))),
     (re.compile(r"done (\d+) (\d+)"), lambda m: Done(int(m[1]), int(m[2]))),
-    (re.compile(r"id (\S+) (\S+) proto (\d+) board (\S+) q (\d+) rx (\d+) last (\d+) cut (\d+)"),
-     lambda m: Identity(m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6]), int(m[7]), int(m[8]))),
+    # `part` and `boots` are optional so that an older firmware is still named by its `proto`.
+    (re.compile(r"id (\S+) (\S+) proto (\d+) board (\S+) q (\d+) rx (\d+) last (\d+) cut (\d+)"
+                r"(?: part (\d+|\?)/(\d+) boots (\d+))?"),
+     lambda m: Identity(m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6]), int(m[7]), int(m[8]),
+                        None if m[9] == "?" else int(m[9] or 0), int(m[10] or 0), int(m[11] or 0))),
+    (re.compile(r"time (\d+) (\d+|\?)"), lambda m: Time(int(m[1]), None if m[2] == "?" else int(m[2]))),
     (re.compile(r"status (IDLE|RUN|ALARM) q (\d+) run (\d+) done (\d+) acc (\d+) alarm ([A-Z_]+|\d+)"),
      lambda m: Status(State(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), _code(AlarmCode, m[6]))),
     (re.compile(r"alarm ([A-Z_]+|\d+) (\d+)"), lambda m: Alarm(_code(AlarmCode, m[1]), int(m[2]))),
@@ -435,8 +449,11 @@ def format_reply(reply: Reply) -> str:
             return f"rs {seq}"
         case Done(seq, ms):
             return f"done {seq} {ms}"
-        case Identity(fw, version, proto, board, q, rx, last, cut):
-            return f"id {fw} {version} proto {proto} board {board} q {q} rx {rx} last {last} cut {cut}"
+        case Identity(fw, version, proto, board, q, rx, last, cut, cut_done, cut_total, boots):
+            return (f"id {fw} {version} proto {proto} board {board} q {q} rx {rx} last {last} cut {cut} "
+                    f"part {'?' if cut_done is None else cut_done}/{cut_total} boots {boots}")
+        case Time(seq, ms):
+            return f"time {seq} {'?' if ms is None else ms}"
         case Status(state, q, run, done, acc, alarm):
             return f"status {state.value} q {q} run {run} done {done} acc {acc} alarm {alarm.name}"
         case Alarm(code, stop_us):

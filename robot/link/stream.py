@@ -83,6 +83,20 @@ class LineWindow:
             if from_seq is None or line.seq >= from_seq:
                 line.needs_send = True
 
+    def renumber_from(self, seq: int) -> None:
+        """The board wants `seq` next, below every pending line: it reset and took a line in flight
+        (any seq above `last` is taken after a reset) that we had since dropped.  None of the pending
+        lines reached it (it accepted only up to seq - 1), so they are renumbered from `seq` on."""
+        lines = list(self.pending.values())
+        self.pending.clear()
+        self.inflight.clear()
+        for new, line in enumerate(lines, start=seq):
+            line.seq, line.data, line.sends, line.needs_send = new, P.command_line(new, line.command), 0, True
+            if line.entry is not None:
+                line.entry.seq = new
+            self.pending[new] = line
+        self.next_seq = seq + len(lines)
+
     def answered(self, seq: int | None) -> None:
         """One answer arrived: retire the transmission it answers and every earlier one (bytes are in order)."""
         if seq is not None and self.in_flight(seq):
@@ -108,6 +122,7 @@ class StreamEntry:
     done: bool = False
     ms: int | None = None  # measured duration from `done` (None if its `done` line was lost)
     rejected: bool = False  # answered `err`: it never runs
+    time_asks: int = 0  # TIME queries sent for it (its `done` line was lost)
 
 
 @dataclass
@@ -118,6 +133,8 @@ class StreamProgress:
     durations_ms: list  # per plan action: ms, or None (not done, or its `done` was lost)
     completed: int  # actions 0..completed-1 are done (execution is in order)
     interrupted: int | None = None  # index of an action that may have been stopped part-way
+    # A reset cut it: (parts done or None when unknown, of how many) from the board's memory.
+    interrupted_part: tuple | None = None
 
     @property
     def total(self) -> int:
@@ -129,12 +146,35 @@ class StreamProgress:
         else:
             text = (f"Actions 1-{self.completed} of {self.total} completed "
                     f"(last: {self.commands[self.completed - 1]})")
-        if self.interrupted is not None:
+        if self.interrupted is not None and self.interrupted_part is not None:
+            text += (f"; action {self.interrupted + 1} ({self.commands[self.interrupted]}) was cut by a board "
+                     f"reset: {describe_part(self.commands[self.interrupted], *self.interrupted_part)}")
+        elif self.interrupted is not None:
             text += (f"; action {self.interrupted + 1} ({self.commands[self.interrupted]}) may have stopped "
                      "part-way: the cube may be between positions")
         elif self.completed < self.total:
             text += f"; action {self.completed + 1} ({self.commands[self.completed]}) and later did not start"
         return text + "."
+
+
+def describe_part(command: str, done: int | None, total: int) -> str:
+    """Where a cut action stands, from the board's memory (docs/protocol.md `part`)."""
+    words = command.split()
+    if words[0] == "GRIP":
+        if done == 0:
+            return (f"the {words[1]} grippers were closing and the others still held: no layer turned, the cube "
+                    "sits square")
+        if done == 1:
+            return f"the {words[1]} grippers held and the others were opening: no layer turned, the cube sits square"
+    if words[0] == "TURN" and total:
+        if done is None:
+            return f"the layer turned an unknown part of {total} steps: it may be between positions"
+        angle = max(abs(int(w[1:])) for w in words[1:])
+        where = ("the full turn: the layer sits square" if done == total else
+                 "not yet moved: the layer sits square" if done == 0 else
+                 f"about {round(angle * done / total)} of {angle} degrees: the layer is between positions")
+        return f"{done} of {total} steps done ({where})"
+    return "how far it got is not known: the cube may be between positions"
 
 
 @dataclass
@@ -166,7 +206,7 @@ class Stream:
     def finished(self) -> bool:
         return self.next == len(self.entries) and all(e.done for e in self.entries)
 
-    def progress(self, interrupted: bool = False) -> StreamProgress:
+    def progress(self, interrupted: bool = False, part: tuple | None = None) -> StreamProgress:
         plan_entries = {e.index: e for e in self.entries if e.index is not None}
         completed = 0
         while completed < len(self.commands) and plan_entries[completed].done:
@@ -177,7 +217,7 @@ class Stream:
         return StreamProgress(
             commands=list(self.commands),
             durations_ms=[plan_entries[i].ms if plan_entries[i].done else None for i in range(len(self.commands))],
-            completed=completed, interrupted=running,
+            completed=completed, interrupted=running, interrupted_part=part if running is not None else None,
         )
 
     def mark_done_through(self, seq: int, ms_of_last: int | None = None) -> list[StreamEntry]:

@@ -84,6 +84,9 @@ def register(subparsers) -> None:
     run.add_argument("--arms-straight", action="store_true",
                      help="robot without homing sensors: you confirm the arms stand straight (squared by eye, "
                           "e.g. with `cube-robot home`); the board forgets their positions when its port opens")
+    run.add_argument("--resume", action="store_true",
+                     help="after a stop where the board reset mid-move (alarm RESET_DURING_MOTION) and you have "
+                          "turned that layer square by hand: clear that alarm, rescan the cube and solve it")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
     add_config_argument(run)
     run.set_defaults(handler=run_command)

@@ -23,6 +23,7 @@ class RunOptions:
     estop_at: int | None = None  # press e-stop during plan action N
     bad_scan: str | None = None  # "dark" or "glare": the first scan gets a bad picture
     keep_power: bool = False  # a pulled cable does not reset the board on reconnect (an Uno does)
+    resume: bool = False  # after a reset cut a move and the user squared the layer: clear that alarm, run
 
     @classmethod
     def from_args(cls, args) -> "RunOptions":
@@ -31,7 +32,8 @@ class RunOptions:
                    scramble=args.scramble, seed=args.seed, firmware=args.firmware, realtime=args.realtime,
                    fault_rate=args.fault_rate, disconnect_at=args.disconnect_at, estop_at=args.estop_at,
                    bad_scan=args.bad_scan, keep_power=getattr(args, "keep_power", False),
-                   arms_straight=getattr(args, "arms_straight", False))
+                   arms_straight=getattr(args, "arms_straight", False),
+                   resume=getattr(args, "resume", False))
 
     def simulation_flags(self) -> list[str]:
         """The simulation-only options given (each makes sense only for the virtual robot)."""

@@ -119,21 +119,39 @@ def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
                                HandshakeError, PortError, SilentBoardError)
-    from ..link.protocol import AlarmCode
+    from ..link.protocol import ALARM_TEXT, AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
     if isinstance(exc, CubeStateUncertainError):
-        return ("the board reset while an arm was moving: turn the interrupted layer by hand to the nearest "
-                f"quarter position so the cube sits straight in the grippers, clear the alarm, {rerun}")
+        part = getattr(exc, "cut_part", None)
+        if part is None:  # not a cut: the board came back without its memory
+            return ("the board lost its memory (a power cycle, or another program reset it): the cube state "
+                    f"is not known for sure; check the cube sits straight in the grippers, {rerun}")
+        progress = exc.progress
+        command = progress.commands[progress.interrupted] if progress and progress.interrupted is not None else ""
+        done, total = part
+        square = command.startswith("GRIP") or (command.startswith("TURN") and done in (0, total))
+        clear = "clear the alarm (cube-robot link reset-alarm)"
+        if square:
+            return (f"the board reset during {command}, but its memory says no layer was left between positions: "
+                    f"check the cube sits straight in the grippers, {clear}, {rerun}")
+        return (f"the board reset during {command or 'a move'} (the layer stopped between positions): turn that "
+                "layer by hand to the nearest quarter position so the cube sits straight, then run "
+                "'cube-robot run --resume' (it clears that alarm and rescans the cube)")
     if isinstance(exc, AlarmError):
         if exc.code == AlarmCode.ESTOP_INPUT:
             return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
         if exc.code == AlarmCode.ESTOP_BYTE:
             return ("the board received the stop byte '!' (the host sends it on a stop; otherwise line noise "
                     f"made it): check the cube sits straight in the grippers and the USB cable, {rerun}")
-        return f"alarm {exc.code.name}: check the robot, clear the alarm (cube-robot link reset-alarm), {rerun}"
+        if exc.code in (AlarmCode.HOME_NOT_FOUND, AlarmCode.HOME_STUCK):
+            return (f"alarm {exc.code.name} ({ALARM_TEXT[exc.code]}): check that arm's homing sensor and its "
+                    f"wiring (cube-robot home), clear the alarm (cube-robot link reset-alarm), {rerun}")
+        return (f"alarm {exc.code.name} ({ALARM_TEXT.get(exc.code, 'unknown alarm')}): check the cube sits straight "
+                f"in the grippers, clear the alarm (cube-robot link reset-alarm), {rerun}")
     if isinstance(exc, CommandRejectedError):
-        return f"the firmware refused a command ({exc.args[0]}): check the firmware version and config, {rerun}"
+        return (f"the firmware refused {exc.command!r} ({exc.code.name}): the actions before it completed; "
+                f"check the firmware version (cube-robot doctor) and the config, {rerun}")
     if isinstance(exc, HandshakeError):
         return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
     if isinstance(exc, (DisconnectedError, SilentBoardError, PortError)):
@@ -141,15 +159,34 @@ def stop_advice(exc) -> str:
     return f"check the USB cable and the robot's power, {rerun}"
 
 
+def action_label(action) -> str:
+    """A plan action as the plan prints it: 'grip RL', 'R+L\''."""
+    from ..plan import Grip
+
+    return f"grip {action.pair}" if isinstance(action, Grip) else action.notation()
+
+
 def interrupted_note(index: int, action, stopped: str) -> str:
     """What a stop part-way through plan action `index` means for the cube, and what to do."""
     from ..plan import Grip
 
     if isinstance(action, Grip):
-        return (f"action {index + 1} (grip {action.pair}) {stopped} stopped part-way: a grip turns no layer; "
+        return (f"action {index + 1} ({action_label(action)}) {stopped} stopped part-way: a grip turns no layer; "
                 "check the cube sits straight in the grippers")
-    return (f"action {index + 1} ({action.notation()}) {stopped} stopped part-way: turn that layer by hand to "
+    return (f"action {index + 1} ({action_label(action)}) {stopped} stopped part-way: turn that layer by hand to "
             "the nearest quarter position")
+
+
+def interrupted_action(progress) -> dict:
+    """The JSON of the action a stop interrupted: which, and (after a reset) how far it got."""
+    from ..link.stream import describe_part
+
+    k = progress.interrupted
+    data = {"action": k + 1, "command": progress.commands[k], "completed_before": progress.completed}
+    if progress.interrupted_part is not None:
+        done, total = progress.interrupted_part
+        data.update(parts_done=done, parts_total=total, where=describe_part(progress.commands[k], done, total))
+    return data
 
 
 class Pipeline:
@@ -271,7 +308,10 @@ class Pipeline:
             note = f"after plan action {completed} of {len(plan.actions)}"
             if progress_info is not None and progress_info.interrupted is not None:
                 k = progress_info.interrupted
-                note += "; " + interrupted_note(k, plan.actions[k], "was")
+                report.interrupted_action = interrupted_action(progress_info)
+                where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
+                note += (f"; action {k + 1} ({action_label(plan.actions[k])}) was cut by a reset: {where}" if where
+                         else "; " + interrupted_note(k, plan.actions[k], "was"))
             report.stopped_at_action = completed
             message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
@@ -297,6 +337,7 @@ class Pipeline:
             self._verify(report)
             self._mark_scan("verify: ")
             self.waterfall.add("verify", t, time.perf_counter())
+            report.link_stats.update(robot.link.stats)  # a reconnect (and board reset) during the rescan
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             report.verify = f"not checked: {reason}"

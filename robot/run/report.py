@@ -76,6 +76,9 @@ class RunReport:
     stopped_at_action: int | None = None
     advice: str | None = None
     cube_state_after_stop: str | None = None
+    # The action a stop interrupted: {"action", "command", "completed_before"} and, after a board reset,
+    # "parts_done" (null: unknown) of "parts_total" (a TURN's steps, a GRIP's 2 phases) and "where" in words.
+    interrupted_action: dict | None = None
     virtual_cube: str | None = None  # simulation: the virtual cube's true facelets (robot frame) at the end
 
     def __post_init__(self):
@@ -166,6 +169,9 @@ def format_report(report: RunReport) -> str:
         lines.append(f"  error       {error}")
     if report.cube_state_after_stop:
         lines.append(f"  cube now    {report.cube_state_after_stop}")
+    if report.interrupted_action and "where" in report.interrupted_action:
+        cut = report.interrupted_action
+        lines.append(f"  cut action  {cut['action']} ({cut['command']}): {cut['where']}")
     if report.advice:
         lines.append(f"  next        {report.advice}")
     lines.append(f"  RESULT      {report.result_line()}")

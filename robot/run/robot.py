@@ -41,8 +41,8 @@ class HardwareRobot:
 
     calibration = "auto"  # the scan uses scan.colours_file when it exists
 
-    def __init__(self, config, port=None, say=None, arms_straight: bool = False):
-        self.config, self.port = config, port
+    def __init__(self, config, port=None, say=None, arms_straight: bool = False, resume: bool = False):
+        self.config, self.port, self.resume = config, port, resume
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = self.tables = None
@@ -56,13 +56,25 @@ class HardwareRobot:
         from .ready import HeldCamera
 
         from ..link.errors import LinkError
+        from ..link.protocol import AlarmCode
 
         port = self.port or self.config["link"]["port"]
         try:
-            self.link = Link.open(self.config, port=self.port)
+            self.link = Link.open(self.config, port=self.port, configure=not self.resume)
         except LinkError as exc:
+            if getattr(exc, "code", None) == AlarmCode.RESET_DURING_MOTION:
+                raise PreflightFailed([f"{port}: a board reset cut a move in an earlier run (alarm RESET_DURING_MOTION; "
+                                       "the last run's report names the layer): turn that layer square by hand, then "
+                                       "'cube-robot run --resume'"]) from None
             raise PreflightFailed([f"firmware handshake: {port}: {exc}: check the USB cable and the robot's power, "
                                    f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
+        if self.resume:
+            try:
+                self._clear_cut_alarm()
+                self.link.configure()
+            except BaseException:
+                self.close()
+                raise
         identity = self.link.identity
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
         # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
@@ -94,6 +106,20 @@ class HardwareRobot:
             raise PreflightFailed(["second camera: scan views name camera 'second' but scan.second_camera.device "
                                    "is empty: set it, or take those views with the main camera"])
         return CameraSet({"main": camera, "second": open_camera(self.config, device=device)}, sequence)
+
+    def _clear_cut_alarm(self) -> None:
+        """`run --resume`: the user has squared the layer a reset cut; clear RESET_DURING_MOTION only."""
+        from ..link.protocol import AlarmCode
+
+        alarm = self.link.status().alarm
+        if alarm == AlarmCode.RESET_DURING_MOTION:
+            self.say("--resume: you squared the interrupted layer; clearing RESET_DURING_MOTION (the cube is rescanned)")
+            self.link.clear_alarm()
+        elif alarm != AlarmCode.NONE:
+            raise PreflightFailed([f"alarm {alarm.name} is latched: --resume clears only RESET_DURING_MOTION (a "
+                                   "reset mid-move); check the robot, then 'cube-robot link reset-alarm'"])
+        else:
+            self.say("--resume: no interrupted move is latched; a normal run (the cube is rescanned)")
 
     def preflight(self) -> None:
         """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming
@@ -233,7 +259,7 @@ def run_hardware(config, options, say):
     from .report import RunReport
 
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight)
+    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight, resume=options.resume)
 
     def finish():
         # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);

@@ -75,6 +75,9 @@ class MockFirmware(ArmsMixin, SerialDevice):
         # Survives a reset (.noinit RAM on the board).
         self.last = 0
         self.cut = 0
+        self.cut_part = (0, 0)  # (parts done or None, of how many) of the cut action
+        self.boots = 0  # resets since power-up
+        self.times: collections.deque = collections.deque(maxlen=LIMITS["TIME_SLOTS"])  # (seq, ms) for TIME
         self._power_on()
 
     # -- state -------------------------------------------------------------
@@ -107,8 +110,10 @@ class MockFirmware(ArmsMixin, SerialDevice):
 
     def _reset(self):
         running = self._running
+        self.boots += 1
         if running and not running[1].startswith("DWELL"):  # a DWELL moves nothing: not a cut
             self.cut = running[0]  # else an earlier cut is kept until RESET clears it
+            self.cut_part = self._part_done(running)
         if running:
             self.interrupted.append((running[0], running[1]))
         self._power_on()
@@ -133,7 +138,23 @@ class MockFirmware(ArmsMixin, SerialDevice):
 
     def _identity(self) -> P.Identity:
         return P.Identity(self.firmware, self.version, self.proto, "mock", self.queue_depth, self.rx_bytes,
-                          self.last, self.cut)
+                          self.last, self.cut, *self.cut_part, self.boots)
+
+    def _part_done(self, running) -> tuple:
+        """How far a running action got (motion.cpp start(): a move's steps of its longest arm, a GRIP's
+        phases, one part for OPEN/CLOSE, HOME not counted); the mock moves at a uniform speed."""
+        seq, command, nominal_ms, end = running
+        elapsed = min(1.0, (time.monotonic() - self._running_since) / max(end - self._running_since, 1e-9))
+        words = command.split()
+        if words[0] == "GRIP":
+            return int(elapsed >= 0.5), 2
+        if words[0] == "HOME":
+            return (0 if elapsed == 0 else None), 0
+        if words[0] in ("TURN", "JOG"):
+            rev = self.motion["steps_per_rev"]
+            total = max(abs(int(w[1:])) * rev // 360 for w in words[1:]) if words[0] == "TURN" else abs(int(words[2]))
+            return int(elapsed * total), total
+        return 0, 1
 
     def _status(self) -> P.Status:
         state = P.State.ALARM if self.alarm else (P.State.RUN if self._running or self._queue else P.State.IDLE)
@@ -301,6 +322,14 @@ class MockFirmware(ArmsMixin, SerialDevice):
             return self._settings(name, args)
         if name in ("MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP"):
             return self._arms_immediate(name, args)
+        if name == "TIME":  # read-only: allowed while an alarm is latched
+            if len(args) != 1:
+                return P.ErrorCode.BAD_ARGUMENT
+            seq = _parse_int(args[0], 1, LIMITS["TIME_SEQ_MAX"])
+            if isinstance(seq, P.ErrorCode):
+                return seq
+            self._reply(P.Time(seq, next((ms for s, ms in self.times if s == seq), None)))
+            return None
         if name in ("HELLO", "STATUS", "RESET"):
             if args:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -320,6 +349,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             return P.ErrorCode.ALARM_ACTIVE  # release the button first
         self.alarm = P.AlarmCode.NONE
         self.cut = 0
+        self.cut_part = (0, 0)
         return None
 
     def _queue_action(self, seq: int, name: str, args: list[str]) -> P.ErrorCode | None:
@@ -416,6 +446,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             self._running = None
             self.executed.append((seq, command))
             self.last = seq
+            self.times.append((seq, min(round(nominal), 0xFFFF)))
             self._reply(P.Done(seq, round(nominal)))
             if seq == self.reset_after_seq:
                 self.reset_after_seq = None
