@@ -318,10 +318,10 @@ def test_2x2x2_forced_rebuild_leaves_the_3x3x3_folder_alone(tmp_path, capsys):
     own = tmp_path / "tables" / "3x3x3"
     own.mkdir(parents=True)
     (own / "manifest.json").write_text('{"kept": true}')
-    (tmp_path / "tables" / "stale.npy").write_text("x")  # a 2x2x2-level file: --force clears it
+    (tmp_path / "tables" / "stale.npy").write_text("x")  # not a file the build wrote: never deleted
     assert cli.main(["tables", "build", "--force", "--config", str(config)]) == 0
     assert (own / "manifest.json").read_text() == '{"kept": true}'
-    assert not (tmp_path / "tables" / "stale.npy").exists()
+    assert (tmp_path / "tables" / "stale.npy").read_text() == "x"
     assert (tmp_path / "tables" / "manifest.json").exists()
 
 
