@@ -30,24 +30,21 @@ def _probability(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative: give how many runs to list (0 or more)")
-    return value
+def _whole_number(minimum: int, below_minimum: str):
+    """An argparse type: a whole number >= minimum; `below_minimum` says why a smaller one is wrong."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text}{below_minimum}")
+        return value
+    return parse
 
 
-def _action_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: plan actions are numbered from 1")
-    return value
+_count = _whole_number(0, " is negative: give how many runs to list (0 or more)")
+_action_number = _whole_number(1, ": plan actions are numbered from 1")
 
 
 def _scramble(text: str) -> str:
