@@ -87,6 +87,12 @@ class Board:
     def request(self, command: str):
         seq = self.send(command)
         reply, before = self.answer(seq)
+        for _ in range(3):  # the device lost part of the line (a loaded machine splits writes): as a host does
+            if not (isinstance(reply, P.Resend) and reply.seq == seq):
+                break
+            self.send(command, seq)
+            reply, more = self.answer(seq)
+            before += more
         return reply, before
 
     def ok(self, command: str) -> int:

@@ -580,7 +580,8 @@ def test_start_button_is_reported_once_per_press(device):
 
 
 def where(board) -> P.Where:
-    _, before = board.request("WHERE")
+    answer, before = board.request("WHERE")
+    assert before, f"WHERE: no where line before the answer {answer}"
     reply = before[-1]
     assert isinstance(reply, P.Where), reply
     board.events.remove(reply)
