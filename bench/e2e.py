@@ -1,6 +1,12 @@
 """End-to-end benchmark: button-to-solved and every stage of the run's waterfall (prints a table).
 
-    python bench/e2e.py --realtime [--runs 20] [--firmware emulator|mock] [--verify] [--save-images] [-- RUN FLAGS...]
+    python bench/e2e.py --realtime [--runs 20] [--firmware emulator|mock] [--scan all|full|adaptive|two-cameras]
+                        [--verify] [--save-images] [-- RUN FLAGS...]
+
+--scan (default all): `full` is the default 4-view scan with the adaptive scan off
+(scan.adaptive_from 0), `adaptive` the shipped config (scan.adaptive_from 2), `two-cameras`
+the adaptive scan with a second camera (bench/button_to_solved.py TWO_CAMERAS: U+F and
+D+B at once, no scan motion for them); `all` runs the three and ends with one summary table.
 
 Each run: a seeded random scramble on the virtual cube, start button, scan (the
 simulated webcam: camera.fps, exposure, driver queue; frames picked by time as on a
@@ -24,6 +30,7 @@ is benchmarked without changing this file; the stages come from the report.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -57,7 +64,10 @@ def stage_kind(name: str) -> str:
     return "host"
 
 
-def bench_config(tmp: str, save_images: bool = False):
+SCANS = ("full", "adaptive", "two-cameras")
+
+
+def bench_config(tmp: str, save_images: bool = False, scan: str = "adaptive"):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     text = text.replace("images_dir: runs/scans", f"images_dir: {tmp}/scans")
     if not save_images:  # pictures are a debugging aid (config scan.save_images; on by default)
@@ -65,12 +75,19 @@ def bench_config(tmp: str, save_images: bool = False):
     text = text.replace("data_dir: data", f"data_dir: {tmp}/data")
     path = Path(tmp) / "config.yaml"
     path.write_text(text)
-    return config_module.load(path)
+    config = config_module.load(path)
+    if scan == "full":
+        config["scan"]["adaptive_from"] = 0  # every view, always
+    elif scan == "two-cameras":
+        from button_to_solved import TWO_CAMERAS  # bench/ is the script's folder (on sys.path)
+
+        config["scan"]["views"] = TWO_CAMERAS
+    return config
 
 
-def run_all(options, run_flags: list[str]) -> tuple[list[dict], dict]:
+def run_all(options, run_flags: list[str], scan: str) -> tuple[list[dict], dict]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = bench_config(tmp, options.save_images)
+        config = bench_config(tmp, options.save_images, scan)
         rows = []
         for seed in range(options.runs):
             argv = ["run", "--sim", "--firmware", options.firmware, "--seed", str(seed)]
@@ -80,7 +97,7 @@ def run_all(options, run_flags: list[str]) -> tuple[list[dict], dict]:
             report = run_simulated(config, RunOptions.from_args(args), lambda message: None).to_json()
             report["wall_s"] = time.perf_counter() - started
             rows.append(report)
-            print(f"  run {seed + 1}/{options.runs}: {report.get('button_to_solved_ms', 'failed')} ms "
+            print(f"  {scan} run {seed + 1}/{options.runs}: {report.get('button_to_solved_ms', 'failed')} ms "
                   f"({report['outcome']})", file=sys.stderr, flush=True)
         return rows, config["camera"]
 
@@ -131,16 +148,28 @@ def main() -> None:
     parser.add_argument("--verify", action="store_true", help="rescan after the solve (not in button-to-solved)")
     parser.add_argument("--save-images", action="store_true",
                         help="save each scan's annotated pictures as the shipped config does (off: not timed)")
+    parser.add_argument("--scan", choices=("all",) + SCANS, default="all",
+                        help="full: 4 views always; adaptive: the shipped config; two-cameras; all: the three")
     options = parser.parse_args(argv)
-    runs, camera = run_all(options, run_flags)
+    summary = []
+    for scan in SCANS if options.scan == "all" else (options.scan,):
+        runs, camera = run_all(options, run_flags, scan)
+        summary.append((scan, runs, print_table(options, run_flags, scan, runs, camera)))
+    if len(summary) > 1:
+        print_summary(summary)
+
+
+def print_table(options, run_flags, scan: str, runs: list[dict], camera: dict) -> list[dict]:
+    """The stage table of one scan configuration; returns the solved runs."""
     solved = [r for r in runs if r["solved"] and r.get("measured_machine_ms") is not None]
     mode = "REAL TIME" if options.realtime else "SPED UP 50x (times are not the robot's; use --realtime)"
-    print(f"SIMULATED, {mode}: {len(solved)}/{len(runs)} runs solved; firmware: {runs[0]['firmware']}; "
-          f"camera {camera['fps']:g} fps, exposure {camera['exposure_ms']:g} ms, settle {camera['settle_ms']:g} ms, "
-          f"queue {camera['buffer_frames']}, average {camera['average_frames']}; scan pictures "
-          f"{'saved' if options.save_images else 'not saved'}; run flags: {' '.join(run_flags) or '-'}")
+    print(f"\n== scan: {scan} ==  SIMULATED, {mode}: {len(solved)}/{len(runs)} runs solved; firmware: "
+          f"{runs[0]['firmware']}; camera {camera['fps']:g} fps, exposure {camera['exposure_ms']:g} ms, settle "
+          f"{camera['settle_ms']:g} ms, queue {camera['buffer_frames']}, average {camera['average_frames']}; scan pictures "
+          f"{'saved' if options.save_images else 'not saved'}; run flags: {' '.join(run_flags) or '-'}; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not solved:
-        return
+        return solved
     print(f"{'stage (ms)':<30}{'n':>4}{'mean':>9}{'p90':>9}{'floor':>9}{'above floor':>13}")
     for label, values, floors in stage_table(solved, camera):
         values, floors = np.array(values, float), np.array(floors, float)
@@ -148,7 +177,24 @@ def main() -> None:
               f"{floors.mean():>9.1f}{values.mean() - floors.mean():>13.1f}")
     machine = np.array([r["measured_machine_ms"] for r in solved], float)
     print(f"{'plan arm time (firmware)':<30}{len(machine):>4}{machine.mean():>9.1f}{np.percentile(machine, 90):>9.1f}")
+    views = np.array([r.get("scan_views") or 0 for r in solved], float)
+    print(f"{'views taken':<30}{len(views):>4}{views.mean():>9.2f}{views.max():>9.0f}")
+    return solved
 
+
+def print_summary(summary) -> None:
+    """One row per scan configuration: button -> solved and its floor (scan arm time + plan arm time)."""
+    print("\n== button -> solved (ms), SIMULATED real time; floor = scan motions' arm time + plan arm time ==")
+    print(f"{'scan':<14}{'solved':>8}{'views':>7}{'mean':>9}{'p90':>9}{'floor':>9}{'above floor':>13}")
+    for scan, runs, solved in summary:
+        if not solved:
+            print(f"{scan:<14}{f'0/{len(runs)}':>8}")
+            continue
+        total = np.array([r["button_to_solved_ms"] for r in solved], float)
+        floor = np.array([scan_floor(r) + r["measured_machine_ms"] for r in solved], float)
+        views = np.mean([r.get("scan_views") or 0 for r in solved])
+        print(f"{scan:<14}{f'{len(solved)}/{len(runs)}':>8}{views:>7.2f}{total.mean():>9.1f}"
+              f"{np.percentile(total, 90):>9.1f}{floor.mean():>9.1f}{total.mean() - floor.mean():>13.1f}")
 
 if __name__ == "__main__":
     main()
