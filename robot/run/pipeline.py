@@ -114,6 +114,10 @@ class ResumingPresenter:
             if self.inner.after:
                 self.inner.after()
 
+    @property
+    def last_charged(self):  # the inner presenter's (robot/vision/scan.py LinkPresenter)
+        return getattr(self.inner, "last_charged", None)
+
 
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""

@@ -119,6 +119,7 @@ class SimulatedRobot:
 
             add_second_camera(self, sequence)
         self.prepare_arms()
+        self.loaded_pair = self.presenter.holding = self.load_cube()  # the presenter knows which pair holds
         return self
 
     def _check_baud(self) -> None:
@@ -149,6 +150,25 @@ class SimulatedRobot:
         failed = [f"motors and homing: {r.item}: {r.detail}" for r in results if r.status == FAIL]
         if failed:
             raise PreflightFailed(failed)
+
+    def load_cube(self) -> str | None:
+        """Put the cube in as the maker does before `cube-robot run` (docs/hardware.md, Bring-up 7):
+        `cube-robot load` opens all grippers and closes the start pair (robot.start_grip; RL when
+        'any'), and the firmware keeps that pair closed through the reset when the run opens the port,
+        so at the start press the start pair holds the cube.  Returns that pair, or None with homing
+        sensors: the run homes the arms in the air and the cube goes into open grippers after that
+        (the scan's first grip closes them).  SIMULATED: the load runs on the run's own link (no
+        second port open, no reset between); the firmware's reset keeps closed grippers closed
+        (firmware/cube_robot/grippers.cpp servo_init), so the state at the press is the same."""
+        from ..bringup.actions import PAIRS, load
+
+        if self.config["motion"]["homing"]["sensors"]:
+            return None
+        start = self.config["robot"]["start_grip"]
+        pair = start if start in PAIRS else PAIRS[0]
+        load(self.link, pair, wait=lambda: None, say=lambda _message: None)
+        self.sync()  # the virtual grippers close on the cube before the press
+        return pair
 
     def _reset_mock(self) -> None:
         if self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)

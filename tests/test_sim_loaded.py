@@ -1,0 +1,72 @@
+"""The simulated robot starts with the cube loaded as `cube-robot load` leaves it, and the scan's
+waterfall charges no arm time for a GRIP to the pair that already holds (issue 13)."""
+
+import pytest
+
+from robot import config as config_module
+from robot import cube
+from robot.plan import Grip, Turn
+from robot.sim.robot_sim import SimulatedRobot
+from robot.vision.scan import LinkPresenter, ScanView, charged_actions, holding_after
+
+
+def test_a_grip_to_the_pair_that_holds_is_not_charged():
+    actions = [Grip("RL"), Turn({"R": 180, "L": 180}), Grip("FB"), Grip("FB"), Turn({"F": 90, "B": -90})]
+    assert charged_actions(actions, "RL") == actions[1:3] + actions[4:]
+    assert charged_actions(actions, "FB") == actions[:3] + actions[4:]  # FB lets go when RL takes the cube
+    assert charged_actions(actions, None) == actions[:3] + actions[4:]  # unknown: the first grip is charged
+    assert holding_after(actions, "RL") == "FB"
+    assert holding_after(actions[1:2], "RL") == "RL"
+
+
+class FakeLink:
+    def __init__(self, fail=False):
+        self.sent, self.fail = [], fail
+
+    def run(self, actions):
+        self.sent.append(actions)
+        if self.fail:
+            raise OSError("cable pulled")
+
+
+def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_stream():
+    link = FakeLink()
+    presenter = LinkPresenter(link, holding="RL")
+    presenter.present(ScanView("a", (Grip("RL"), Turn({"R": 180, "L": 180})), ("U1",)))
+    assert presenter.last_charged == [Turn({"R": 180, "L": 180})] and presenter.holding == "RL"
+    presenter.present(ScanView("b", (Grip("FB"),), ("U1",)))
+    assert presenter.last_charged == [Grip("FB")] and presenter.holding == "FB"
+    assert link.sent == [[Grip("RL"), Turn({"R": 180, "L": 180})], [Grip("FB")]]  # every action still sent
+
+    failing = LinkPresenter(FakeLink(fail=True), holding="RL")
+    with pytest.raises(OSError):
+        failing.present(ScanView("a", (Grip("FB"),), ("U1",)))
+    assert failing.holding is None  # the stream stopped part way: which pair holds is not known
+
+
+def sim_config(tmp_path, sensors=False):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    if sensors:
+        assert "    sensors: false" in text
+        text = text.replace("    sensors: false", "    sensors: true", 1)
+        text = text.replace("zero_offset_steps: 0 ", "zero_offset_steps: -12 ")  # off the sensor's edge
+    (tmp_path / "config.yaml").write_text(text)
+    return config_module.load(tmp_path / "config.yaml")
+
+
+def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_path):
+    config = sim_config(tmp_path)
+    assert config["robot"]["start_grip"] == "any"  # `cube-robot load` then closes RL
+    with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
+        assert robot.loaded_pair == "RL" and robot.presenter.holding == "RL"
+        # What the firmware did (not what we told it): RL closed on the cube, FB open.
+        assert robot.virtual.holding_pair() == "RL"
+        assert not any(robot.virtual.closed[face] for face in "FB")
+
+
+def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
+    config = sim_config(tmp_path, sensors=True)
+    with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
+        assert robot.loaded_pair is None and robot.presenter.holding is None
+        assert not any(robot.virtual.closed.values())
