@@ -99,6 +99,10 @@ def run_all(options, run_flags: list[str], scan: str) -> tuple[list[dict], dict]
             rows.append(report)
             print(f"  {scan} run {seed + 1}/{options.runs}: {report.get('button_to_solved_ms', 'failed')} ms "
                   f"({report['outcome']})", file=sys.stderr, flush=True)
+            if not report["solved"]:  # what to look at: the scan (read as what?), the errors, where the cube ended
+                print(f"    seed {seed}: scanned {report.get('facelets')} in {report.get('scan_views')} view(s); "
+                      f"scrambled {report.get('true_state')}; virtual cube after {report.get('virtual_cube')}; "
+                      f"errors {report.get('errors')}", file=sys.stderr, flush=True)
         return rows, config["camera"]
 
 

@@ -77,7 +77,7 @@ def adaptive_scan(scanner) -> ScanResult:
     first = max(1, config["scan"]["adaptive_from"])
     frames, sampled = {}, []
     read_s = 0.0
-    from .cameras import capture_moment
+    from .cameras import capture_moment, capture_record
 
     scanner.marks = marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
     opening = time.perf_counter()
@@ -95,7 +95,7 @@ def adaptive_scan(scanner) -> ScanResult:
                                                            motions, charged):
                 frames[view.name] = frame
                 marks["views"].append({"view": view.name, "actions": actions, "motion": motion,
-                                       "frame": getattr(scanner.camera, "last_capture", None)})
+                                       "frame": capture_record(scanner.camera, view.name)})
                 sampled.append(worker.submit(sample_view, frame, index, sequence, scanner.regions, scanner.sampling))
             k = moment[-1] + 1  # views taken so far
             if k < first and k < len(sequence.views):
