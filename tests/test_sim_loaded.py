@@ -63,6 +63,7 @@ def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_p
         # What the firmware did (not what we told it): RL closed on the cube, FB open.
         assert robot.virtual.holding_pair() == "RL"
         assert not any(robot.virtual.closed[face] for face in "FB")
+        assert "`cube-robot load`" in robot.start_note and "RL holds" in robot.start_note
 
 
 def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
@@ -70,3 +71,4 @@ def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
     with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
         assert robot.loaded_pair is None and robot.presenter.holding is None
         assert not any(robot.virtual.closed.values())
+        assert "open grippers" in robot.start_note

@@ -201,7 +201,13 @@ class SimulatedRobot:
         else:
             self.mock.press_start()
 
-    start_note = "Pressing the emulated start button (nobody needs to: this is the simulation)..."
+    loaded_pair = None  # the pair holding the cube at the press (load_cube)
+
+    @property
+    def start_note(self) -> str:
+        loaded = (f"the cube was put in as `cube-robot load` does, pair {self.loaded_pair} holds it; "
+                  if self.loaded_pair else "the cube sits in open grippers; ")
+        return f"Pressing the emulated start button ({loaded}nobody needs to: this is the simulation)..."
 
     def wait_start(self, timeout_s: float) -> bool:
         """Press the virtual start button until the firmware's report of it arrives.
