@@ -129,11 +129,21 @@ def stage_table(runs: list[dict], camera: dict) -> list[tuple]:
     # What no stage accounts for: the host's bookkeeping between stages.
     gaps = []
     for run in runs:
-        counted = sum(s["end_ms"] - s["start_ms"] for s in run["waterfall"]
-                      if not s["stage"].startswith("verify") and not inner_stage(s["stage"]))
+        counted = covered_ms([(s["start_ms"], s["end_ms"]) for s in run["waterfall"]
+                              if not s["stage"].startswith("verify") and not inner_stage(s["stage"])])
         gaps.append(run["button_to_solved_ms"] - counted)
     rows.append(("between stages", gaps, [0.0] * len(gaps)))
     return rows
+
+
+def covered_ms(spans: list[tuple]) -> float:
+    """The time covered by the spans (two cameras' frame waits of one moment overlap: counted once)."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 def scan_floor(run: dict, period_ms: float) -> float:

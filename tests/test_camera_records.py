@@ -12,6 +12,7 @@ class StampingCamera:
 
     def __init__(self, name, barrier):
         self.name, self.barrier, self.last_capture = name, barrier, None
+        self.timing = f"{name} timing"
 
     def capture(self, view):
         self.barrier.wait(timeout=5)
@@ -27,6 +28,7 @@ def test_each_view_of_a_moment_keeps_its_own_frame_record():
     assert capture_moment(cameras, sequence.views) == ["main:top", "second:bottom"]
     assert capture_record(cameras, "top") == {"camera": "main", "view": "top"}
     assert capture_record(cameras, "bottom") == {"camera": "second", "view": "bottom"}
+    assert cameras.timing == "main timing"  # the waterfall's frame-wait floors (config `camera`)
     single = StampingCamera("only", threading.Barrier(1))
     single.capture("top")
     assert capture_record(single, "top") == {"camera": "only", "view": "top"}

@@ -53,6 +53,10 @@ class CameraSet:
         for camera in self.cameras.values():
             camera.lighting = value
 
+    @property
+    def timing(self):  # the frame timing (config `camera`, shared by both cameras): the waterfall's floors
+        return getattr(self.cameras.get("main", next(iter(self.cameras.values()))), "timing", None)
+
     def settings(self) -> dict:
         return {name: camera.settings() for name, camera in self.cameras.items()}
 
