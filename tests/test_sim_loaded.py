@@ -36,7 +36,9 @@ def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_s
     assert presenter.last_charged == [Turn({"R": 180, "L": 180})] and presenter.holding == "RL"
     presenter.present(ScanView("b", (Grip("FB"),), ("U1",)))
     assert presenter.last_charged == [Grip("FB")] and presenter.holding == "FB"
-    assert link.sent == [[Grip("RL"), Turn({"R": 180, "L": 180})], [Grip("FB")]]  # every action still sent
+    presenter.present(ScanView("c", (Turn({"F": 90, "B": -90}),), ("U1",)))
+    assert presenter.last_charged == [Turn({"F": 90, "B": -90})] and presenter.holding == "FB"  # a turn keeps it
+    assert link.sent[:2] == [[Grip("RL"), Turn({"R": 180, "L": 180})], [Grip("FB")]]  # every action still sent
 
     failing = LinkPresenter(FakeLink(fail=True), holding="RL")
     with pytest.raises(OSError):
@@ -72,3 +74,26 @@ def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
         assert robot.loaded_pair is None and robot.presenter.holding is None
         assert not any(robot.virtual.closed.values())
         assert "open grippers" in robot.start_note
+
+
+def test_the_rescan_after_the_plan_knows_which_pair_the_plan_left_holding(tmp_path):
+    from robot.cli import build_parser
+    from robot.plan import RobotProfile
+    from robot.run.options import RunOptions
+    from robot.run.simulated import run_simulated
+
+    config = sim_config(tmp_path)
+    regrip_ms = RobotProfile.from_config(config).cost(Grip("RL"))
+    last_pairs = set()
+    for seed in range(1, 9):
+        args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", str(seed)])
+        report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
+        assert report["solved"] is True, report["errors"]
+        grips = [a["pair"] for a in report["plan"]["plan"] if a["op"] == "grip"]
+        last_pairs.add(grips[-1])
+        stages = {s["stage"]: s for s in report["waterfall"]}
+        first = stages["verify: top-front: motion"]  # the rescan's first view: GRIP RL
+        assert first["floor_ms"] == (0 if grips[-1] == "RL" else regrip_ms), seed
+        if last_pairs == {"RL", "FB"}:
+            return
+    raise AssertionError(f"no seed's plan ended with each pair holding: {last_pairs}")

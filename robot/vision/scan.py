@@ -58,11 +58,12 @@ class LinkPresenter:
         self.last_charged: list = []
 
     def present(self, view: ScanView) -> None:
-        self.last_charged = charged_actions(view.actions, self.holding)
+        before = self.holding
+        self.last_charged = charged_actions(view.actions, before)
         if view.actions:
             self.holding = None  # until the motions are done (a stopped stream leaves it unknown)
             self.link.run(list(view.actions))
-            self.holding = holding_after(view.actions, self.holding)
+            self.holding = holding_after(view.actions, before)
         if self.after:
             self.after()
 
