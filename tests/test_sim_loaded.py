@@ -49,6 +49,7 @@ def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_s
 def sim_config(tmp_path, sensors=False):
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
     if sensors:
         assert "    sensors: false" in text
         text = text.replace("    sensors: false", "    sensors: true", 1)
