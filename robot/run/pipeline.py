@@ -114,6 +114,10 @@ class ResumingPresenter:
             if self.inner.after:
                 self.inner.after()
 
+    @property
+    def last_charged(self):  # the inner presenter's (robot/vision/scan.py LinkPresenter)
+        return getattr(self.inner, "last_charged", None)
+
 
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
@@ -317,6 +321,10 @@ class Pipeline:
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
         bar.finish()
         self.executing, self.completed = False, len(plan.actions)
+        if getattr(robot.presenter, "holding", None) is not None:  # the plan moved the cube past the presenter
+            from ..vision.scan import holding_after
+
+            robot.presenter.holding = holding_after(plan.actions, robot.presenter.holding)
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
         report.execute_ms = round((done_at - t) * 1000, 1)
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)

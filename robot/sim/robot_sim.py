@@ -119,6 +119,7 @@ class SimulatedRobot:
 
             add_second_camera(self, sequence)
         self.prepare_arms()
+        self.loaded_pair = self.presenter.holding = self.load_cube()  # the presenter knows which pair holds
         return self
 
     def _check_baud(self) -> None:
@@ -149,6 +150,25 @@ class SimulatedRobot:
         failed = [f"motors and homing: {r.item}: {r.detail}" for r in results if r.status == FAIL]
         if failed:
             raise PreflightFailed(failed)
+
+    def load_cube(self) -> str | None:
+        """Put the cube in as the maker does before `cube-robot run` (docs/hardware.md, Bring-up 7):
+        `cube-robot load` opens all grippers and closes the start pair (robot.start_grip; RL when
+        'any'), and the firmware keeps that pair closed through the reset when the run opens the port,
+        so at the start press the start pair holds the cube.  Returns that pair, or None with homing
+        sensors: the run homes the arms in the air and the cube goes into open grippers after that
+        (the scan's first grip closes them).  SIMULATED: the load runs on the run's own link (no
+        second port open, no reset between); the firmware's reset keeps closed grippers closed
+        (firmware/cube_robot/grippers.cpp servo_init), so the state at the press is the same."""
+        from ..bringup.actions import PAIRS, load
+
+        if self.config["motion"]["homing"]["sensors"]:
+            return None
+        start = self.config["robot"]["start_grip"]
+        pair = start if start in PAIRS else PAIRS[0]
+        load(self.link, pair, wait=lambda: None, say=lambda _message: None)
+        self.sync()  # the virtual grippers close on the cube before the press
+        return pair
 
     def _reset_mock(self) -> None:
         if self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)
@@ -181,7 +201,13 @@ class SimulatedRobot:
         else:
             self.mock.press_start()
 
-    start_note = "Pressing the emulated start button (nobody needs to: this is the simulation)..."
+    loaded_pair = None  # the pair holding the cube at the press (load_cube)
+
+    @property
+    def start_note(self) -> str:
+        loaded = (f"the cube was put in as `cube-robot load` does, pair {self.loaded_pair} holds it; "
+                  if self.loaded_pair else "the cube sits in open grippers; ")
+        return f"Pressing the emulated start button ({loaded}nobody needs to: this is the simulation)..."
 
     def wait_start(self, timeout_s: float) -> bool:
         """Press the virtual start button until the firmware's report of it arrives.

@@ -243,8 +243,8 @@ class SimulatedCamera(Camera):
 class TimedLinkPresenter(LinkPresenter):
     """LinkPresenter that tells the simulated camera when each view's motion started and ended."""
 
-    def __init__(self, link, camera: SimulatedCamera):
-        super().__init__(link, after=camera.motion_ended)
+    def __init__(self, link, camera: SimulatedCamera, holding: str | None = None):
+        super().__init__(link, after=camera.motion_ended, holding=holding)
         self.camera = camera
 
     def present(self, view) -> None:

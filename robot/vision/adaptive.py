@@ -17,7 +17,7 @@ import time
 
 from .. import cube
 from ..scan_sequence import ScanSequence
-from .scan import NoMotion, ScanResult, StickerReadings, drift_warnings, save_pictures
+from .scan import NoMotion, ScanResult, StickerReadings, arm_actions, drift_warnings, save_pictures
 
 
 def sample_view(frame, view_index: int, sequence: ScanSequence, regions, sampling) -> list:
@@ -77,7 +77,7 @@ def adaptive_scan(scanner) -> ScanResult:
     first = max(1, config["scan"]["adaptive_from"])
     frames, sampled = {}, []
     read_s = 0.0
-    from .cameras import capture_moment
+    from .cameras import capture_moment, capture_record
 
     scanner.marks = marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
     opening = time.perf_counter()
@@ -85,15 +85,17 @@ def adaptive_scan(scanner) -> ScanResult:
         marks["camera_open"] = (opening, time.perf_counter())
         for moment in sequence.moments():  # one view, or views of several cameras at once
             views = [sequence.views[i] for i in moment]
-            motions = []
+            motions, charged = [], []
             for view in views:
                 started = time.perf_counter()
                 presenter.present(view)  # meanwhile the worker samples the previous views
                 motions.append((started, time.perf_counter()))
-            for index, view, frame, motion in zip(moment, views, capture_moment(scanner.camera, views), motions):
+                charged.append(arm_actions(presenter, view))
+            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views),
+                                                           motions, charged):
                 frames[view.name] = frame
-                marks["views"].append({"view": view.name, "actions": list(view.actions), "motion": motion,
-                                       "frame": getattr(scanner.camera, "last_capture", None)})
+                marks["views"].append({"view": view.name, "actions": actions, "motion": motion,
+                                       "frame": capture_record(scanner.camera, view.name)})
                 sampled.append(worker.submit(sample_view, frame, index, sequence, scanner.regions, scanner.sampling))
             k = moment[-1] + 1  # views taken so far
             if k < first and k < len(sequence.views):

@@ -20,6 +20,7 @@ class CameraSet:
                              f"{', '.join(sorted(cameras))}: set scan.second_camera.device")
         self.cameras = cameras
         self.camera_of = {view.name: view.camera for view in sequence.views}
+        self.records: dict = {}  # view -> its frame's times (robot/run/waterfall.py), as camera.last_capture
 
     def open(self) -> "CameraSet":
         for camera in self.cameras.values():
@@ -38,7 +39,10 @@ class CameraSet:
         return False
 
     def capture(self, view: str):
-        return self.cameras[self.camera_of[view]].capture(view)
+        camera = self.cameras[self.camera_of[view]]
+        image = camera.capture(view)
+        self.records[view] = getattr(camera, "last_capture", None)  # views of one moment: one per thread
+        return image
 
     @property
     def lighting(self):  # the simulated cameras' light (SimulatedRobot.before_scan sets it on all)
@@ -49,8 +53,18 @@ class CameraSet:
         for camera in self.cameras.values():
             camera.lighting = value
 
+    @property
+    def timing(self):  # the frame timing (config `camera`, shared by both cameras): the waterfall's floors
+        return getattr(self.cameras.get("main", next(iter(self.cameras.values()))), "timing", None)
+
     def settings(self) -> dict:
         return {name: camera.settings() for name, camera in self.cameras.items()}
+
+
+def capture_record(camera, view: str):
+    """The times of `view`'s frame just captured (None when the camera does not pick frames by time)."""
+    records = getattr(camera, "records", None)
+    return records.get(view) if isinstance(records, dict) else getattr(camera, "last_capture", None)
 
 
 def capture_moment(camera, views) -> list:

@@ -45,16 +45,52 @@ class NoMotion:
 
 
 class LinkPresenter:
-    """Presents scan views by streaming their actions to the robot over its link."""
+    """Presents scan views by streaming their actions to the robot over its link.
 
-    def __init__(self, link, after=None):
+    holding: the pair known to hold the cube (None: not known).  The firmware finishes a GRIP to
+    the pair that already holds at once, so such a grip costs no arm time: `last_charged` is the
+    last view's actions that do (the waterfall's floor for its motion).
+    """
+
+    def __init__(self, link, after=None, holding: str | None = None):
         self.link, self.after = link, after  # after(): called once the view is in place
+        self.holding = holding
+        self.last_charged: list = []
 
     def present(self, view: ScanView) -> None:
+        before = self.holding
+        self.last_charged = charged_actions(view.actions, before)
         if view.actions:
+            self.holding = None  # until the motions are done (a stopped stream leaves it unknown)
             self.link.run(list(view.actions))
+            self.holding = holding_after(view.actions, before)
         if self.after:
             self.after()
+
+
+def charged_actions(actions, holding: str | None) -> list:
+    """The actions that cost arm time when `holding` holds the cube: a GRIP to the pair that
+    already holds costs none (the firmware finishes it at once)."""
+    charged = []
+    for action in actions:
+        if not (isinstance(action, Grip) and action.pair == holding):
+            charged.append(action)
+        holding = action.pair if isinstance(action, Grip) else holding
+    return charged
+
+
+def holding_after(actions, holding: str | None) -> str | None:
+    """The pair holding the cube after `actions` (a turn keeps the holding pair)."""
+    for action in actions:
+        if isinstance(action, Grip):
+            holding = action.pair
+    return holding
+
+
+def arm_actions(presenter, view: ScanView) -> list:
+    """The actions of the view `presenter` just presented that cost arm time (all, unless it knows)."""
+    charged = getattr(presenter, "last_charged", None)
+    return list(view.actions) if charged is None else list(charged)
 
 
 class ManualPresenter:
@@ -113,7 +149,7 @@ def capture_views(camera, sequence: ScanSequence, presenter=None, marks: list | 
         moved = time.perf_counter()
         frames[view.name] = camera.capture(view.name)
         if marks is not None:
-            marks.append({"view": view.name, "actions": list(view.actions), "motion": (started, moved),
+            marks.append({"view": view.name, "actions": arm_actions(presenter, view), "motion": (started, moved),
                           "frame": getattr(camera, "last_capture", None)})
     return frames
 

@@ -1,0 +1,100 @@
+"""The simulated robot starts with the cube loaded as `cube-robot load` leaves it, and the scan's
+waterfall charges no arm time for a GRIP to the pair that already holds (issue 13)."""
+
+import pytest
+
+from robot import config as config_module
+from robot import cube
+from robot.plan import Grip, Turn
+from robot.sim.robot_sim import SimulatedRobot
+from robot.vision.scan import LinkPresenter, ScanView, charged_actions, holding_after
+
+
+def test_a_grip_to_the_pair_that_holds_is_not_charged():
+    actions = [Grip("RL"), Turn({"R": 180, "L": 180}), Grip("FB"), Grip("FB"), Turn({"F": 90, "B": -90})]
+    assert charged_actions(actions, "RL") == actions[1:3] + actions[4:]
+    assert charged_actions(actions, "FB") == actions[:3] + actions[4:]  # FB lets go when RL takes the cube
+    assert charged_actions(actions, None) == actions[:3] + actions[4:]  # unknown: the first grip is charged
+    assert holding_after(actions, "RL") == "FB"
+    assert holding_after(actions[1:2], "RL") == "RL"
+
+
+class FakeLink:
+    def __init__(self, fail=False):
+        self.sent, self.fail = [], fail
+
+    def run(self, actions):
+        self.sent.append(actions)
+        if self.fail:
+            raise OSError("cable pulled")
+
+
+def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_stream():
+    link = FakeLink()
+    presenter = LinkPresenter(link, holding="RL")
+    presenter.present(ScanView("a", (Grip("RL"), Turn({"R": 180, "L": 180})), ("U1",)))
+    assert presenter.last_charged == [Turn({"R": 180, "L": 180})] and presenter.holding == "RL"
+    presenter.present(ScanView("b", (Grip("FB"),), ("U1",)))
+    assert presenter.last_charged == [Grip("FB")] and presenter.holding == "FB"
+    presenter.present(ScanView("c", (Turn({"F": 90, "B": -90}),), ("U1",)))
+    assert presenter.last_charged == [Turn({"F": 90, "B": -90})] and presenter.holding == "FB"  # a turn keeps it
+    assert link.sent[:2] == [[Grip("RL"), Turn({"R": 180, "L": 180})], [Grip("FB")]]  # every action still sent
+
+    failing = LinkPresenter(FakeLink(fail=True), holding="RL")
+    with pytest.raises(OSError):
+        failing.present(ScanView("a", (Grip("FB"),), ("U1",)))
+    assert failing.holding is None  # the stream stopped part way: which pair holds is not known
+
+
+def sim_config(tmp_path, sensors=False):
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    if sensors:
+        assert "    sensors: false" in text
+        text = text.replace("    sensors: false", "    sensors: true", 1)
+        text = text.replace("zero_offset_steps: 0 ", "zero_offset_steps: -12 ")  # off the sensor's edge
+    (tmp_path / "config.yaml").write_text(text)
+    return config_module.load(tmp_path / "config.yaml")
+
+
+def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_path):
+    config = sim_config(tmp_path)
+    assert config["robot"]["start_grip"] == "any"  # `cube-robot load` then closes RL
+    with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
+        assert robot.loaded_pair == "RL" and robot.presenter.holding == "RL"
+        # What the firmware did (not what we told it): RL closed on the cube, FB open.
+        assert robot.virtual.holding_pair() == "RL"
+        assert not any(robot.virtual.closed[face] for face in "FB")
+        assert "`cube-robot load`" in robot.start_note and "RL holds" in robot.start_note
+
+
+def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
+    config = sim_config(tmp_path, sensors=True)
+    with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
+        assert robot.loaded_pair is None and robot.presenter.holding is None
+        assert not any(robot.virtual.closed.values())
+        assert "open grippers" in robot.start_note
+
+
+def test_the_rescan_after_the_plan_knows_which_pair_the_plan_left_holding(tmp_path):
+    from robot.cli import build_parser
+    from robot.plan import RobotProfile
+    from robot.run.options import RunOptions
+    from robot.run.simulated import run_simulated
+
+    config = sim_config(tmp_path)
+    regrip_ms = RobotProfile.from_config(config).cost(Grip("RL"))
+    last_pairs = set()
+    for seed in range(1, 9):
+        args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", str(seed)])
+        report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
+        assert report["solved"] is True, report["errors"]
+        grips = [a["pair"] for a in report["plan"]["plan"] if a["op"] == "grip"]
+        last_pairs.add(grips[-1])
+        stages = {s["stage"]: s for s in report["waterfall"]}
+        first = stages["verify: top-front: motion"]  # the rescan's first view: GRIP RL
+        assert first["floor_ms"] == (0 if grips[-1] == "RL" else regrip_ms), seed
+        if last_pairs == {"RL", "FB"}:
+            return
+    raise AssertionError(f"no seed's plan ended with each pair holding: {last_pairs}")
