@@ -77,7 +77,10 @@ def test_plan_through_faults_into_real_firmware_moves_every_step_once():
         pytest.fail("three seeds in a row made a '!' byte: the proxy's rate is not 1%?")
     (result, status), events = outcome, events
     assert proxy.faults, "no fault was injected: the test proves nothing"
-    assert status.done == status.accepted and status.state == P.State.IDLE
+    assert status.state == P.State.IDLE and status.queued == 0 and status.running == 0
+    # Every accepted action ran; lines accepted after the last action can only be TIME asks, sent
+    # for actions whose `done` line was lost (protocol 4).
+    assert status.done == status.accepted or result.stats.get("done_lost", 0) > 0, (status, result.stats)
     assert len(result.durations_ms) == len(COMMANDS)
     net, total = expected_steps(PLAN)
     assert observed_steps(events) == (net, total)
