@@ -175,21 +175,26 @@ def move(index: int):
     return tuple(part[index] for part in MOVES)
 
 
-def _symmetry_matrices():
-    """The 16 symmetries keeping the U-D axis: quarter turns about U, half turns about F, the L-R mirror."""
-    gens = [_rotation_matrix(FACE_FRAMES["U"][0], 1), _rotation_matrix(FACE_FRAMES["F"][0], 2),
-            np.diag([-1, 1, 1])]
+def matrix_group(generators) -> list:
+    """Every product of the 3x3 integer `generators` (the group they generate), identity first."""
     group = [np.eye(3, dtype=int)]
     frontier = list(group)
     while frontier:
         new = []
         for m in frontier:
-            for g in gens:
+            for g in generators:
                 c = g @ m
                 if not any((c == x).all() for x in group):
                     group.append(c)
                     new.append(c)
         frontier = new
+    return group
+
+
+def _symmetry_matrices():
+    """The 16 symmetries keeping the U-D axis: quarter turns about U, half turns about F, the L-R mirror."""
+    group = matrix_group([_rotation_matrix(FACE_FRAMES["U"][0], 1), _rotation_matrix(FACE_FRAMES["F"][0], 2),
+                          np.diag([-1, 1, 1])])
     assert len(group) == 16
     return group
 

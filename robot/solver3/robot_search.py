@@ -44,19 +44,7 @@ class SearchUnavailable(RuntimeError):
 
 def _rotations() -> list:
     """The 24 rotations of the cube (identity first)."""
-    found = [np.eye(3, dtype=int)]
-    frontier = list(found)
-    gens = [rotation(face, 90) for face in "URF"]
-    while frontier:
-        nxt = []
-        for m in frontier:
-            for g in gens:
-                c = g @ m
-                if not any((c == x).all() for x in found):
-                    found.append(c)
-                    nxt.append(c)
-        frontier = nxt
-    return found
+    return cube3.matrix_group([rotation(face, 90) for face in "URF"])
 
 
 ROTATIONS = _rotations()
