@@ -24,21 +24,13 @@ from robot import config as config_module  # noqa: E402
 from robot.cli import build_parser  # noqa: E402
 from robot.run.options import RunOptions  # noqa: E402
 from robot.run.simulated import run_simulated  # noqa: E402
+from robot.scan_sequence import TWO_CAMERA_VIEWS  # noqa: E402
 
 COLUMNS = (("scan_views", "views"), ("recognition_ms", "scan"), ("tables_load_ms", "tables"), ("solve_ms", "solve"),
            ("predicted_machine_ms", "arm pred."), ("execute_ms", "execute"), ("button_to_solved_ms", "button->solved"))
 
 
 # --two-cameras: U+F from above and D+B from below at once, then L and R (after z) at once.
-TWO_CAMERAS = [
-    {"name": "top-front", "camera": "main", "actions": [{"op": "grip", "pair": "RL"}],
-     "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
-    {"name": "bottom-back", "camera": "second", "actions": [],
-     "facelets": ["D1", "D2", "D3", "D4", "B1", "B2", "B3", "B4"]},
-    {"name": "left", "camera": "main", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
-     "facelets": ["U1", "U2", "U3", "U4"]},
-    {"name": "right", "camera": "second", "actions": [], "facelets": ["D1", "D2", "D3", "D4"]},
-]
 
 
 def seeds(text: str) -> list[int]:
@@ -51,7 +43,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=seeds, default=seeds("0-5"))
     parser.add_argument("--firmware", choices=("emulator", "mock"), default="emulator")
     parser.add_argument("--config", type=Path, default=config_module.PROJECT_ROOT / "config.yaml")
-    parser.add_argument("--two-cameras", action="store_true", help="the scan of TWO_CAMERAS (simulated)")
+    parser.add_argument("--two-cameras", action="store_true", help="the scan of TWO_CAMERA_VIEWS (simulated)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         text = options.config.read_text()
@@ -62,7 +54,7 @@ def main() -> None:
         path.write_text(text)
         config = config_module.load(path)
         if options.two_cameras:
-            config["scan"]["views"] = TWO_CAMERAS
+            config["scan"]["views"] = TWO_CAMERA_VIEWS
         rows = []
         for seed in options.seeds:
             args = build_parser().parse_args(["run", "--sim", "--realtime", "--firmware", options.firmware,

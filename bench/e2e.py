@@ -5,7 +5,7 @@
 
 --scan (default all): `full` is the default 4-view scan with the adaptive scan off
 (scan.adaptive_from 0), `adaptive` the shipped config (scan.adaptive_from 2), `two-cameras`
-the adaptive scan with a second camera (bench/button_to_solved.py TWO_CAMERAS: U+F and
+the adaptive scan with a second camera (robot/scan_sequence.py TWO_CAMERA_VIEWS: U+F and
 D+B at once, no scan motion for them); `all` runs the three and ends with one summary table.
 
 Each run: a seeded random scramble on the virtual cube, start button, scan (the
@@ -80,9 +80,9 @@ def bench_config(tmp: str, save_images: bool = False, scan: str = "adaptive"):
     if scan == "full":
         config["scan"]["adaptive_from"] = 0  # every view, always
     elif scan == "two-cameras":
-        from button_to_solved import TWO_CAMERAS  # bench/ is the script's folder (on sys.path)
+        from robot.scan_sequence import TWO_CAMERA_VIEWS
 
-        config["scan"]["views"] = TWO_CAMERAS
+        config["scan"]["views"] = TWO_CAMERA_VIEWS
     return config
 
 

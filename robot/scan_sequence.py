@@ -176,6 +176,20 @@ class ScanSequence:
         return cube.apply_moves(start_facelets, self.moves)
 
 
+# A scan for a robot with a second camera below and behind the cube (`scan.second_camera`): U+F from
+# above and D+B from below at once, then L and R (after one turn of the FB pair) at once.  Put these
+# views in config.yaml's `scan.views` to use them; bench/e2e.py measures them in the simulation.
+TWO_CAMERA_VIEWS = [
+    {"name": "top-front", "camera": "main", "actions": [{"op": "grip", "pair": "RL"}],
+     "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
+    {"name": "bottom-back", "camera": "second", "actions": [],
+     "facelets": ["D1", "D2", "D3", "D4", "B1", "B2", "B3", "B4"]},
+    {"name": "left", "camera": "main", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
+     "facelets": ["U1", "U2", "U3", "U4"]},
+    {"name": "right", "camera": "second", "actions": [], "facelets": ["D1", "D2", "D3", "D4"]},
+]
+
+
 def _is_facelet_name(name: str) -> bool:
     return len(name) == 2 and name[0] in cube.FACES and name[1] in "1234"
 

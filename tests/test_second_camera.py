@@ -6,22 +6,13 @@ from robot import config as config_module
 from robot.cli import build_parser
 from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
-from robot.scan_sequence import ScanSequence
+from robot.scan_sequence import TWO_CAMERA_VIEWS, ScanSequence
 from robot.vision.cameras import CameraSet, capture_moment
 
-TWO_CAMERAS = [
-    {"name": "top-front", "camera": "main", "actions": [{"op": "grip", "pair": "RL"}],
-     "facelets": ["U1", "U2", "U3", "U4", "F1", "F2", "F3", "F4"]},
-    {"name": "bottom-back", "camera": "second", "actions": [],
-     "facelets": ["D1", "D2", "D3", "D4", "B1", "B2", "B3", "B4"]},
-    {"name": "left", "camera": "main", "actions": [{"op": "grip", "pair": "FB"}, {"op": "turn", "arms": {"F": 90, "B": -90}}],
-     "facelets": ["U1", "U2", "U3", "U4"]},
-    {"name": "right", "camera": "second", "actions": [], "facelets": ["D1", "D2", "D3", "D4"]},
-]
 
 
 def test_views_of_two_cameras_without_motion_between_them_are_one_moment():
-    sequence = ScanSequence.from_data(TWO_CAMERAS)
+    sequence = ScanSequence.from_data(TWO_CAMERA_VIEWS)
     assert sequence.moments() == [[0, 1], [2, 3]] and sequence.cameras == {"main", "second"}
     assert sequence.unseen_facelets() == []
     default = ScanSequence.from_config(config_module.defaults())
@@ -31,7 +22,7 @@ def test_views_of_two_cameras_without_motion_between_them_are_one_moment():
 def test_a_camera_set_captures_each_view_with_its_camera_and_a_moment_at_once():
     import threading
 
-    sequence = ScanSequence.from_data(TWO_CAMERAS)
+    sequence = ScanSequence.from_data(TWO_CAMERA_VIEWS)
     both = threading.Barrier(2, timeout=10)  # each capture waits for the other: only together do they return
 
     class Camera:
@@ -55,7 +46,7 @@ def test_a_simulated_run_with_two_cameras_scans_without_turning_and_solves(tmp_p
     text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
     (tmp_path / "config.yaml").write_text(text)
     config = config_module.load(tmp_path / "config.yaml")
-    config["scan"]["views"] = TWO_CAMERAS
+    config["scan"]["views"] = TWO_CAMERA_VIEWS
     args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", "1", "--no-verify"])
     report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
     assert report["solved"] is True, report["errors"]
