@@ -152,6 +152,18 @@ SWEEP = {
 TARGETS = {"moderate + 1 glare 0.4": (0.90, 0.005), "moderate + 2 glare 0.5 + shadow 0.5": (0.75, 0.01)}
 
 
+def truth_after_swap(truth: str, i: int, j: int) -> str:
+    """The right answer once stickers i and j are exchanged: the swapped cube if it is legal, else the
+    original (a decoder should refuse the scan)."""
+    swapped = list(truth)
+    swapped[i], swapped[j] = swapped[j], swapped[i]
+    try:
+        parse_facelets("".join(swapped))
+        return "".join(swapped)
+    except CubeError:
+        return truth
+
+
 def perturb(rgb, truth: str, spec: dict, rng) -> tuple[np.ndarray, str]:
     """One perturbed reading of a real case: (rgb clipped to 0-255 and rounded, the truth it now shows)."""
     rgb = np.array(rgb, dtype=float)
@@ -169,13 +181,7 @@ def perturb(rgb, truth: str, spec: dict, rng) -> tuple[np.ndarray, str]:
         i = stickers[0]
         j = next(k for k in stickers[1:] if truth[k] != truth[i])
         rgb[[i, j]] = rgb[[j, i]]
-        swapped = list(truth)
-        swapped[i], swapped[j] = swapped[j], swapped[i]
-        try:  # a swap that gives a legal cube: that cube is the right answer
-            parse_facelets("".join(swapped))
-            truth = "".join(swapped)
-        except CubeError:
-            pass
+        truth = truth_after_swap(truth, i, j)
     rgb = rgb + rng.normal(0, spec.get("noise", 0), rgb.shape)
     return np.clip(np.round(rgb), 0, 255), truth
 
@@ -227,13 +233,7 @@ def synthetic(count: int, seed: int) -> list[dict]:
             if swap:
                 i, j = rng.choice(24, 2, replace=False)
                 rgb[[i, j]] = rgb[[j, i]]
-                swapped = list(truth)
-                swapped[i], swapped[j] = swapped[j], swapped[i]
-                try:  # a swap that gives a legal cube: that cube is the right answer
-                    parse_facelets("".join(swapped))
-                    truth = "".join(swapped)
-                except CubeError:
-                    pass
+                truth = truth_after_swap(truth, i, j)
             outcome, seconds = classify(rgb, truth)
             counts[outcome] += 1
             times.append(seconds * 1000)
