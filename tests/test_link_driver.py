@@ -322,19 +322,22 @@ def test_missing_port_is_a_clear_error():
         ports.open_port("/dev/does-not-exist", 115200)
 
 
+def drop_first_banner(lost: list):
+    """A mock reply filter that loses the first identity banner (kept in `lost`), as line noise would."""
+    def drop(reply) -> bool:
+        if isinstance(reply, P.Identity) and not lost:
+            lost.append(reply)
+            return True
+        return False
+    return drop
+
+
 def test_a_reset_whose_banner_is_lost_is_still_counted():
     """board_resets comes from the board's reset counter (`boots` in every id line), not from
     seeing the banner: a reset whose banner the line noise ate is counted at the next HELLO."""
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         lost = []
-
-        def drop_banner_once(reply):
-            if isinstance(reply, P.Identity) and not lost:
-                lost.append(reply)
-                return True
-            return False
-
-        mock.drop_reply = drop_banner_once
+        mock.drop_reply = drop_first_banner(lost)
         mock.reset_after_seq = link._lines.next_seq + len(PLAN) - 1  # right after the last action
         link.run(PLAN)
         assert lost and lost[0].boots == 1  # the banner was really lost
@@ -371,14 +374,7 @@ def test_a_reset_mid_stream_whose_banner_is_lost_never_ends_in_a_claimed_state_t
     once or stop with the cube state called uncertain; never finish as if nothing happened."""
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         lost = []
-
-        def drop_banner(reply):
-            if isinstance(reply, P.Identity) and not lost:
-                lost.append(reply)
-                return True
-            return False
-
-        mock.drop_reply = drop_banner
+        mock.drop_reply = drop_first_banner(lost)
         mock.reset_after_seq = link._lines.next_seq + 4
         try:
             link.run(PLAN)
