@@ -409,18 +409,11 @@ class MockFirmware(ArmsMixin, SerialDevice):
         return pair
 
     def _settings(self, name, args) -> P.ErrorCode | None:
-        spec = SETTINGS_ARGS[name]
-        if len(args) != len(spec):
-            return P.ErrorCode.BAD_ARGUMENT
-        values = {}
-        for arg in args:
-            if arg[:1] not in spec or arg[0] in values:
-                return P.ErrorCode.BAD_ARGUMENT
-            key, low, high = spec[arg[0]]
-            value = _parse_int(arg[1:], low, high)
-            if isinstance(value, P.ErrorCode):
-                return value
-            values[arg[0]] = (key, value)
+        spec = SETTINGS_ARGS[name]  # letter -> (setting, low, high)
+        parsed = self._lettered(args, {letter: (low, high) for letter, (_, low, high) in spec.items()})
+        if isinstance(parsed, P.ErrorCode):
+            return parsed
+        values = {letter: (spec[letter][0], value) for letter, value in parsed.items()}
         if name == "MOTION" and values["S"][1] % 4:
             return P.ErrorCode.BAD_ARGUMENT  # quarter turns must be whole steps
         if self.alarm:  # after the range check, as in the firmware: nothing changes while latched
