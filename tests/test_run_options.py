@@ -8,6 +8,16 @@ from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
 
 
+def scratch_config(tmp_path, edit=lambda text: text):
+    """config.yaml copied into tmp_path with the run's pictures and log there too (edit: more changes)."""
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    path = tmp_path / "config.yaml"
+    path.write_text(edit(text))
+    return path
+
+
 @pytest.mark.parametrize("value", ["2", "-0.1", "lots"])
 def test_fault_rate_must_be_a_probability(value, capsys):
     with pytest.raises(SystemExit) as stop:
@@ -17,11 +27,7 @@ def test_fault_rate_must_be_a_probability(value, capsys):
 
 
 def test_estop_at_beyond_the_plan_is_said(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    config = config_module.load(scratch_config(tmp_path))
     messages = []
     options = RunOptions(sim=True, firmware="mock", scramble="R U", estop_at=99, verify=False)
     report = run_simulated(config, options, messages.append)
@@ -32,12 +38,8 @@ def test_estop_at_beyond_the_plan_is_said(tmp_path):
 
 
 def test_doubtful_scan_attempts_pictures_are_in_the_report(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    text = text.replace("save_images: false", "save_images: true")
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    config = config_module.load(scratch_config(tmp_path, lambda text: text.replace("save_images: false",
+                                                                                   "save_images: true")))
     report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U", bad_scan="dark",
                                               verify=False), lambda m: None)
     [failed] = report["failed_scan_images"]
@@ -53,10 +55,7 @@ def test_no_port_named_and_nothing_answering_is_a_simulation_said_everywhere(tmp
     from robot import cli
     from robot.link import ports
 
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
+    scratch_config(tmp_path)
     monkeypatch.setattr(ports, "list_ports", lambda: [])  # no serial port on this machine
     code = cli.main(["run", "--firmware", "mock", "--no-verify", "--config", str(tmp_path / "config.yaml")])
     out = capsys.readouterr().out
@@ -73,11 +72,7 @@ def test_simulated_run_has_its_tables_before_the_start_button(tmp_path, monkeypa
     # start, so the build is never counted in button->solved.
     from robot.solver import tables
 
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    config = config_module.load(scratch_config(tmp_path))
     messages = []
     real_load = tables.load
 
@@ -125,12 +120,10 @@ def test_a_stop_before_the_start_press_says_so():
 
 
 def test_a_simulated_run_at_the_wrong_baud_fails_as_a_real_board_would(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    assert "\n  baud: " in text
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    text = "\n".join("  baud: 9600" if line.startswith("  baud: ") else line for line in text.splitlines())
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    def slow_baud(text):
+        assert "\n  baud: " in text
+        return "\n".join("  baud: 9600" if line.startswith("  baud: ") else line for line in text.splitlines())
+    config = config_module.load(scratch_config(tmp_path, slow_baud))
     report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U"), lambda text: None)
     assert report.exit_status() != 0 and report.execute_ok is None
     assert "link.baud is 9600 but the firmware talks at 115200" in " ".join(report.errors)
