@@ -94,14 +94,20 @@ def _pair_holds(where: P.Where, pair: str) -> bool:
     return all(where.grippers[a] == ("closed" if a in pair else "open") for a in P.ARMS)
 
 
-def home_with_sensors(link, arms: str, say) -> P.Where:
-    """HOME each arm in turn (in the air: its gripper is opened first)."""
+def _open_for_turning_in_the_air(link, arms: str, say, why: str) -> None:
+    """Drivers on, and the grippers of `arms` opened (a turn with one closed would twist the cube);
+    `why` ends the message that says so."""
     ensure_motors(link, say)
     where = link.where()
     closed = [a for a in arms if where.grippers[a] != "open"]
     if closed:
         link.run([P.grippers_command("".join(closed), close=False)])
-        say(f"Opened gripper(s) {', '.join(closed)}: homing turns each arm in the air (take the cube out).")
+        say(f"Opened gripper(s) {', '.join(closed)}{why} (take the cube out).")
+
+
+def home_with_sensors(link, arms: str, say) -> P.Where:
+    """HOME each arm in turn (in the air: its gripper is opened first)."""
+    _open_for_turning_in_the_air(link, arms, say, ": homing turns each arm in the air")
     for arm in arms:
         say(f"Homing arm {arm}: seek the sensor, back off, approach slowly, move by its zero offset "
             f"({link.motion['arms'][arm]['zero_offset_steps']} steps)...")
@@ -118,12 +124,7 @@ def square_by_eye(link, arms: str, ask, say, hint=None) -> P.Where:
 
     `ask(prompt)` returns the user's line; `hint(arm)` (simulation) describes where the arm really is.
     Lines: `+` / `-` (a small step), a signed number of steps (`-7`), `Enter` = straight."""
-    ensure_motors(link, say)
-    where = link.where()
-    closed = [a for a in arms if where.grippers[a] != "open"]
-    if closed:
-        link.run([P.grippers_command("".join(closed), close=False)])
-        say(f"Opened gripper(s) {', '.join(closed)} so the arms turn in the air (take the cube out).")
+    _open_for_turning_in_the_air(link, arms, say, " so the arms turn in the air")
     small = max(1, round(link.motion["steps_per_rev"] * SMALL_STEP_TURNS))
     say(f"Square each arm by eye: `+` / `-` turn it {small} steps, a number turns it that many steps "
         "(e.g. -3), Enter when the gripper stands straight.")
