@@ -337,8 +337,6 @@ class Pipeline:
         self.waterfall.add("execute", t, done_at, report.measured_machine_ms)  # floor: the plan's arm time
         report.unknown_time_actions = unknown or None
         report.link_stats = dict(result.stats) if result.stats else {}
-        # Actions whose `done` was lost ran, but their time is unknown (None): say how many.
-        report.link_stats["durations_unknown"] = unknown
         report.execute_ok = True
         if self.options.verify and self.config["run"]["verify_after"]:
             t = time.perf_counter()
