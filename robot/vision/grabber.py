@@ -26,6 +26,10 @@ import threading
 import time
 from dataclasses import dataclass, replace
 
+from ..config_schema import SCHEMA
+
+_CAMERA = {key: setting.default for key, setting in SCHEMA["camera"].items() if hasattr(setting, "default")}
+
 FRESH_WAIT = 0.1  # share of a frame period grab() must wait for its frame to count as just delivered
 POS_MSEC = 0  # cv2.CAP_PROP_POS_MSEC (a constant of OpenCV's API; not imported so tests need no cv2)
 
@@ -36,14 +40,15 @@ class GrabberError(RuntimeError):
 
 @dataclass(frozen=True)
 class CameraTiming:
-    """The camera's timing facts (config `camera`), in seconds of the grabber's clock."""
+    """The camera's timing facts (config `camera`), in seconds of the grabber's clock; the defaults
+    are config.yaml's (robot/config_schema.py)."""
 
-    period_s: float = 1 / 30
-    exposure_s: float = 0.020
-    delivery_s: float = 0.010
-    settle_s: float = 0.030
-    buffer_frames: int = 4
-    average_frames: int = 1
+    period_s: float = 1 / _CAMERA["fps"]
+    exposure_s: float = _CAMERA["exposure_ms"] / 1000
+    delivery_s: float = _CAMERA["delivery_ms"] / 1000
+    settle_s: float = _CAMERA["settle_ms"] / 1000
+    buffer_frames: int = _CAMERA["buffer_frames"]
+    average_frames: int = _CAMERA["average_frames"]
 
     @classmethod
     def from_config(cls, config) -> "CameraTiming":
