@@ -56,9 +56,12 @@ def _press_start_when_connected(mock):
     def press():
         # A person presses start once the robot is ready (the host has configured the board).
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(b"SERVO" in line for line in mock.received_lines):
+        while time.monotonic() < deadline:
+            if any(b"SERVO" in line for line in mock.received_lines):
+                mock.press_start()
+                return
             time.sleep(0.01)
-        mock.press_start()
+        # Never configured (the run stopped before the start press): nobody presses start.
 
     threading.Thread(target=press, daemon=True).start()
 
