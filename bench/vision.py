@@ -16,7 +16,8 @@
    blended toward the lamp's white), shadowed stickers (own colour, darker),
    their combinations, over-exposure, and swapped sticker pairs; all channels
    clipped to 0-255 like a sensor.  Prints exact / refused / wrong per row
-   and tallies which rule refused (VisionError.reason).  Targets (issue 14):
+   and tallies which rule refused (VisionError.reason), for the target rows
+   also per real case.  Targets (issue 14):
    "moderate + 1 glare 0.4" (exposure 0.6-1.2, cast 0.8-1.2, noise sd 4, one
    sticker 40% glare) >= 90% exact, <= 0.5% wrong; "moderate + 2 glare 0.5 +
    shadow 0.5" (the same light, two 50% glares and one 50% shadow instead)
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -198,15 +200,22 @@ def light_sweep(trials: int, seed: int, path: Path = REAL_CASES, rows=None) -> l
     for name in rows or SWEEP:
         spec = SWEEP[name]
         rng = np.random.default_rng([seed, sum(map(ord, name))])
-        counts, reasons = {"exact": 0, "refused": 0, "wrong": 0}, {}
+        counts, reasons, by_case = {"exact": 0, "refused": 0, "wrong": 0}, {}, {}
         clean_counts = dict(counts)
         for _ in range(1 if not spec else trials):
             for case in cases:
                 rgb, truth = perturb(case["rgb_URFDLB"], case["expected_URFDLB"], spec, rng)
-                outcome = classify(rgb, truth, reasons)[0]
+                one = {}
+                outcome = classify(rgb, truth, one)[0]
                 counts[outcome] += 1
                 clean_counts[outcome] += case["id"] in clean
-        out.append({"row": name, **counts, "reasons": reasons, "clean": clean_counts, "clean_cases": len(clean)})
+                for rule, (n, right) in one.items():
+                    per_case = by_case.setdefault(case["id"], {})
+                    for tally in (reasons.setdefault(rule, [0, 0]), per_case.setdefault(rule, [0, 0])):
+                        tally[0] += n
+                        tally[1] += right
+        out.append({"row": name, **counts, "reasons": reasons, "by_case": by_case, "clean": clean_counts,
+                    "clean_cases": len(clean)})
     return out
 
 
@@ -261,7 +270,9 @@ def main() -> None:
             if row["outcome"] != "exact":
                 print(f"    {row['outcome']}: {row['id']}")
         wall, cpu = decode_times(repeat=args.repeat)
-        print(f"\nDecode time per cube ({len(wall)} decodes of the real readings)")
+        print(f"\nDecode time per cube ({len(wall)} decodes of the real readings; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time grows with load, CPU time is the "
+              "decoder's own)")
         print(f"  {'':<6} {'median':>8} {'p90':>8} {'p99':>8} {'max':>8}   target: median <= 3 ms")
         for label, times in (("wall", wall), ("CPU", cpu)):
             print(f"  {label:<6} {np.median(times):>6.2f}ms {np.percentile(times, 90):>6.2f}ms "
@@ -295,6 +306,12 @@ def main() -> None:
         rules = [f"{k} ({VisionError.REASONS[k]}): {n}, best cube right in {right}"
                  for k, (n, right) in all_reasons.items()]
         print("  refusal rules, all rows: " + "; ".join(rules))
+        for row, _ in verdicts:  # which rule refused which real case (VisionError.reason), most refused first
+            print(f"\n  Where the refusals of \"{row['row']}\" come from (case: rule count (best cube right))")
+            for case_id, rules in sorted(row["by_case"].items(), key=lambda kv: -sum(n for n, _ in kv[1].values())):
+                detail = ", ".join(f"{k} {n} ({right})"
+                                   for k, (n, right) in sorted(rules.items(), key=lambda kv: -kv[1][0]))
+                print(f"    {sum(n for n, _ in rules.values()):>3}  {case_id:<52} {detail}")
         print("\n  Issue 14 targets")
         for row, (exact_min, wrong_max) in verdicts:
             for label, counts in (("all 43 cases", row), (f"the {row['clean_cases']} clean cases", row["clean"])):

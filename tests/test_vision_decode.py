@@ -321,3 +321,64 @@ def test_colour_drift_reports_how_far_the_light_moved():
     drift = colour_drift(decode(warmer, calibration), calibration)
     assert drift.max_delta_e > 15 and drift.worst in names
     assert colour_drift(warmer, calibration).max_delta_e == pytest.approx(drift.max_delta_e, abs=1e-6)
+
+
+def test_the_legal_cube_search_is_exact_per_batch_entry_with_forbidden_placements():
+    # Each position allows two (piece, twist) placements (the rest cost inf), so
+    # every legal cube of an entry can be listed; ties are made likely by whole
+    # numbers.  The batched search must find each entry's cheapest legal cube.
+    import itertools
+
+    from robot.vision.legal import _best_cubes
+
+    rng = np.random.default_rng(11)
+    costs = np.full((6, 8, 8, 3), np.inf)
+    allowed = []
+    for b in range(6):
+        truth = rng.permutation(8)
+        twists = rng.integers(0, 3, 8)
+        twists[-1] = -twists[:-1].sum() % 3
+        entry = []
+        for position in range(8):
+            other = (int(rng.integers(8)), int(rng.integers(3)))
+            options = [(int(truth[position]), int(twists[position])), other]
+            for piece, twist in options:
+                costs[b, position, piece, twist] = float(rng.integers(0, 4))
+            entry.append(options)
+        allowed.append(entry)
+    totals, placements = _best_cubes(costs)
+    for b, entry in enumerate(allowed):
+        legal = [sum(costs[b, p, piece, twist] for p, (piece, twist) in enumerate(choice))
+                 for choice in itertools.product(*entry)
+                 if len({piece for piece, _ in choice}) == 8 and sum(t for _, t in choice) % 3 == 0]
+        assert totals[b] == min(legal)
+        chosen = placements[b]
+        assert len(set(chosen[:, 0])) == 8 and chosen[:, 1].sum() % 3 == 0
+        assert costs[b, np.arange(8), chosen[:, 0], chosen[:, 1]].sum() == totals[b]
+
+
+def test_alternatives_finds_every_cube_the_unpruned_search_finds_below_the_limit():
+    # alternatives() only builds the (position, scheme) entries whose lower bound
+    # is below the limit; the entries it skips must never hold a cheaper cube.
+    from robot.vision import legal
+
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        truth = np.array([int(c) for c in random_state(rng).to_facelets("012345")])
+        costs = rng.random((24, 6)) * 3
+        costs[np.arange(24), truth] = rng.random(24) * 0.5
+        cost, labels, scheme, placements = best_legal_labels(costs)
+        limit = cost + 6.0
+        corner = legal._corner_costs(costs)
+        same = (legal._CLASS[:, None] == labels[legal.STICKERS][None, :, None, None, :]).all(axis=-1)
+        every = []
+        for position in range(8):  # the unpruned search: every scheme, differing at each position
+            entry = corner.copy()
+            entry[:, position] = np.where(same[:, position], np.inf, entry[:, position])
+            every.append(entry)
+        totals, found, _, _ = legal._solve_batch(np.concatenate(every), np.tile(np.arange(len(SCHEMES)), 8), limit)
+        pruned_totals, pruned = legal.alternatives(costs, scheme, placements, limit)
+        kept = {tuple(row) for row, total in zip(pruned.tolist(), pruned_totals) if total < limit}
+        needed = {tuple(row) for row, total in zip(found.tolist(), totals) if total < limit}
+        assert needed, "the test needs cubes below the limit"
+        assert needed <= kept

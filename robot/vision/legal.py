@@ -51,7 +51,6 @@ _CLASS = np.array([
       for twist in range(3)] for piece in range(CORNERS)]
     for scheme in SCHEMES
 ])
-_ROLL = np.array([[(r - o) % 3 for r in range(3)] for o in range(3)])  # old residue for (twist o, new r)
 
 
 def _levels():
@@ -99,61 +98,49 @@ def _is_legal(pieces: np.ndarray, twists: np.ndarray) -> np.ndarray:
     return (ordered[:, 1:] != ordered[:, :-1]).all(axis=1) & (twists.sum(axis=1) % 3 == 0)
 
 
-def _flat_levels():
-    """Per position: gather indices for the DP, arranged so the choice is the last (contiguous) axis.
-
-    prev[mask, r, k]: index into the previous table (mask' * 3 + residue') for
-    ending at residue r with choice k = (piece i, twist o) = i * 3 + o;
-    cost[mask, 1, k]: index into that position's (piece * 3 + twist) costs.
-    """
-    out = []
-    for pred, pieces in _LEVELS:
-        m, n = pieces.shape
-        prev = np.empty((m, 3, n * 3), dtype=np.intp)
-        cost = np.empty((m, 1, n * 3), dtype=np.intp)
-        for i in range(n):
-            for o in range(3):
-                prev[:, :, i * 3 + o] = pred[:, i, None] * 3 + _ROLL[o][None, :]
-                cost[:, 0, i * 3 + o] = pieces[:, i] * 3 + o
-        out.append((prev, cost))
-    return out
-
-
-_FLAT_LEVELS = _flat_levels()
-
-
 def _best_cubes(costs: np.ndarray):
     """Exact best legal cube for each of a batch of (B, 8, 8, 3) placement costs.
 
     costs[b, position, piece, twist].  Returns (total (B,), placements (B, 8, 2)
     = (piece, twist) at each position).  Pieces must be distinct and the twists
     must sum to 0 mod 3; the DP state is (set of pieces used, twist sum mod 3).
+    Forward: only the best cost of each state is kept (contiguous slices, no
+    large gathers: this is the decoder's hot loop); backward: each position's
+    choice is found again from the kept tables, one state per batch entry.
     """
     batch = costs.shape[0]
     if batch == 0:
         return np.empty(0), np.empty((0, CORNERS, 2), dtype=int)
-    # Batch last: the reductions then run over whole contiguous rows of the batch.
-    flat_costs = np.ascontiguousarray(np.moveaxis(costs.reshape(batch, CORNERS, CORNERS * 3), 0, -1))
-    table = np.full((3, batch), np.inf)  # (mask * 3 + residue, batch)
-    table[0] = 0.0
-    choices = []
-    for position, (prev, cost) in enumerate(_FLAT_LEVELS):
-        # cand[mask, r, k, b]: choice k at this position, ending at residue r.
-        cand = table[prev] + flat_costs[position][cost]
-        choices.append(cand.argmin(axis=2))
-        table = cand.min(axis=2).reshape(-1, batch)
-    total = table[0]
+    by_position = np.ascontiguousarray(np.moveaxis(costs, 0, -1))  # (position, piece, twist, batch)
+    table = np.full((1, 3, batch), np.inf)  # (piece set, twist residue, batch): the best cost so far
+    table[0, 0] = 0.0
+    tables = [table]
+    for position, (pred, pieces) in enumerate(_LEVELS):
+        before = table[pred]  # (sets, new piece, residue, batch)
+        # twice[..., 3 - o:6 - o, :] at new residue r is `before` at residue (r - o) % 3 (twist o added).
+        twice = np.concatenate([before, before], axis=2)
+        place = by_position[position][pieces]  # (sets, new piece, twist, batch)
+        best = twice[:, :, 0:3] + place[:, :, 0:1]
+        for o in (1, 2):
+            np.minimum(best, twice[:, :, 3 - o:6 - o] + place[:, :, o:o + 1], out=best)
+        table = best.min(axis=1)
+        tables.append(table)
+    total = table[0, 0]
     placements = np.zeros((batch, CORNERS, 2), dtype=int)
-    everyone = np.arange(batch)
+    everyone = np.arange(batch)[:, None, None]
+    twists = np.arange(3)[None, None, :]
     mask = np.zeros(batch, dtype=int)
     residue = np.zeros(batch, dtype=int)
     for position in range(CORNERS - 1, -1, -1):
         pred, pieces = _LEVELS[position]
-        i, twist = np.divmod(choices[position][mask, residue, everyone], 3)
-        placements[:, position, 0] = pieces[mask, i]
+        piece, came_from = pieces[mask], pred[mask]
+        cand = (tables[position][came_from[:, :, None], (residue[:, None, None] - twists) % 3, everyone]
+                + by_position[position][piece[:, :, None], twists, everyone])
+        i, twist = np.divmod(cand.reshape(batch, -1).argmin(axis=1), 3)
+        placements[:, position, 0] = piece[everyone[:, 0, 0], i]
         placements[:, position, 1] = twist
         residue = (residue - twist) % 3
-        mask = pred[mask, i]
+        mask = came_from[everyone[:, 0, 0], i]
     return total, placements
 
 
@@ -236,10 +223,16 @@ def alternatives(sticker_cost: np.ndarray, scheme: int, placements: np.ndarray, 
     corner = _corner_costs(sticker_cost)
     labels = _labels(np.array([scheme]), placements[None])[0]
     positions = np.arange(CORNERS)
-    # Any scheme, differing at each position: (8 positions, 30 schemes, 8, 8, 3).
-    differ = np.repeat(corner[None], CORNERS, axis=0)
+    # Any scheme, differing at each position.  Only entries whose lower bound
+    # (every other position at its cheapest) is below `limit` are built.
     same = (_CLASS[:, None] == labels[STICKERS][None, :, None, None, :]).all(axis=-1)  # (30, 8 positions, 8, 3)
-    differ[positions, :, positions] = np.where(same.transpose(1, 0, 2, 3), np.inf, differ[positions, :, positions])
+    cheapest = corner.reshape(len(SCHEMES), CORNERS, -1).min(axis=2)  # (30, 8)
+    cheapest_differing = np.where(same, np.inf, corner).reshape(len(SCHEMES), CORNERS, -1).min(axis=2)
+    bound = cheapest.sum(axis=1)[:, None] - cheapest + cheapest_differing  # (30 schemes, 8 positions)
+    at, differ_schemes = np.nonzero(bound.T < limit)  # position-major, as the search always ran
+    differ = corner[differ_schemes]
+    rows = np.arange(len(at))
+    differ[rows, at] = np.where(same[differ_schemes, at], np.inf, differ[rows, at])
     # The best scheme, two opposite corners held, differing at each other position.
     own = corner[scheme]
     held_only = np.full_like(own, np.inf)
@@ -255,8 +248,8 @@ def alternatives(sticker_cost: np.ndarray, scheme: int, placements: np.ndarray, 
             if position not in keep:
                 pinned.append(costs.copy())
                 pinned[-1][position, placements[position, 0], placements[position, 1]] = np.inf
-    batch = np.concatenate([differ.reshape(-1, CORNERS, CORNERS, 3), np.array(pinned)])
-    schemes = np.concatenate([np.tile(np.arange(len(SCHEMES)), CORNERS), np.full(len(pinned), scheme)])
+    batch = np.concatenate([differ, np.array(pinned)])
+    schemes = np.concatenate([differ_schemes, np.full(len(pinned), scheme)])
     totals, found, _, _ = _solve_batch(batch, schemes, limit)
     return totals, found
 
