@@ -16,6 +16,12 @@ from .report import NOT_STARTED, STOPPED, RunReport
 from .waterfall import Waterfall
 
 
+# The cube state claimed by a stop before the start press: nothing before it turns a layer (the
+# pre-flight homes arms in the air; loading only opens and closes grippers).  bench/faults.py checks
+# this claim against the simulated cube as it was put in.
+CUBE_AS_PUT_IN = "as it was put in: no layer turned, not read yet"
+
+
 class RunFailed(RuntimeError):
     """A run that stopped safely; the message says what to do next."""
 
@@ -68,6 +74,8 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
+        if not pipeline.started:  # nothing turned the cube yet: the state is known
+            report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the stop came before the start button was pressed)"
     finally:
         pipeline.wind_up(report)
     return report
@@ -241,6 +249,8 @@ class Pipeline:
 
         if self.ready is not None:
             self.ready.release()
+        # Stop bytes the link found to be line noise and cleared (robot/link/driver.py _noise_stop).
+        report.errors.extend(getattr(getattr(self.robot, "link", None), "noise_stops", None) or [])
         if self.scan_result is not None:
             report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
             if getattr(self.scan_result, "picture_error", None):
