@@ -56,14 +56,19 @@ def one_run(rate: float, seed: int, firmware: str, timeout_s: float) -> tuple[st
         report = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         return "stopped, state wrong", {"stderr": done.stderr[-500:]}
+    return classify(report), report
+
+
+def classify(report: dict) -> str:
+    """A finished run's outcome: solved, or a stop whose claimed cube state is right or wrong."""
     if report.get("solved"):
-        return "solved", report
+        return "solved"
     claimed, truth = report.get("cube_state_after_stop") or "", report.get("virtual_cube") or ""
     if claimed.startswith(CUBE_AS_PUT_IN):  # the claim: nothing turned it since it was put in
         right = bool(truth) and truth == report.get("true_state")
     else:
         right = same_cube(claimed, truth)
-    return ("stopped, state right" if right else "stopped, state wrong"), report
+    return "stopped, state right" if right else "stopped, state wrong"
 
 
 OUTCOMES = ("solved", "stopped, state right", "stopped, state wrong", "hung")

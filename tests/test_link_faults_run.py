@@ -203,3 +203,58 @@ def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan_on_the_e
     assert report.verify == "rescan shows solved" and report.verified_solved
     assert any("during a scan" in e for e in report.errors)
     assert report.solved and report.virtual_cube == report.final_state
+
+
+def _load_bench_faults():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "faults.py"
+    spec = importlib.util.spec_from_file_location("bench_faults", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_stop_byte_made_by_noise_while_the_settings_go_out_is_cleared_and_the_run_solves(monkeypatch):
+    """Issue 12: line noise made `!` before the scan; nothing was queued, so the link clears it and says so."""
+    from robot.link import protocol as P
+    from robot.link.driver import Link
+
+    configure = Link.configure
+    made = []
+
+    def configure_after_noise(link):
+        if not made:  # the first time the settings go out, a byte on the way becomes `!`
+            made.append(link._port.write(P.RT_ESTOP))
+        configure(link)
+
+    monkeypatch.setattr(Link, "configure", configure_after_noise)
+    report = _run(firmware="mock")
+    assert made and report.solved, report.errors
+    assert report.link_stats["noise_stops_cleared"] == 1
+    assert any("line noise made the stop byte '!'" in e for e in report.errors)
+    assert not any(e.startswith("recovered") for e in report.errors)  # it was not a lost connection
+
+
+def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_checks_it(monkeypatch):
+    """A stop that is not noise (here an alarm while the cube is loaded) before the press: no layer has
+    turned, so the report names the state (as put in); bench/faults.py counts that claim right only when
+    the virtual cube is exactly the cube put in."""
+    from robot.link import protocol as P
+    from robot.link.errors import AlarmError
+    from robot.run.pipeline import CUBE_AS_PUT_IN
+    from robot.sim.robot_sim import SimulatedRobot
+
+    def load_stopped(robot):
+        raise AlarmError(P.AlarmCode.ESTOP_BYTE)
+
+    monkeypatch.setattr(SimulatedRobot, "load_cube", load_stopped)
+    report = _run(firmware="mock")
+    assert not report.solved
+    assert report.cube_state_after_stop.startswith(CUBE_AS_PUT_IN)
+    bench = _load_bench_faults()
+    as_json = {k: getattr(report, k) for k in ("solved", "cube_state_after_stop", "virtual_cube", "true_state")}
+    assert bench.classify(as_json) == "stopped, state right"
+    moved = dict(as_json, virtual_cube=as_json["true_state"][1:] + as_json["true_state"][0])
+    assert bench.classify(moved) == "stopped, state wrong"  # the claim is checked, not trusted
