@@ -258,3 +258,38 @@ def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_c
     assert bench.classify(as_json) == "stopped, state right"
     moved = dict(as_json, virtual_cube=as_json["true_state"][1:] + as_json["true_state"][0])
     assert bench.classify(moved) == "stopped, state wrong"  # the claim is checked, not trusted
+
+
+def test_a_cable_pulled_while_the_proxy_writes_to_the_board_still_lets_the_host_reconnect():
+    """Issue 12's "the board never answered the handshake after a reconnect": the pull (disconnect_now,
+    on the run's thread) closed the device port while the proxy's thread was writing to it; pyserial
+    then raised TypeError, which killed the proxy's accept thread, so the reconnect reached nobody.
+    Here the device write fails that way once: the proxy must drop that connection and accept the next."""
+    from robot.link import ports
+    from robot.link.driver import Link
+    from robot.sim.fault_proxy import FaultProxy
+    from robot.sim.mock_firmware import MockFirmware
+    from tests.test_link_driver import FAST
+
+    class ClosedUnderUs:
+        def __init__(self, port):
+            self.port = port
+
+        def write(self, data):
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")  # as pyserial does
+
+        def __getattr__(self, name):
+            return getattr(self.port, name)
+
+    with MockFirmware("pty") as mock, FaultProxy(mock.url, rate=0.0, reopen_device=True) as proxy:
+        link = Link(ports.open_port(proxy.url, FAST.baud), FAST, url=proxy.url)
+        link.handshake()
+        proxy._device = ClosedUnderUs(proxy._device)
+        link._write(b"?")  # the proxy's write fails: that connection is over
+        link.close()
+        again = Link(ports.open_port(proxy.url, FAST.baud), FAST, url=proxy.url)
+        try:
+            assert again.handshake().firmware == "cube-robot-fw"  # the proxy accepted and forwarded
+        finally:
+            again.close()
+        assert proxy.connections == 2
