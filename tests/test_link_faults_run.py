@@ -293,3 +293,40 @@ def test_a_cable_pulled_while_the_proxy_writes_to_the_board_still_lets_the_host_
         finally:
             again.close()
         assert proxy.connections == 2
+
+
+def test_a_board_that_does_not_answer_after_the_port_came_back_is_opened_again_within_the_window():
+    """The port came back but the board answers nothing (a port that is half-ready): the host opens it
+    again (an Uno resets then; the queued actions have ended, so nothing moves), says so, and resumes."""
+    import dataclasses
+
+    from robot.link import ports
+    from robot.link.driver import Link
+    from robot.link.errors import DisconnectedError
+    from robot.sim.fault_proxy import TO_HOST, FaultProxy
+    from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
+    from tests.test_link_driver import COMMANDS, FAST, PLAN, SCALE, executed_commands
+
+    settings = dataclasses.replace(FAST, handshake_timeout_s=0.5, reconnect_window_s=5.0)
+    with MockFirmware("tcp", time_scale=SCALE) as mock:
+        def silent_on_the_first_reconnect():
+            mock.silent = proxy.connections == 2  # the first reconnect: nothing answers; the next: all is well
+
+        proxy = FaultProxy(mock.url, rate=0.0, on_host_connect=silent_on_the_first_reconnect).start()
+        try:
+            link = Link(ports.open_port(proxy.url, settings.baud), settings, motion=DEFAULT_MOTION, url=proxy.url)
+            link.handshake()
+            link.configure()
+            messages = []
+            link.reconnect_log = messages.append
+            proxy.disconnect_after(120, TO_HOST)
+            with pytest.raises(DisconnectedError):
+                link.run(PLAN)
+            result = link.resume()
+            link.close()
+        finally:
+            proxy.stop()
+    assert proxy.connections == 3 and link.stats["handshake_reopens"] == 1
+    assert any("did not answer" in m and "opening it again" in m for m in messages), messages
+    assert len(result.durations_ms) == len(PLAN)
+    assert [c for c in executed_commands(mock) if c.startswith("TURN")] == [c for c in COMMANDS if c.startswith("TURN")]

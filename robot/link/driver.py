@@ -33,6 +33,7 @@ from .errors import (
     CubeStateUncertainError,
     DisconnectedError,
     LinkError,
+    NoAnswerError,
     SilentBoardError,
     TooManyResendsError,
 )
@@ -351,7 +352,8 @@ class Link(Connection):
 
     def _resume(self, stream: Stream, port) -> StreamResult:
         self._detach()
-        if port is None or isinstance(port, str):
+        reopen = port is None or isinstance(port, str)
+        if reopen:
             # A real Uno resets when its port is opened: open it only once the actions already
             # queued on the board have ended, so the reset lands between moves, not in one.
             wait_s = self._queued_work_end() - time.monotonic()
@@ -362,9 +364,7 @@ class Link(Connection):
                 self.stats["reopen_wait_ms"] += round(wait_s * 1000)
                 time.sleep(wait_s)  # the board is working on its own; nothing to acknowledge
             port = self._reopen(port or self.url)
-        self.identity = None
-        self._attach(port)
-        identity = self.handshake()
+        identity = self._handshake_after_reconnect(port, reopen)
         # What the board remembers comes first: every action up to `last` completed (their `done`
         # lines may have been lost with the cable), then a cut action stops the run.
         self._check_memory(identity.last)
@@ -379,6 +379,26 @@ class Link(Connection):
         stream.restart_after_reset()
         self.configure()
         return self._run_stream()
+
+    def _handshake_after_reconnect(self, port, reopen: bool) -> P.Identity:
+        """Handshake on the port that came back.  A board that does not answer at all (a port that
+        came back half-ready) is opened again, within link reconnect window, saying so: reopening resets
+        it, which is safe because the actions it had queued have ended (nothing moves until we send)."""
+        deadline = time.monotonic() + self.settings.reconnect_window_s
+        while True:
+            self.identity = None
+            self._attach(port)
+            try:
+                return self.handshake()
+            except NoAnswerError:
+                if not reopen or time.monotonic() + self.settings.handshake_timeout_s > deadline:
+                    raise
+            self._detach()
+            self.stats["handshake_reopens"] += 1
+            if self.reconnect_log:
+                self.reconnect_log(f"the board did not answer on {self.url} after the port came back: opening it "
+                                   f"again (up to {deadline - time.monotonic():.0f} s more)")
+            port = self._reopen(self.url)
 
     def _reopen(self, url: str):
         """Open the port again, waiting up to link reconnect window for it to come back."""
