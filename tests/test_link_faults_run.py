@@ -330,3 +330,13 @@ def test_a_board_that_does_not_answer_after_the_port_came_back_is_opened_again_w
     assert any("did not answer" in m and "opening it again" in m for m in messages), messages
     assert len(result.durations_ms) == len(PLAN)
     assert [c for c in executed_commands(mock) if c.startswith("TURN")] == [c for c in COMMANDS if c.startswith("TURN")]
+
+
+def test_no_start_press_stops_with_the_cube_as_put_in(monkeypatch):
+    from robot.run.pipeline import CUBE_AS_PUT_IN
+    from robot.sim.robot_sim import SimulatedRobot
+
+    monkeypatch.setattr(SimulatedRobot, "wait_start", lambda robot, timeout_s: False)
+    report = _run(firmware="mock")
+    assert "start button was not pressed" in report.errors[0]
+    assert report.cube_state_after_stop.startswith(CUBE_AS_PUT_IN) and report.virtual_cube == report.true_state

@@ -71,6 +71,8 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.advice = exc.advice
         if exc.state:
             report.cube_state_after_stop = exc.state
+        elif not pipeline.started:  # e.g. nobody pressed start: nothing turned the cube
+            report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the start button was not pressed)"
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
