@@ -237,6 +237,25 @@ def test_a_stop_byte_made_by_noise_while_the_settings_go_out_is_cleared_and_the_
     assert not any(e.startswith("recovered") for e in report.errors)  # it was not a lost connection
 
 
+def test_a_stop_after_a_cleared_noise_stop_byte_is_still_the_reason_the_report_gives(monkeypatch):
+    from robot.link import protocol as P
+    from robot.link.driver import Link
+    from robot.sim.robot_sim import SimulatedRobot
+
+    configure = Link.configure
+
+    def configure_after_noise(link):
+        if not link.noise_stops:
+            link._port.write(P.RT_ESTOP)
+        configure(link)
+
+    monkeypatch.setattr(Link, "configure", configure_after_noise)
+    monkeypatch.setattr(SimulatedRobot, "wait_start", lambda robot, timeout_s: False)
+    report = _run(firmware="mock")
+    assert "line noise made the stop byte" in report.errors[0]
+    assert report.result_line().endswith("the start button was not pressed in time")
+
+
 def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_checks_it(monkeypatch):
     """A stop that is not noise (here an alarm while the cube is loaded) before the press: no layer has
     turned, so the report names the state (as put in); bench/faults.py counts that claim right only when

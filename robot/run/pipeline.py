@@ -251,8 +251,11 @@ class Pipeline:
 
         if self.ready is not None:
             self.ready.release()
-        # Stop bytes the link found to be line noise and cleared (robot/link/driver.py _noise_stop).
-        report.errors.extend(getattr(getattr(self.robot, "link", None), "noise_stops", None) or [])
+        # Stop bytes the link found to be line noise and cleared (robot/link/driver.py _noise_stop): they
+        # came before a stop, whose error stays last (the result line names it).
+        noise = getattr(getattr(self.robot, "link", None), "noise_stops", None) or []
+        at = len(report.errors) - 1 if report.advice and report.errors else len(report.errors)
+        report.errors[at:at] = noise
         if self.scan_result is not None:
             report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
             if getattr(self.scan_result, "picture_error", None):
