@@ -71,14 +71,18 @@ def test_noise_stop_between_streams_is_cleared_and_the_plan_runs_exactly_once():
 
 def test_noise_stop_while_an_action_moves_stops_the_run_with_its_progress():
     with MockFirmware("pty", time_scale=1.0) as mock, open_link(mock.url) as link:
-        # The `!` arrives 0.3 s into an 0.8 s dwell: the board flushes the queued actions, so it stops.
-        noise = threading.Timer(0.3, link._port.write, args=(P.RT_ESTOP,))
+        # The `!` arrives while an 0.8 s dwell runs: the board flushes the queued actions, so it stops.
+        def noise_once_running():
+            deadline = time.monotonic() + 5
+            while mock._running is None and time.monotonic() < deadline:
+                time.sleep(0.005)  # polling the device's state, not standing in for an answer
+            link._port.write(P.RT_ESTOP)
+
+        noise = threading.Thread(target=noise_once_running)
         noise.start()
-        try:
-            with pytest.raises(AlarmError) as info:
-                link.run(["DWELL 800", "DWELL 5"])
-        finally:
-            noise.cancel()
+        with pytest.raises(AlarmError) as info:
+            link.run(["DWELL 800", "DWELL 5"])
+        noise.join()
         assert info.value.code == P.AlarmCode.ESTOP_BYTE
         assert info.value.progress.completed == 0 and info.value.progress.interrupted == 0
         assert link.stats["noise_stops_cleared"] == 0 and not link.noise_stops
