@@ -9,6 +9,9 @@ random plan action (2..8).  A run is:
   solved                the virtual cube is solved;
   stopped, state right  it stopped and `cube_state_after_stop` (its first 24 facelets) is the
                         virtual cube's true state (`virtual_cube`), up to the naming of the colours;
+                        or it stopped before the start press claiming the cube is as it was put in
+                        (robot/run/pipeline.py CUBE_AS_PUT_IN) and the virtual cube is exactly the
+                        cube put in (`true_state`);
   stopped, state wrong  it stopped with a wrong or missing cube state (target 0);
   hung                  no report within --timeout seconds (target 0).
 Target at 1% faults: >= 95% solved.  N runs per rate (default 100: 200 in all).
@@ -26,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "robot.cli"]
+sys.path.insert(0, str(ROOT))
+from robot.run.pipeline import CUBE_AS_PUT_IN  # noqa: E402  (the claim a stop before the press makes)
 
 
 def same_cube(claimed: str, truth: str) -> bool:
@@ -51,10 +56,19 @@ def one_run(rate: float, seed: int, firmware: str, timeout_s: float) -> tuple[st
         report = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         return "stopped, state wrong", {"stderr": done.stderr[-500:]}
+    return classify(report), report
+
+
+def classify(report: dict) -> str:
+    """A finished run's outcome: solved, or a stop whose claimed cube state is right or wrong."""
     if report.get("solved"):
-        return "solved", report
+        return "solved"
     claimed, truth = report.get("cube_state_after_stop") or "", report.get("virtual_cube") or ""
-    return ("stopped, state right" if same_cube(claimed, truth) else "stopped, state wrong"), report
+    if claimed.startswith(CUBE_AS_PUT_IN):  # the claim: nothing turned it since it was put in
+        right = bool(truth) and truth == report.get("true_state")
+    else:
+        right = same_cube(claimed, truth)
+    return "stopped, state right" if right else "stopped, state wrong"
 
 
 OUTCOMES = ("solved", "stopped, state right", "stopped, state wrong", "hung")
@@ -78,7 +92,8 @@ def main() -> None:
             resets += bool(report and (report.get("link_stats") or {}).get("board_resets"))
             unknown_times += bool(outcome == "solved" and report.get("unknown_time_actions"))
             if outcome != "solved" and len(examples) < 8:
-                examples.append((rate, i, outcome, report and (report.get("errors"), report.get("advice"))))
+                examples.append((rate, i, 1000 * int(rate * 1000) + i, outcome,
+                                 report and (report.get("errors"), report.get("advice"))))
             print(f"\r{rate:.0%} run {i + 1}/{args.runs}: {outcome:22s}", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
         rows.append((rate, args.runs, counts, resets, unknown_times))

@@ -493,6 +493,21 @@ def test_estop_input_latches_until_released_and_reset(device):
     board.done(board.ok("TURN R90"))  # RL still holds: the servos never moved
 
 
+def test_estop_input_after_a_stop_byte_makes_the_alarm_estop_input(device):
+    # A host may clear an ESTOP_BYTE that line noise made (robot/link/driver.py _noise_stop); a person's
+    # press after it must show, even when the button is already released again when the host asks.
+    device.require_inputs()
+    board = device.connect()
+    board.send_raw(P.RT_ESTOP)
+    assert board.wait_for(P.Alarm).code == P.AlarmCode.ESTOP_BYTE
+    device.press_estop()
+    assert board.wait_for(P.Alarm).code == P.AlarmCode.ESTOP_INPUT  # reported again
+    device.release_estop()
+    assert board.status().alarm == P.AlarmCode.ESTOP_INPUT
+    board.ok("RESET")
+    assert board.status().state == P.State.IDLE
+
+
 def test_reset_mid_move_reports_last_and_cut(device):
     device.require_inputs()
     board = device.connect()

@@ -135,3 +135,28 @@ def test_the_virtual_robot_lets_an_open_arm_stop_anywhere_but_never_closes_on_a_
         robot.turn_arm("R", 50)
     robot.turn_arm("R", 100)
     assert robot.history == ["R"]
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
+    """Issue 12's rare "arm turned while another pair held" flake: when it happens, the error names a
+    folder with the decoded timeline around the jam and the whole pin log, for whoever looks next."""
+    from robot import cube
+    from robot.sim.robot_sim import SimulatedRobot
+    from robot.sim.virtual_robot import MechanicalError
+
+    config = config_module.defaults()
+    config["scan"]["images_dir"] = str(tmp_path / "scans")
+    with SimulatedRobot(config, cube.SOLVED, firmware="emulator") as robot:
+        assert robot.virtual.holding_pair() == "RL"  # loaded: RL holds the cube
+        robot.virtual.closed["F"] = True  # the virtual robot is told F holds too (a decoding slip)
+        robot.link.run(["TURN R90"])
+        with pytest.raises(MechanicalError, match="pin events around it") as info:
+            robot.sync()
+    folder = tmp_path / "jams"
+    [saved] = list(folder.iterdir())
+    assert str(saved) in str(info.value)
+    timeline = (saved / "timeline.txt").read_text()
+    assert ">>" in timeline and " turn R " in timeline.split(">>")[1].splitlines()[0]
+    assert (saved / "pins.log").stat().st_size > 0

@@ -21,7 +21,7 @@ static volatile uint8_t alarm_code;       // set from ISRs, cleared by RESET
 static volatile uint32_t alarm_trigger_us;
 static volatile bool alarm_was_moving;    // steppers were running when it latched
 static bool alarm_flushed;                // queue flushed for the current alarm
-static bool alarm_reported;               // `alarm` line sent for the current alarm
+static volatile bool alarm_reported;      // `alarm` line sent for the current alarm
 static volatile bool status_requested;
 
 static bool button_level_pressed;         // debounced state of the start button
@@ -67,8 +67,15 @@ bool persist_find_time(uint32_t seq, uint16_t *ms) {
 
 void persist_save(void) { persist.check = persist_checksum(); }
 
-// Latches the first alarm; later ones (while latched) only stop harder.
+// Latches the first alarm; later ones (while latched) only stop harder.  Except that the e-stop
+// input after a stop byte `!` makes the alarm ESTOP_INPUT, reported again: a person pressed it (a
+// host may clear an ESTOP_BYTE it knows line noise made, never a press).
 static void latch_alarm(uint8_t code) {
+  if (alarm_code == ALARM_ESTOP_BYTE && code == ALARM_ESTOP_INPUT) {
+    alarm_code = code;
+    alarm_reported = false;
+    return;
+  }
   if (alarm_code != ALARM_NONE) return;
   alarm_trigger_us = micros();
   alarm_was_moving = stepper_running();
@@ -169,7 +176,7 @@ uint8_t system_clear_alarm(void) {
 
 static void poll_alarm(void) {
   // The input is edge-triggered; this also catches a button held at power-up.
-  if (system_estop_input_active() && alarm_code == ALARM_NONE) {
+  if (system_estop_input_active() && (alarm_code == ALARM_NONE || alarm_code == ALARM_ESTOP_BYTE)) {
     cli();
     latch_alarm(ALARM_ESTOP_INPUT);
     stepper_halt();

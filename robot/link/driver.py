@@ -33,6 +33,7 @@ from .errors import (
     CubeStateUncertainError,
     DisconnectedError,
     LinkError,
+    NoAnswerError,
     SilentBoardError,
     TooManyResendsError,
 )
@@ -47,6 +48,10 @@ REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted en
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
 TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
+# A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults: while the board
+# answers (damaged lines prove it is there) `?` is asked up to this many times per line resend allowed.
+STATUS_ASKS_PER_RESEND = 3
+NOISE_STOPS_CLEARED_MAX = 3  # stop bytes made by line noise the link clears on its own per command or stream
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -69,6 +74,8 @@ class Link(Connection):
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.reconnect_log: Callable[[str], None] | None = None  # live messages while resume() waits
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
+        self.estop_sent = False  # this host sent the stop byte (estop()); only a host sends `!`
+        self.noise_stops: list[str] = []  # stop bytes made by line noise that the link cleared (for the report)
         self._stream: Stream | None = None
         self._stream_progress_cb = None
         super().__init__(port, settings, url=url)
@@ -115,6 +122,9 @@ class Link(Connection):
                 newly = self._stream.mark_done_through(done)
                 self.stats["done_lost"] += len(newly)
                 self._report_progress(newly)
+            case P.Err(seq, P.ErrorCode.ALARM_ACTIVE) if seq in self._stream.by_seq:
+                if self._stream.by_seq[seq].seq == seq:
+                    self._stream.by_seq[seq].refused_by_alarm = True
             case P.Time(seq, ms) if ms is not None:
                 entry = self._stream.by_seq.get(seq)
                 if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
@@ -159,6 +169,7 @@ class Link(Connection):
         seq = self._submit(command)
         replies = []
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        cleared = 0
         while True:
             message = self._wait_step(deadline)
             match message:
@@ -167,7 +178,13 @@ class Link(Connection):
                         raise SilentBoardError(f"no answer to {command!r} within {timeout_s:.1f} s")
                 case P.Err(s, code) if s == seq:
                     if code == P.ErrorCode.ALARM_ACTIVE:
-                        raise AlarmError(self._alarm_code(), detail=f"{command.split()[0]} refused: " + CLEAR_ALARM_HINT)
+                        alarm = self._alarm_code()
+                        if command != "RESET" and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(alarm):
+                            cleared += 1
+                            self._clear_noise_stop(f"while {command.split()[0]} went out")
+                            seq = self._submit(command)  # it was refused, so it did nothing: send it again
+                            continue
+                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + CLEAR_ALARM_HINT)
                     raise CommandRejectedError(command, code)
                 case P.Identity() if command == "HELLO":
                     self._count_resets(message)
@@ -181,7 +198,8 @@ class Link(Connection):
 
     def status(self) -> P.Status:
         """Ask with the real-time `?` (works even when the queue is full)."""
-        for _ in range(self.settings.max_resends + 1):
+        asks = STATUS_ASKS_PER_RESEND * (self.settings.max_resends + 1)
+        for _ in range(asks):
             self._ask_status()
             asked = time.monotonic()
             deadline = asked + self.settings.silence_timeout_s
@@ -199,7 +217,7 @@ class Link(Connection):
                     f"the board is silent: no answer to '?' within {self.settings.silence_timeout_s:.1f} s "
                     "(board hung, unpowered, or the USB cable was pulled)"
                 )
-        raise TooManyResendsError(f"no readable status line after {self.settings.max_resends + 1} requests; "
+        raise TooManyResendsError(f"no readable status line after {asks} requests; "
                                   "the link is too noisy (check the USB cable)")
 
     def _alarm_code(self) -> P.AlarmCode:
@@ -235,8 +253,13 @@ class Link(Connection):
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:
         """Wait until the firmware's queue has drained (bounded: silence is detected, and `limit_s`)."""
         deadline = time.monotonic() + limit_s
+        cleared = 0
         while True:
             status = self.status()
+            if status.state == P.State.ALARM and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(status.alarm):
+                cleared += 1
+                self._clear_noise_stop("while the host waited for the board to be idle")
+                continue
             if status.state == P.State.ALARM:
                 raise AlarmError(status.alarm, detail=CLEAR_ALARM_HINT)
             if status.state == P.State.IDLE:
@@ -250,7 +273,33 @@ class Link(Connection):
         self.request("RESET")
 
     def estop(self) -> None:
+        self.estop_sent = True
         self._write(P.RT_ESTOP)
+
+    def _noise_stop(self, code: P.AlarmCode) -> bool:
+        """Whether a latched alarm is line noise that stopped nothing, so clearing it is safe.
+
+        Only a host sends the stop byte `!`: an ESTOP_BYTE alarm this host did not send is a byte the
+        noise turned into `!`.  It stopped nothing when no action was queued on the board (stream.py
+        nothing_queued_at_alarm; every motion is a queued action).  Never the e-stop input (ESTOP_INPUT:
+        a person pressed it; the firmware reports a press after a latched `!` as ESTOP_INPUT too)."""
+        return (code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent
+                and (self._stream is None or self._stream.nothing_queued_at_alarm()))
+
+    def _clear_noise_stop(self, when: str) -> None:
+        """RESET a stop byte made by line noise (see _noise_stop), and say so in noise_stops."""
+        for attempt in range(self.settings.max_resends + 1):
+            try:
+                self.request("RESET")  # refused (ALARM_ACTIVE) while the e-stop input is pressed
+                break
+            except CommandRejectedError as exc:  # BUSY: the `alarm` line is not out yet
+                if exc.code != P.ErrorCode.BUSY or attempt == self.settings.max_resends:
+                    raise
+                self._wait_step(time.monotonic() + self.settings.ack_timeout_s)
+        self.stats["noise_stops_cleared"] += 1
+        self.noise_stops.append(
+            f"line noise made the stop byte '!' {when} (this host sent none); no action was queued or moving, "
+            "so nothing stopped: the link cleared that alarm and went on")
 
     def wait_button(self, timeout_s: float | None = None) -> bool:
         """Wait for the start button (a press already queued counts); an alarm during the wait raises."""
@@ -267,6 +316,9 @@ class Link(Connection):
             if isinstance(event.message, P.Button) and event.message.name == "start":
                 return True
             if isinstance(event.message, P.Alarm) and event.at >= called:  # older alarms were reported already
+                if self._noise_stop(event.message.code) and self.stats["noise_stops_cleared"] < NOISE_STOPS_CLEARED_MAX:
+                    self._clear_noise_stop("while the host waited for the start button")
+                    continue
                 raise AlarmError(event.message.code, event.message.stop_us, detail=CLEAR_ALARM_HINT)
 
     # -- streaming ---------------------------------------------------------
@@ -304,7 +356,8 @@ class Link(Connection):
 
     def _resume(self, stream: Stream, port) -> StreamResult:
         self._detach()
-        if port is None or isinstance(port, str):
+        reopen = port is None or isinstance(port, str)
+        if reopen:
             # A real Uno resets when its port is opened: open it only once the actions already
             # queued on the board have ended, so the reset lands between moves, not in one.
             wait_s = self._queued_work_end() - time.monotonic()
@@ -315,9 +368,7 @@ class Link(Connection):
                 self.stats["reopen_wait_ms"] += round(wait_s * 1000)
                 time.sleep(wait_s)  # the board is working on its own; nothing to acknowledge
             port = self._reopen(port or self.url)
-        self.identity = None
-        self._attach(port)
-        identity = self.handshake()
+        identity = self._handshake_after_reconnect(port, reopen)
         # What the board remembers comes first: every action up to `last` completed (their `done`
         # lines may have been lost with the cable), then a cut action stops the run.
         self._check_memory(identity.last)
@@ -332,6 +383,26 @@ class Link(Connection):
         stream.restart_after_reset()
         self.configure()
         return self._run_stream()
+
+    def _handshake_after_reconnect(self, port, reopen: bool) -> P.Identity:
+        """Handshake on the port that came back.  A board that does not answer at all (a port that
+        came back half-ready) is opened again, within link reconnect window, saying so: reopening resets
+        it, which is safe because the actions it had queued have ended (nothing moves until we send)."""
+        deadline = time.monotonic() + self.settings.reconnect_window_s
+        while True:
+            self.identity = None
+            self._attach(port)
+            try:
+                return self.handshake()
+            except NoAnswerError:
+                if not reopen or time.monotonic() + self.settings.handshake_timeout_s > deadline:
+                    raise
+            self._detach()
+            self.stats["handshake_reopens"] += 1
+            if self.reconnect_log:
+                self.reconnect_log(f"the board did not answer on {self.url} after the port came back: opening it "
+                                   f"again (up to {deadline - time.monotonic():.0f} s more)")
+            port = self._reopen(self.url)
 
     def _reopen(self, url: str):
         """Open the port again, waiting up to link reconnect window for it to come back."""
@@ -407,13 +478,25 @@ class Link(Connection):
             case P.Err(seq, code) if seq is not None and seq in stream.by_seq and stream.by_seq[seq].seq == seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)
+                    return  # a stop byte made by line noise before this action: cleared, it is sent again
                 if code == P.ErrorCode.MOTORS_OFF and self.motors:
                     self._check_unseen_reset(stream.by_seq[seq])
                 self._stop_on_reject(stream.by_seq[seq], code)
 
     def _stop_on_alarm(self, code: P.AlarmCode, stop_us: int | None) -> None:
-        """The firmware flushed its queue: learn exactly what completed, then raise."""
+        """The firmware flushed its queue: learn exactly what completed, then raise.  Unless the alarm
+        is a stop byte made by line noise while no action was queued: then clear it and go on."""
         stream = self._stream
+        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent and stream.noise_cleared < NOISE_STOPS_CLEARED_MAX:
+            # Wait (bounded) for the answer to every line sent: then each action is known accepted or refused.
+            deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
+            while self._lines.pending and time.monotonic() < deadline:
+                self._wait_step(deadline)
+            if not self._lines.pending and self._noise_stop(code):
+                stream.noise_cleared += 1
+                self._clear_noise_stop(f"during a stream of {len(stream.commands)} action(s), between actions")
+                stream.resend_refused()
+                return
         try:
             status = self.status()
             stream.mark_done_through(status.done)

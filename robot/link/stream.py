@@ -122,6 +122,7 @@ class StreamEntry:
     done: bool = False
     ms: int | None = None  # measured duration from `done` (None if its `done` line was lost)
     rejected: bool = False  # answered `err`: it never runs
+    refused_by_alarm: bool = False  # answered `err ALARM_ACTIVE`: an alarm had latched before it came; it never ran
     time_asks: int = 0  # TIME queries sent for it (its `done` line was lost)
 
 
@@ -199,12 +200,27 @@ class Stream:
         self.started = time.monotonic()
         self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
+        self.noise_cleared = 0  # stop bytes made by line noise cleared during this stream (driver.py)
 
     def outstanding(self) -> int:
         return sum(1 for e in self.entries[: self.next] if not e.done)
 
     def finished(self) -> bool:
         return self.next == len(self.entries) and all(e.done for e in self.entries)
+
+    def nothing_queued_at_alarm(self) -> bool:
+        """Whether no sent action was queued on the board when its alarm latched: every sent action is
+        done (a `done` means it ran to its end), or the first one not done was refused because of the
+        alarm (the board takes lines in order, so the alarm came before it and before all after it)."""
+        waiting = [e for e in self.entries[: self.next] if not e.done]
+        return not waiting or waiting[0].refused_by_alarm
+
+    def resend_refused(self) -> None:
+        """After an alarm that stopped nothing was cleared: send the refused actions again (new seqs)."""
+        first = next((i for i, e in enumerate(self.entries[: self.next]) if not e.done), self.next)
+        for entry in self.entries[first:]:
+            entry.seq, entry.refused_by_alarm = None, False
+        self.next = first
 
     def progress(self, interrupted: bool = False, part: tuple | None = None) -> StreamProgress:
         plan_entries = {e.index: e for e in self.entries if e.index is not None}

@@ -16,6 +16,12 @@ from .report import NOT_STARTED, STOPPED, RunReport
 from .waterfall import Waterfall
 
 
+# The cube state claimed by a stop before the start press: nothing before it turns a layer (the
+# pre-flight homes arms in the air; loading only opens and closes grippers).  bench/faults.py checks
+# this claim against the simulated cube as it was put in.
+CUBE_AS_PUT_IN = "as it was put in: no layer turned, not read yet"
+
+
 class RunFailed(RuntimeError):
     """A run that stopped safely; the message says what to do next."""
 
@@ -65,9 +71,13 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.advice = exc.advice
         if exc.state:
             report.cube_state_after_stop = exc.state
+        elif not pipeline.started:  # e.g. nobody pressed start: nothing turned the cube
+            report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the start button was not pressed)"
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         report.errors.append(f"{type(exc).__name__}: {exc}")
         report.advice = advice_for(exc)
+        if not pipeline.started:  # nothing turned the cube yet: the state is known
+            report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the stop came before the start button was pressed)"
     finally:
         pipeline.wind_up(report)
     return report
@@ -241,6 +251,11 @@ class Pipeline:
 
         if self.ready is not None:
             self.ready.release()
+        # Stop bytes the link found to be line noise and cleared (robot/link/driver.py _noise_stop): they
+        # came before a stop, whose error stays last (the result line names it).
+        noise = getattr(getattr(self.robot, "link", None), "noise_stops", None) or []
+        at = len(report.errors) - 1 if report.advice and report.errors else len(report.errors)
+        report.errors[at:at] = noise
         if self.scan_result is not None:
             report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
             if getattr(self.scan_result, "picture_error", None):

@@ -32,6 +32,9 @@ from dataclasses import dataclass
 import serial
 
 TO_DEVICE, TO_HOST = "to_device", "to_host"
+# What a device port raises once it is gone: a pyserial port closed by another thread (a pulled cable,
+# disconnect_now) raises TypeError/AttributeError from its emptied handles, not only SerialException.
+DEVICE_GONE = (serial.SerialException, OSError, TypeError, AttributeError)
 KINDS = ("corrupt", "drop", "duplicate", "delay")
 
 
@@ -146,12 +149,16 @@ class FaultProxy:
             conn.settimeout(0.01)
             with self._lock:
                 self._host = conn  # first: the banner of the reset that opening causes must reach it
-            if self.reopen_device:
-                self._device = self._open_device()
-            self.connections += 1
-            if self.on_host_connect is not None:
-                self.on_host_connect()
-            self._host_loop(conn)
+            try:
+                if self.reopen_device:
+                    self._device = self._open_device()
+                self.connections += 1
+                if self.on_host_connect is not None:
+                    self.on_host_connect()
+                self._host_loop(conn)
+            except DEVICE_GONE:  # this connection is over; the proxy keeps accepting (a cable plugged in again)
+                if self._host is conn:
+                    self._close_host()
 
     def _host_loop(self, conn) -> None:
         """Host -> device, until the host goes away."""
@@ -168,7 +175,7 @@ class FaultProxy:
             try:
                 if out and self._device is not None:
                     self._device.write(out)
-            except (serial.SerialException, OSError):
+            except DEVICE_GONE:  # closed under us (a pulled cable): this connection is over
                 break
         if self._host is conn:
             self._close_host()
@@ -182,7 +189,7 @@ class FaultProxy:
                 continue
             try:
                 data = device.read(device.in_waiting or 1)
-            except (serial.SerialException, OSError, TypeError, AttributeError):
+            except DEVICE_GONE:
                 time.sleep(0.01)
                 continue
             host = self._host
@@ -235,5 +242,5 @@ class FaultProxy:
                 self._device.write(data)
             elif direction == TO_HOST and self._host is not None:
                 self._host.sendall(data)
-        except (OSError, serial.SerialException):
+        except DEVICE_GONE:
             pass

@@ -191,6 +191,10 @@ class MockFirmware(ArmsMixin, SerialDevice):
                 self.max_rx_fill = max(self.max_rx_fill, len(self._rx))
 
     def _estop(self, code: P.AlarmCode) -> None:
+        if self.alarm == P.AlarmCode.ESTOP_BYTE and code == P.AlarmCode.ESTOP_INPUT:
+            self.alarm = code  # a person pressed after a `!`: the alarm says so (reported again)
+            self._reply(P.Alarm(code, 0))
+            return
         if self.alarm:
             return  # the first alarm stays latched (and was reported once)
         stop_us = 0

@@ -22,7 +22,7 @@ from ..link.protocol import command_action
 from ..plan import RobotProfile
 from . import emulator as emulator_module
 from . import mechanics, pinlog, render
-from .virtual_robot import VirtualRobot
+from .virtual_robot import MechanicalError, VirtualRobot
 from .webcam import SimulatedCamera, TimedLinkPresenter
 
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
@@ -296,11 +296,36 @@ class SimulatedRobot:
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)
                 timeline.append((move.start_cycle, 1, "turn", arm, physical))
                 self._cursor = max(self._cursor, move.end_cycle)
-        for _, _, kind, arm, value in sorted(timeline):
-            if kind == "grip":
-                self.virtual.set_gripper(arm, value)
-            else:
-                self.virtual.turn_arm(arm, value)
+        timeline.sort()
+        for k, (_, _, kind, arm, value) in enumerate(timeline):
+            try:
+                if kind == "grip":
+                    self.virtual.set_gripper(arm, value)
+                else:
+                    self.virtual.turn_arm(arm, value)
+            except MechanicalError as exc:  # keep the evidence: the pin events around it (issue 12's flake)
+                exc.args = (f"{exc.args[0]} [pin events around it: {self._save_jam(events, timeline, k)}]",)
+                raise
+
+    def _save_jam(self, events, timeline, k: int) -> str:
+        """Write the decoded gripper/arm timeline around entry k and the whole pin log to a new folder
+        (beside the scan pictures); return its path."""
+        import datetime as dt
+        import shutil
+
+        from ..config import project_path
+
+        folder = project_path(self.config["scan"]["images_dir"]).parent / "jams" / (
+            dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f"))
+        folder.mkdir(parents=True, exist_ok=True)
+        resets = [ev.cycle for ev in events if ev.pin == pinlog.RESET]
+        lines = [f"# decoded timeline (cycle, kind, arm, value); board resets at cycles {resets}",
+                 f"# entry {k} raised; entries {max(0, k - 30)}..{k + 10} (of {len(timeline)})"]
+        for i, (cycle, _, kind, arm, value) in enumerate(timeline[max(0, k - 30):k + 11], max(0, k - 30)):
+            lines.append(f"{'>>' if i == k else '  '} {cycle} {pinlog.cycles_to_ms(cycle):10.1f} ms {kind} {arm} {value}")
+        (folder / "timeline.txt").write_text("\n".join(lines) + "\n")
+        shutil.copyfile(self.emulator.log_path, folder / "pins.log")
+        return str(folder)
 
     def _sync_from_mock(self) -> None:
         executed = self.mock.executed
