@@ -168,6 +168,33 @@ def test_opencv_camera_of_a_live_device_takes_each_view_after_the_motion_and_set
     assert device.stop.is_set()  # closing released the device
 
 
+@pytest.mark.parametrize("still_since, first_frame", [
+    (None, 5),  # a motion just ended (not known otherwise): frame 4 began 0.47 < 0.452 + 0.03 settle
+    (0.0, 4),  # no arm moved since 0.0: no settle, but exposed after the view was asked for (0.452)
+    (0.46, 5),  # an arm stopped at 0.46: its settle counts from then (0.49)
+])
+def test_a_view_that_moved_nothing_takes_the_first_frame_exposed_after_it_was_asked_for(still_since, first_frame):
+    from robot.vision.camera import OpenCVCamera
+
+    clock = ManualClock(0.0)
+    device = CountingDevice(clock, TIMING, buffer=3)
+    camera = OpenCVCamera("0")
+    camera.capture_device, camera.timing = device, TIMING
+    camera.start_grabber(clock)
+    clock.advance(0.452)  # frame k arrives at (k + 1) * 0.1 and began its exposure 0.03 before
+    try:
+        thread, out = in_thread(camera.grabber, lambda: camera.capture("top-front", still_since=still_since))
+        while thread.is_alive():
+            clock.wait_for_waiter()
+            clock.advance(0.01)
+            thread.join(0.01)
+        assert out["result"][0, 0, 0] == first_frame
+        record = camera.last_capture
+        assert record["exposure_start"] >= record["asked_after"] >= record["motion_end"] == pytest.approx(0.452)
+    finally:
+        camera.close()
+
+
 def test_a_camera_that_stops_streaming_is_named_in_the_error():
     clock = ManualClock(0.0)
     device = CountingDevice(clock, TIMING, buffer=1)

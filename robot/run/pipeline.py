@@ -118,6 +118,10 @@ class ResumingPresenter:
     def last_charged(self):  # the inner presenter's (robot/vision/scan.py LinkPresenter)
         return getattr(self.inner, "last_charged", None)
 
+    @property
+    def still_since(self):  # the inner presenter's; None after a resumed view (the board may have reset)
+        return getattr(self.inner, "still_since", None)
+
 
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
@@ -326,6 +330,8 @@ class Pipeline:
 
             robot.presenter.holding = holding_after(plan.actions, robot.presenter.holding)
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
+        if hasattr(robot.presenter, "still_since"):  # the plan's last motion ended now (a rescan settles after it)
+            robot.presenter.still_since = done_at
         report.execute_ms = round((done_at - t) * 1000, 1)
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)
         if first_done:

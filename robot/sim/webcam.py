@@ -223,7 +223,7 @@ class SimulatedCamera(Camera):
             self.grabber.stop()
             self.grabber = self.device = None
 
-    def capture(self, view: str) -> np.ndarray:
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
         motion_end = self.clock.now()
         if self.grabber is None:
             self.open()
@@ -232,7 +232,8 @@ class SimulatedCamera(Camera):
         with self._lock:
             latest, lighting = self.states[-1], self.lighting
         # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
-        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting))
+        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting),
+                                               still_since)
         return image
 
     def settings(self) -> dict:

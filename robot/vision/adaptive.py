@@ -17,7 +17,7 @@ import time
 
 from .. import cube
 from ..scan_sequence import ScanSequence
-from .scan import NoMotion, ScanResult, StickerReadings, arm_actions, drift_warnings, save_pictures
+from .scan import NoMotion, ScanResult, StickerReadings, arm_actions, drift_warnings, save_pictures, still_since
 
 
 def sample_view(frame, view_index: int, sequence: ScanSequence, regions, sampling) -> list:
@@ -91,7 +91,7 @@ def adaptive_scan(scanner) -> ScanResult:
                 presenter.present(view)  # meanwhile the worker samples the previous views
                 motions.append((started, time.perf_counter()))
                 charged.append(arm_actions(presenter, view))
-            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views),
+            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views, still_since(presenter)),
                                                            motions, charged):
                 frames[view.name] = frame
                 marks["views"].append({"view": view.name, "actions": actions, "motion": motion,
