@@ -14,6 +14,7 @@ see it.
 
 from __future__ import annotations
 
+import threading
 import time
 
 
@@ -76,6 +77,9 @@ class SimulatedRobot:
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
         self.emulator = self.mock = self.proxy = self.link = None
         self._cursor = 0  # emulator: last step cycle applied; mock: executed entries applied
+        # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
+        # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
+        self._sync_lock = threading.Lock()
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
@@ -265,11 +269,12 @@ class SimulatedRobot:
     # -- the mechanics follow the firmware -------------------------------------
 
     def sync(self) -> None:
-        """Apply everything the firmware did since the last sync to the virtual cube."""
-        if self.emulator:
-            self._sync_from_pins()
-        else:
-            self._sync_from_mock()
+        """Apply everything the firmware did since the last sync to the virtual cube (thread-safe)."""
+        with self._sync_lock:
+            if self.emulator:
+                self._sync_from_pins()
+            else:
+                self._sync_from_mock()
 
     def _sync_from_pins(self) -> None:
         events = self.emulator.pin_events()
