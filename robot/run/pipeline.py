@@ -233,6 +233,8 @@ class Pipeline:
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
         pressed_at = self._wait_start()
+        if getattr(robot.presenter, "still_since", None) is not None:
+            robot.presenter.still_since = pressed_at  # the button on the robot's frame shook it: settle from here
         self.started = True
         self.waterfall = Waterfall(pressed_at)  # every stage on this clock (robot/run/waterfall.py)
         report.waterfall = self.waterfall.stages

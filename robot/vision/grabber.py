@@ -202,10 +202,11 @@ def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhil
                 still_since: float | None = None):
     """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
 
-    still_since: when known, the time since which no arm has moved (robot/vision/scan.py
-    LinkPresenter): then the frame must begin its exposure `settle` after that and not before
-    motion_end (the moment the view is asked for), so a view that moved nothing (the first view,
-    the cube held since it was loaded) waits for no settle time.
+    still_since: when known, the time since which nothing shook the cube (the last motion's `done`,
+    or the start press: robot/vision/scan.py LinkPresenter): then the frame must begin its exposure
+    `settle` after that and not before motion_end (the moment the view is asked for), so a view that
+    moved nothing (the first view: the cube held since it was loaded) waits only for the rest of the
+    settle time after the press, not for a GRIP's round trip and a whole settle time after it.
     Returns (image, record): the image (averaged when camera.average_frames > 1) and the
     times for the run's waterfall (clock seconds): motion_end, asked_after (the earliest exposure
     start allowed), exposure_start, delivered_at (the frame reached the host's driver) and

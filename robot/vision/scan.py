@@ -52,8 +52,10 @@ class LinkPresenter:
     round trip) and costs no arm time; `last_charged` is the last view's actions that were sent
     (the waterfall's floor for its motion).  A wrong `holding` cannot move the cube wrongly: the
     firmware refuses a TURN by a pair that does not hold (NOT_HOLDING) and the run stops.
-    still_since: clock time (time.perf_counter) since which no arm has moved (None: not known), so
-    a view that moves nothing needs no settle time (robot/vision/grabber.py view_frames).
+    still_since: clock time (time.perf_counter) since which nothing has shaken the cube (None: not
+    known): the last arm motion's `done`, or the start press (the button is on the robot's frame; the
+    run sets it), so a view that moves nothing waits only for what is left of the settle time after
+    that (robot/vision/grabber.py view_frames), not for a GRIP's round trip and a settle after it.
     """
 
     def __init__(self, link, after=None, holding: str | None = None):
@@ -75,9 +77,9 @@ class LinkPresenter:
             self.after()
 
     def learn(self) -> None:
-        """Before the start press: which pair holds and since when the arms are still, from the board
+        """Before the start press: which pair holds and whether the arms are still, from the board
         (WHERE's grippers; STATUS idle: nothing queued or running), so the first view's GRIP to the
-        loaded pair is not sent and its frame needs no settle time."""
+        loaded pair is not sent (its frame then settles from the press: Pipeline.run)."""
         from ..link.protocol import State
 
         status, where = self.link.status(), self.link.where()
