@@ -135,3 +135,22 @@ def test_the_virtual_robot_lets_an_open_arm_stop_anywhere_but_never_closes_on_a_
         robot.turn_arm("R", 50)
     robot.turn_arm("R", 100)
     assert robot.history == ["R"]
+
+
+def test_a_growing_pin_log_is_read_incrementally_as_the_whole_file_would_be(tmp_path):
+    """robot/sim/pinlog.py LogReader: only complete lines, appended lines parsed once, a new log restarts."""
+    from robot.sim import pinlog
+
+    path = tmp_path / "pins.log"
+    path.write_text("# harness\n100 B1 1\n150 B1 0\n")
+    reader = pinlog.LogReader(path)
+    assert reader.events() == pinlog.read_log(path)
+    with open(path, "a") as log:
+        log.write("200 reset\n300 D4 1\n310 D")  # the last line is still being written
+    assert reader.events() == [pinlog.PinEvent(100, "B1", 1), pinlog.PinEvent(150, "B1", 0),
+                               pinlog.PinEvent(200, pinlog.RESET, -1), pinlog.PinEvent(300, "D4", 1)]
+    with open(path, "a") as log:
+        log.write("4 0\n")
+    assert reader.events() == pinlog.read_log(path)  # the finished line, once
+    path.write_text("5 C2 1\n")  # the harness restarted: a new, shorter log
+    assert reader.events() == [pinlog.PinEvent(5, "C2", 1)]
