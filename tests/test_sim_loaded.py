@@ -45,6 +45,16 @@ def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_s
     presenter.present(ScanView("d", (Grip("FB"),), ("U1",)))  # nothing to do: nothing sent, nothing moved
     assert len(link.sent) == 3 and presenter.last_charged == [] and presenter.still_since == moved_at
 
+    class SilentLink(FakeLink):
+        def status(self):
+            from robot.link.errors import LinkError
+
+            raise LinkError("no answer")
+
+    unsure = LinkPresenter(SilentLink(), holding="RL")
+    unsure.learn()  # the board did not say: nothing is assumed (the first GRIP is sent)
+    assert unsure.holding is None and unsure.still_since is None
+
     failing = LinkPresenter(FakeLink(fail=True), holding="RL")
     with pytest.raises(OSError):
         failing.present(ScanView("a", (Grip("FB"),), ("U1",)))

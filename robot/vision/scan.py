@@ -80,9 +80,14 @@ class LinkPresenter:
         """Before the start press: which pair holds and whether the arms are still, from the board
         (WHERE's grippers; STATUS idle: nothing queued or running), so the first view's GRIP to the
         loaded pair is not sent (its frame then settles from the press: Pipeline.run)."""
+        from ..link.errors import LinkError
         from ..link.protocol import State
 
-        status, where = self.link.status(), self.link.where()
+        try:
+            status, where = self.link.status(), self.link.where()
+        except LinkError:  # not known: the first GRIP is sent and settles as a motion (the run goes on)
+            self.holding = self.still_since = None
+            return
         self.holding = holding_from_grippers(where.grippers)
         self.still_since = time.perf_counter() if status.state == State.IDLE else None
 
