@@ -265,6 +265,37 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     assert np.abs(blurred.astype(float) - expected).max() <= 1.0
 
 
+def test_the_simulated_camera_renders_the_next_state_on_its_thread_not_before_the_motion_is_sent(monkeypatch):
+    import threading
+    from types import SimpleNamespace
+
+    from robot import cube
+    from robot.plan import Grip, Turn
+    from robot.sim import render
+    from robot.sim.webcam import SimulatedCamera
+
+    solved = "UUUURRRRFFFFDDDDLLLLBBBB"
+    virtual = SimpleNamespace(facelets=lambda: solved)
+    robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+    camera = SimulatedCamera(robot, render.Pose(), seed=1, clock=ManualClock(1.0))
+    rendering, release, rendered = threading.Event(), threading.Event(), []
+    real_render = render.render_state
+
+    def slow_render(facelets, *args, **kwargs):
+        rendering.set()
+        assert release.wait(10)
+        rendered.append(facelets)
+        return real_render(facelets, *args, **kwargs)
+
+    monkeypatch.setattr(render, "render_state", slow_render)
+    camera.prerender([Grip("RL"), Turn({"R": 180, "L": 180})])  # returns while the render still runs
+    assert rendering.wait(10) and not rendered
+    release.set()
+    camera._prerenderer.shutdown(wait=True)
+    assert rendered == [cube.apply_moves(solved, ["R2", "L2"])]  # the state the view's turn leads to
+    camera.close()
+
+
 def test_a_missing_camera_is_one_clear_error_without_opencvs_backend_noise():
     import subprocess
     import sys
