@@ -327,13 +327,10 @@ class Pipeline:
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
         bar.finish()
         self.executing, self.completed = False, len(plan.actions)
-        if getattr(robot.presenter, "holding", None) is not None:  # the plan moved the cube past the presenter
-            from ..vision.scan import holding_after
-
-            robot.presenter.holding = holding_after(plan.actions, robot.presenter.holding)
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
-        if hasattr(robot.presenter, "still_since"):  # the plan's last motion ended now (a rescan settles after it)
-            robot.presenter.still_since = done_at
+        learn = getattr(robot.presenter, "learn", None)
+        if learn is not None:  # the plan moved the cube past the presenter: which pair holds now, from the
+            learn()  # board (a plan resumed after a lost cable may have left it otherwise than it says)
         report.execute_ms = round((done_at - t) * 1000, 1)
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)
         if first_done:
