@@ -168,6 +168,33 @@ def test_opencv_camera_of_a_live_device_takes_each_view_after_the_motion_and_set
     assert device.stop.is_set()  # closing released the device
 
 
+@pytest.mark.parametrize("still_since, first_frame", [
+    (None, 5),  # a motion just ended (not known otherwise): frame 4 began 0.47 < 0.452 + 0.03 settle
+    (0.0, 4),  # no arm moved since 0.0: no settle, but exposed after the view was asked for (0.452)
+    (0.46, 5),  # an arm stopped at 0.46: its settle counts from then (0.49)
+])
+def test_a_view_that_moved_nothing_takes_the_first_frame_exposed_after_it_was_asked_for(still_since, first_frame):
+    from robot.vision.camera import OpenCVCamera
+
+    clock = ManualClock(0.0)
+    device = CountingDevice(clock, TIMING, buffer=3)
+    camera = OpenCVCamera("0")
+    camera.capture_device, camera.timing = device, TIMING
+    camera.start_grabber(clock)
+    clock.advance(0.452)  # frame k arrives at (k + 1) * 0.1 and began its exposure 0.03 before
+    try:
+        thread, out = in_thread(camera.grabber, lambda: camera.capture("top-front", still_since=still_since))
+        while thread.is_alive():
+            clock.wait_for_waiter()
+            clock.advance(0.01)
+            thread.join(0.01)
+        assert out["result"][0, 0, 0] == first_frame
+        record = camera.last_capture
+        assert record["exposure_start"] >= record["asked_after"] >= record["motion_end"] == pytest.approx(0.452)
+    finally:
+        camera.close()
+
+
 def test_a_camera_that_stops_streaming_is_named_in_the_error():
     clock = ManualClock(0.0)
     device = CountingDevice(clock, TIMING, buffer=1)
@@ -236,6 +263,37 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     assert not np.array_equal(before, after)
     expected = 0.75 * before.astype(float) + 0.25 * after.astype(float)
     assert np.abs(blurred.astype(float) - expected).max() <= 1.0
+
+
+def test_the_simulated_camera_renders_the_next_state_on_its_thread_not_before_the_motion_is_sent(monkeypatch):
+    import threading
+    from types import SimpleNamespace
+
+    from robot import cube
+    from robot.plan import Grip, Turn
+    from robot.sim import render
+    from robot.sim.webcam import SimulatedCamera
+
+    solved = "UUUURRRRFFFFDDDDLLLLBBBB"
+    virtual = SimpleNamespace(facelets=lambda: solved)
+    robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+    camera = SimulatedCamera(robot, render.Pose(), seed=1, clock=ManualClock(1.0))
+    rendering, release, rendered = threading.Event(), threading.Event(), []
+    real_render = render.render_state
+
+    def slow_render(facelets, *args, **kwargs):
+        rendering.set()
+        assert release.wait(10)
+        rendered.append(facelets)
+        return real_render(facelets, *args, **kwargs)
+
+    monkeypatch.setattr(render, "render_state", slow_render)
+    camera.prerender([Grip("RL"), Turn({"R": 180, "L": 180})])  # returns while the render still runs
+    assert rendering.wait(10) and not rendered
+    release.set()
+    camera._prerenderer.shutdown(wait=True)
+    assert rendered == [cube.apply_moves(solved, ["R2", "L2"])]  # the state the view's turn leads to
+    camera.close()
 
 
 def test_a_missing_camera_is_one_clear_error_without_opencvs_backend_noise():

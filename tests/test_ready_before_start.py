@@ -80,3 +80,43 @@ def test_solver_refuses_tables_built_for_another_robot():
     with pytest.raises(ValueError, match="another robot profile"):
         Solver(other, tables=tables)
     assert Solver(config, tables=tables).tables is tables
+
+
+IMPORTED_AFTER_THE_PRESS = r'''
+import sys
+from robot import config as config_module
+from robot.cli import build_parser
+from robot.run import pipeline
+from robot.run.options import RunOptions
+from robot.run.simulated import run_simulated
+
+at_press = {}
+wait_start = pipeline.Pipeline._wait_start
+def timed_wait_start(self):
+    pressed = wait_start(self)
+    at_press["modules"] = set(sys.modules)
+    return pressed
+pipeline.Pipeline._wait_start = timed_wait_start
+config = config_module.load(sys.argv[1])
+args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", "2", "--no-verify"])
+report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
+assert report["solved"], report["errors"]
+print(" ".join(sorted(set(sys.modules) - at_press["modules"])))
+'''
+
+
+def test_a_fresh_run_imports_nothing_of_the_scan_after_the_start_press(tmp_path):
+    """A `cube-robot run` is a fresh process: the scan's modules are imported before the press, not on
+    the clock (robot/run/ready.py import_scan_modules)."""
+    import subprocess
+    import sys
+
+    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
+    (tmp_path / "config.yaml").write_text(text)
+    done = subprocess.run([sys.executable, "-c", IMPORTED_AFTER_THE_PRESS, str(tmp_path / "config.yaml")],
+                          capture_output=True, text=True, cwd=config_module.PROJECT_ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    late = done.stdout.split()
+    assert not [m for m in late if m.startswith(("robot.vision", "concurrent.futures", "numpy"))], late

@@ -7,7 +7,7 @@ from robot import config as config_module
 from robot import cube
 from robot.plan import Grip, Turn
 from robot.sim.robot_sim import SimulatedRobot
-from robot.vision.scan import LinkPresenter, ScanView, charged_actions, holding_after
+from robot.vision.scan import LinkPresenter, ScanView, charged_actions, holding_after, holding_from_grippers
 
 
 def test_a_grip_to_the_pair_that_holds_is_not_charged():
@@ -38,12 +38,37 @@ def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_s
     assert presenter.last_charged == [Grip("FB")] and presenter.holding == "FB"
     presenter.present(ScanView("c", (Turn({"F": 90, "B": -90}),), ("U1",)))
     assert presenter.last_charged == [Turn({"F": 90, "B": -90})] and presenter.holding == "FB"  # a turn keeps it
-    assert link.sent[:2] == [[Grip("RL"), Turn({"R": 180, "L": 180})], [Grip("FB")]]  # every action still sent
+    # The GRIP to the pair that holds is a no-op in the firmware: not sent (no round trip); the rest is.
+    assert link.sent == [[Turn({"R": 180, "L": 180})], [Grip("FB")], [Turn({"F": 90, "B": -90})]]
+    moved_at = presenter.still_since
+    assert moved_at is not None  # the arms are still since the last `done`
+    presenter.present(ScanView("d", (Grip("FB"),), ("U1",)))  # nothing to do: nothing sent, nothing moved
+    assert len(link.sent) == 3 and presenter.last_charged == [] and presenter.still_since == moved_at
+
+    class SilentLink(FakeLink):
+        def status(self):
+            from robot.link.errors import LinkError
+
+            raise LinkError("no answer")
+
+    unsure = LinkPresenter(SilentLink(), holding="RL")
+    unsure.learn()  # the board did not say: nothing is assumed (the first GRIP is sent)
+    assert unsure.holding is None and unsure.still_since is None
 
     failing = LinkPresenter(FakeLink(fail=True), holding="RL")
     with pytest.raises(OSError):
         failing.present(ScanView("a", (Grip("FB"),), ("U1",)))
     assert failing.holding is None  # the stream stopped part way: which pair holds is not known
+    assert failing.still_since is None  # ... nor whether an arm is still moving
+
+
+def test_the_holding_pair_is_read_from_the_boards_gripper_states():
+    closed, opened = "closed", "open"
+    assert holding_from_grippers({"R": closed, "L": closed, "F": opened, "B": opened}) == "RL"
+    assert holding_from_grippers({"R": opened, "L": opened, "F": closed, "B": closed}) == "FB"
+    assert holding_from_grippers({"R": closed, "L": closed, "F": closed, "B": opened}) is None  # F closing too
+    assert holding_from_grippers({"R": closed, "L": closed, "F": closed, "B": closed}) is None  # both hold
+    assert holding_from_grippers({"R": closed, "L": None, "F": opened, "B": opened}) is None  # never commanded
 
 
 def sim_config(tmp_path, sensors=False):
@@ -67,6 +92,10 @@ def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_p
         assert robot.virtual.holding_pair() == "RL"
         assert not any(robot.virtual.closed[face] for face in "FB")
         assert "`cube-robot load`" in robot.start_note and "RL holds" in robot.start_note
+        # Before the press the run asks the board itself (WHERE, STATUS): RL holds, the arms are still.
+        robot.presenter.holding = robot.presenter.still_since = None
+        robot.presenter.learn()
+        assert robot.presenter.holding == "RL" and robot.presenter.still_since is not None
 
 
 def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):

@@ -143,6 +143,7 @@ def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
     """Issue 12's rare "arm turned while another pair held" flake: when it happens, the error names a
     folder with the decoded timeline around the jam and the whole pin log, for whoever looks next."""
     from robot import cube
+    from robot.link.protocol import gripper_widths
     from robot.sim.robot_sim import SimulatedRobot
     from robot.sim.virtual_robot import MechanicalError
 
@@ -150,7 +151,12 @@ def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
     config["scan"]["images_dir"] = str(tmp_path / "scans")
     with SimulatedRobot(config, cube.SOLVED, firmware="emulator") as robot:
         assert robot.virtual.holding_pair() == "RL"  # loaded: RL holds the cube
-        robot.virtual.closed["F"] = True  # the virtual robot is told F holds too (a decoding slip)
+        # A decoding slip: the virtual robot reads F's open pulses as closed (its widths swapped), so
+        # F "holds" too when R turns.  (Each sync re-reads the grippers from their pulses, so setting
+        # the virtual gripper by hand would be undone.)
+        open_us, closed_us = gripper_widths(robot.motion, "F")
+        robot.motion.setdefault("arms", {}).setdefault("F", {}).update(
+            servo_open_us=closed_us, servo_closed_us=open_us)
         robot.link.run(["TURN R90"])
         with pytest.raises(MechanicalError, match="pin events around it") as info:
             robot.sync()
@@ -160,3 +166,22 @@ def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
     timeline = (saved / "timeline.txt").read_text()
     assert ">>" in timeline and " turn R " in timeline.split(">>")[1].splitlines()[0]
     assert (saved / "pins.log").stat().st_size > 0
+
+
+def test_a_growing_pin_log_is_read_incrementally_as_the_whole_file_would_be(tmp_path):
+    """robot/sim/pinlog.py LogReader: only complete lines, appended lines parsed once, a new log restarts."""
+    from robot.sim import pinlog
+
+    path = tmp_path / "pins.log"
+    path.write_text("# harness\n100 B1 1\n150 B1 0\n")
+    reader = pinlog.LogReader(path)
+    assert reader.events() == pinlog.read_log(path)
+    with open(path, "a") as log:
+        log.write("200 reset\n300 D4 1\n310 D")  # the last line is still being written
+    assert reader.events() == [pinlog.PinEvent(100, "B1", 1), pinlog.PinEvent(150, "B1", 0),
+                               pinlog.PinEvent(200, pinlog.RESET, -1), pinlog.PinEvent(300, "D4", 1)]
+    with open(path, "a") as log:
+        log.write("4 0\n")
+    assert reader.events() == pinlog.read_log(path)  # the finished line, once
+    path.write_text("5 C2 1\n")  # the harness restarted: a new, shorter log
+    assert reader.events() == [pinlog.PinEvent(5, "C2", 1)]

@@ -172,3 +172,19 @@ def test_pictures_are_written_while_the_plan_runs(setting, monkeypatch, tmp_path
     images = adaptive.wait_pictures(result)
     assert images and all(path.exists() for path in images)
     assert len(images) == len(result.sequence.views) + 1  # each view taken, and the net
+
+
+def test_the_sampling_worker_is_let_go_without_waiting_for_it():
+    import threading
+
+    from robot.vision.adaptive import sampling_worker
+
+    started, release, queued_ran = threading.Event(), threading.Event(), []
+    with sampling_worker() as worker:
+        running = worker.submit(lambda: started.set() or release.wait(10))
+        queued = worker.submit(queued_ran.append, 1)
+        assert started.wait(10)
+    # Leaving did not join the thread (the task still runs) and cancelled what had not started.
+    assert not running.done() and queued.cancelled()
+    release.set()
+    assert running.result(timeout=10) is True and queued_ran == []

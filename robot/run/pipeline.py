@@ -128,6 +128,10 @@ class ResumingPresenter:
     def last_charged(self):  # the inner presenter's (robot/vision/scan.py LinkPresenter)
         return getattr(self.inner, "last_charged", None)
 
+    @property
+    def still_since(self):  # the inner presenter's; None after a resumed view (the board may have reset)
+        return getattr(self.inner, "still_since", None)
+
 
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
@@ -239,6 +243,8 @@ class Pipeline:
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
         pressed_at = self._wait_start()
+        if getattr(robot.presenter, "still_since", None) is not None:
+            robot.presenter.still_since = pressed_at  # the button on the robot's frame shook it: settle from here
         self.started = True
         self.waterfall = Waterfall(pressed_at)  # every stage on this clock (robot/run/waterfall.py)
         report.waterfall = self.waterfall.stages
@@ -336,11 +342,10 @@ class Pipeline:
             raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
         bar.finish()
         self.executing, self.completed = False, len(plan.actions)
-        if getattr(robot.presenter, "holding", None) is not None:  # the plan moved the cube past the presenter
-            from ..vision.scan import holding_after
-
-            robot.presenter.holding = holding_after(plan.actions, robot.presenter.holding)
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
+        learn = getattr(robot.presenter, "learn", None)
+        if learn is not None:  # the plan moved the cube past the presenter: which pair holds now, from the
+            learn()  # board (a plan resumed after a lost cable may have left it otherwise than it says)
         report.execute_ms = round((done_at - t) * 1000, 1)
         report.button_to_solved_ms = round((done_at - pressed_at) * 1000, 1)
         if first_done:

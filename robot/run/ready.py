@@ -1,6 +1,7 @@
 """Everything a run needs that does not depend on the cube, made ready before the start press
 (issue 13): the solver with its tables, the camera opened and settled (held open for the whole run),
-the firmware handshake (done when the robot starts: `with robot:`).
+the firmware handshake (done when the robot starts: `with robot:`), and which pair holds the cube
+(the board's WHERE: the scan's first GRIP to that pair is then not sent).
 
     ready = prepare(config, robot)   # before wait_start
     ready.solver.solve(...)          # no table load after the scan
@@ -73,10 +74,25 @@ class Ready:
         self.camera.release()
 
 
+def import_scan_modules() -> None:
+    """Import before the press what the scan uses after it: in a fresh `cube-robot run` these imports
+    (about 30 ms: concurrent.futures with logging, numpy.ma, which np.nanmedian imports on its first
+    call in a partial decode, and the adaptive scan's modules) would otherwise run on the clock."""
+    import concurrent.futures  # noqa: F401  (the sampling worker)
+
+    import numpy.ma  # noqa: F401
+
+    from ..vision import adaptive, cameras, net, partial  # noqa: F401
+
+
 def prepare(config, robot) -> Ready:
     """Tables loaded (or taken from the pre-flight) and the camera open, before the start press."""
     from ..solver import Solver
 
+    import_scan_modules()
+    learn = getattr(robot.presenter, "learn", None)  # which pair holds; the arms are still from now on
+    if learn is not None:
+        learn()
     started = time.perf_counter()
     solver = Solver(config, tables=getattr(robot, "tables", None))
     tables_ms = (time.perf_counter() - started) * 1000

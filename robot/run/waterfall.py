@@ -8,7 +8,8 @@
 
 floor_ms, where given, is the least the stage can take: a view's motion, its arm time
 (robot.timing); the wait for a view's frame (motion end -> frame delivered), the
-camera's settle + exposure + delivery time (one more frame period at worst); the wait
+camera's settle (none for a view that moved nothing) + exposure + delivery time (one more frame
+period at worst); the wait
 ends when the host has the picture (decoded); execute, the plan's arm time as the firmware
 timed it (the free first grip not counted, as in the plan's cost).
 """
@@ -42,8 +43,10 @@ class Waterfall:
             self.add(f"{prefix}{name}: motion", start, end, floor)
             if frame:
                 wait_floor = None
-                if camera_timing is not None:
-                    wait_floor = (camera_timing.settle_s + camera_timing.exposure_s + camera_timing.delivery_s) * 1000
+                if camera_timing is not None:  # settle (none when no arm moved: asked_after) + exposure + delivery
+                    settle_s = frame["asked_after"] - frame["motion_end"] if "asked_after" in frame \
+                        else camera_timing.settle_s
+                    wait_floor = (settle_s + camera_timing.exposure_s + camera_timing.delivery_s) * 1000
                 self.add(f"{prefix}{name}: frame", frame["exposure_start"], frame["delivered_at"])
                 received = frame.get("received_at", frame["delivered_at"])
                 self.add(f"{prefix}{name}: frame wait", frame["motion_end"], received, wait_floor)

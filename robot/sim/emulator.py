@@ -112,6 +112,7 @@ class Emulator:
         self._proc: subprocess.Popen | None = None
         self._dir: str | None = None
         self._log_path: Path | None = None
+        self._log_reader: pinlog.LogReader | None = None
         self._stdout_buf = b""
 
     def __enter__(self) -> "Emulator":
@@ -239,8 +240,10 @@ class Emulator:
         return self._log_path
 
     def pin_events(self) -> list[pinlog.PinEvent]:
-        """Every pin change so far (complete up to the last byte the firmware sent)."""
-        return pinlog.read_log(self.log_path)
+        """Every pin change so far (complete up to the last line the harness wrote), read incrementally."""
+        if self._log_reader is None or self._log_reader.path != self.log_path:
+            self._log_reader = pinlog.LogReader(self.log_path)
+        return self._log_reader.events()
 
     def close(self) -> None:
         if self._proc is not None:

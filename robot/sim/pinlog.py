@@ -120,19 +120,50 @@ def read_log(path) -> list[PinEvent]:
     """Parse a pin log file; comment lines (#) are skipped."""
     events = []
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split()
-        try:
-            if len(parts) == 2 and parts[1] == RESET:
-                events.append(PinEvent(int(parts[0]), RESET, -1))
-            elif len(parts) == 3:
-                events.append(PinEvent(int(parts[0]), parts[1], int(parts[2])))
-            else:
-                raise ValueError
-        except ValueError:
-            raise PinLogError(f"{path}:{number}: cannot read pin log line {line!r}") from None
+        _parse_line(line, events, path, number)
     return events
+
+
+def _parse_line(line: str, events: list, path, number: int) -> None:
+    if not line or line.startswith("#"):
+        return
+    parts = line.split()
+    try:
+        if len(parts) == 2 and parts[1] == RESET:
+            events.append(PinEvent(int(parts[0]), RESET, -1))
+        elif len(parts) == 3:
+            events.append(PinEvent(int(parts[0]), parts[1], int(parts[2])))
+        else:
+            raise ValueError
+    except ValueError:
+        raise PinLogError(f"{path}:{number}: cannot read pin log line {line!r}") from None
+
+
+class LogReader:
+    """A growing pin log read as it grows: each call parses only the complete lines added since the
+    last (a simulation syncs several times per scan view; re-reading the whole log each time cost
+    up to ~10 ms a sync, growing with the run)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self._events: list[PinEvent] = []
+        self._offset = 0  # bytes parsed (whole lines only)
+        self._lines = 0
+
+    def events(self) -> list[PinEvent]:
+        """Every event so far, up to the last complete line (a copy: the caller may keep it)."""
+        with open(self.path, "rb") as log:
+            log.seek(0, 2)
+            if log.tell() < self._offset:  # a new log (the harness restarted): read it from the start
+                self.__init__(self.path)
+            log.seek(self._offset)
+            data = log.read()
+        end = data.rfind(b"\n") + 1  # a line still being written is read next time
+        for line in data[:end].decode().splitlines():
+            self._lines += 1
+            _parse_line(line, self._events, self.path, self._lines)
+        self._offset += end
+        return list(self._events)
 
 
 def _labels(pin_map, prefix: str) -> dict[str, str]:
@@ -229,10 +260,15 @@ def servo_pulses(events, pin_map=None) -> dict[str, list[Pulse]]:
 
 def servo_changes(events, pin_map=None, tolerance_us: float = 10.0) -> dict[str, list[Pulse]]:
     """The first pulse of each new width per gripper (the commanded positions over time)."""
+    return width_changes(servo_pulses(events, pin_map), tolerance_us)
+
+
+def width_changes(pulses: dict, tolerance_us: float = 10.0) -> dict[str, list[Pulse]]:
+    """Of each gripper's pulses (servo_pulses), the first of each new width (the first pulse counts as one)."""
     changes = {}
-    for arm, pulses in servo_pulses(events, pin_map).items():
+    for arm, arm_pulses in pulses.items():
         out = []
-        for p in pulses:
+        for p in arm_pulses:
             if not out or abs(p.width_us - out[-1].width_us) > tolerance_us:
                 out.append(p)
         changes[arm] = out

@@ -14,6 +14,8 @@ see it.
 
 from __future__ import annotations
 
+import bisect
+import threading
 import time
 
 
@@ -76,7 +78,11 @@ class SimulatedRobot:
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
         self.emulator = self.mock = self.proxy = self.link = None
         self._cursor = 0  # emulator: last step cycle applied; mock: executed entries applied
+        # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
+        # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
+        self._sync_lock = threading.Lock()
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
+        self._servo_seen = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
@@ -265,11 +271,12 @@ class SimulatedRobot:
     # -- the mechanics follow the firmware -------------------------------------
 
     def sync(self) -> None:
-        """Apply everything the firmware did since the last sync to the virtual cube."""
-        if self.emulator:
-            self._sync_from_pins()
-        else:
-            self._sync_from_mock()
+        """Apply everything the firmware did since the last sync to the virtual cube (thread-safe)."""
+        with self._sync_lock:
+            if self.emulator:
+                self._sync_from_pins()
+            else:
+                self._sync_from_mock()
 
     def _sync_from_pins(self) -> None:
         events = self.emulator.pin_events()
@@ -285,12 +292,20 @@ class SimulatedRobot:
             return abs(us - closed_us) < abs(us - open_us)
         timeline = []  # (cycle, order, kind, arm, value)
         # Only complete pulses are decoded, so a servo pulse cut off by the end of the log is
-        # picked up next time: each kind of event keeps its own cursor.
-        for arm, changes in pinlog.servo_changes(events).items():
+        # picked up next time: each kind of event keeps its own cursor.  The servo pulses are decoded
+        # from the oldest gripper's last pulse already seen on (50 a second per gripper: the whole log
+        # each time cost milliseconds per sync); a window's first pulse counts as a change, which
+        # only sets a gripper to the state it has.
+        seen = [self._servo_seen.get(arm, -1) for arm in "RLFB"]
+        window = events[bisect.bisect_left(events, min(seen), key=lambda event: event.cycle):]
+        pulses = pinlog.servo_pulses(window)
+        for arm, changes in pinlog.width_changes(pulses).items():
             for pulse in changes:
                 if pulse.start_cycle > self._servo_cursor.get(arm, -1):
                     timeline.append((pulse.start_cycle, 0, "grip", arm, closed(arm, pulse.width_us)))
                     self._servo_cursor[arm] = pulse.start_cycle
+            if pulses[arm]:
+                self._servo_seen[arm] = pulses[arm][-1].start_cycle
         for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
             for move in moves:  # DIR-level steps; the arm turns as its motor is wired
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)

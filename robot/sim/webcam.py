@@ -130,6 +130,7 @@ class SimulatedCamera(Camera):
         self.settle_frames = config["settle_frames"] if FREEZE in (config["exposure"], config["white_balance"]) else 0
         self._lock = threading.Lock()  # the timeline (states, changes)
         self._render_lock = threading.Lock()
+        self._prerenderer = None  # the thread that renders a view's state while the arms move (prerender)
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
         self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
@@ -182,20 +183,27 @@ class SimulatedCamera(Camera):
             return self._cache[key]
 
     def prerender(self, actions) -> None:
-        """Render, on a thread, the state the cube should reach after `actions` (while the arms move).
+        """Render, on the prerender thread, the state the cube should reach after `actions` (while the
+        arms move).
 
         Only a cache: every picture shows the state the firmware's motions produced; a wrong
-        guess is simply not used.  It keeps the renderer's CPU time off the camera's clock.
+        guess is simply not used.  It keeps the renderer's CPU time off the camera's clock, and the
+        caller (about to send the view's motion) only hands the work over: the guess and the render
+        happen on the thread (copying the virtual robot and starting a thread here cost up to
+        hundreds of ms on a loaded machine, before the motion was sent).
         """
-        import copy
+        from concurrent.futures import ThreadPoolExecutor
 
-        guess = copy.deepcopy(self.robot.virtual)
-        try:
-            for action in actions:
-                guess.apply_action(action)
-        except Exception:  # the firmware will say what is wrong with the actions; nothing to render
-            return
-        threading.Thread(target=self._clean, args=(guess.facelets(), self.lighting), daemon=True).start()
+        if self._prerenderer is None:
+            self._prerenderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sim-prerender")
+        self._prerenderer.submit(self._render_after, self.robot.virtual.facelets(), list(actions), self.lighting)
+
+    def _render_after(self, facelets: str, actions, lighting) -> None:
+        from .. import cube
+        from ..plan import Turn
+
+        moves = [move for action in actions if isinstance(action, Turn) for move in action.moves()]
+        self._clean(cube.apply_moves(facelets, moves), lighting)
 
     def render_exposure(self, start: float, end: float) -> np.ndarray:
         with self._lock:
@@ -222,8 +230,11 @@ class SimulatedCamera(Camera):
         if self.grabber is not None:
             self.grabber.stop()
             self.grabber = self.device = None
+        if self._prerenderer is not None:  # a render under way only fills the cache: not waited for
+            self._prerenderer.shutdown(wait=False, cancel_futures=True)
+            self._prerenderer = None
 
-    def capture(self, view: str) -> np.ndarray:
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
         motion_end = self.clock.now()
         if self.grabber is None:
             self.open()
@@ -232,7 +243,8 @@ class SimulatedCamera(Camera):
         with self._lock:
             latest, lighting = self.states[-1], self.lighting
         # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
-        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting))
+        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting),
+                                               still_since)
         return image
 
     def settings(self) -> dict:

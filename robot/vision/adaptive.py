@@ -14,10 +14,11 @@ The result of a scan that stopped early is in the robot frame after the views ta
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 from .. import cube
 from ..scan_sequence import ScanSequence
-from .scan import NoMotion, ScanResult, StickerReadings, arm_actions, drift_warnings, save_pictures
+from .scan import NoMotion, ScanResult, StickerReadings, arm_actions, drift_warnings, save_pictures, still_since
 
 
 def sample_view(frame, view_index: int, sequence: ScanSequence, regions, sampling) -> list:
@@ -70,8 +71,6 @@ def adaptive_scan(scanner) -> ScanResult:
     the pictures are saved in the background (ScanResult.images once `wait_pictures` returns), so the
     plan can start the moment the cube is known.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     config, sequence = scanner.config, scanner.sequence
     presenter = scanner.presenter or NoMotion()
     first = max(1, config["scan"]["adaptive_from"])
@@ -81,7 +80,7 @@ def adaptive_scan(scanner) -> ScanResult:
 
     scanner.marks = marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
     opening = time.perf_counter()
-    with scanner.camera, ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan-sampling") as worker:
+    with scanner.camera, sampling_worker() as worker:
         marks["camera_open"] = (opening, time.perf_counter())
         for moment in sequence.moments():  # one view, or views of several cameras at once
             views = [sequence.views[i] for i in moment]
@@ -91,7 +90,7 @@ def adaptive_scan(scanner) -> ScanResult:
                 presenter.present(view)  # meanwhile the worker samples the previous views
                 motions.append((started, time.perf_counter()))
                 charged.append(arm_actions(presenter, view))
-            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views),
+            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views, still_since(presenter)),
                                                            motions, charged):
                 frames[view.name] = frame
                 marks["views"].append({"view": view.name, "actions": actions, "motion": motion,
@@ -115,6 +114,20 @@ def adaptive_scan(scanner) -> ScanResult:
                 marks["decode"] = (started, time.perf_counter())
                 return _result(scanner, taken, readings, frames, decoded, read_s)
     raise AssertionError("unreachable: the last view always returns")
+
+
+@contextmanager
+def sampling_worker():
+    """The thread that samples each view while the robot presents the next.  Let go without joining it:
+    once the scan returns it has nothing left to do, and joining would only wait for a thread switch
+    (a few ms of the plan's start); a scan stopped by an error cancels what was queued."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan-sampling")
+    try:
+        yield worker
+    finally:
+        worker.shutdown(wait=False, cancel_futures=True)
 
 
 def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:

@@ -44,7 +44,9 @@ class Camera:
     def close(self) -> None:
         return None
 
-    def capture(self, view: str) -> np.ndarray:
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
+        """The view's frame; still_since: since when no arm has moved (grabber.view_frames), for cameras
+        that pick frames by time (a recorded picture ignores it)."""
         raise NotImplementedError
 
     def settings(self) -> dict:
@@ -64,7 +66,7 @@ class MemoryCamera(Camera):
     def __init__(self, frames: dict):
         self.frames = dict(frames)
 
-    def capture(self, view: str) -> np.ndarray:
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
         if view not in self.frames:
             raise CameraError(f"no frame for view {view!r} (have: {', '.join(self.frames)})")
         return self.frames[view]
@@ -84,7 +86,7 @@ class FileCamera(Camera):
             raise CameraError(f"file camera: {self.folder} is not a folder of <view>.png pictures")
         return self
 
-    def capture(self, view: str) -> np.ndarray:
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
         import cv2
 
         frames_dir = self.folder / view
@@ -231,8 +233,8 @@ class OpenCVCamera(Camera):
                 if not frozen:
                     self.log(f"camera cannot lock {name}: colours may drift; prefer a camera with manual controls")
 
-    def capture(self, view: str) -> np.ndarray:
-        # The view's motion is done when the scan asks for its frame.
+    def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
+        # The view's motion is done when the scan asks for its frame (still_since: grabber.view_frames).
         motion_end = self.grabber.clock.now() if self.grabber is not None else time.perf_counter()
         if self.capture_device is None:
             self.open()
@@ -240,7 +242,7 @@ class OpenCVCamera(Camera):
             from .grabber import GrabberError, view_frames
 
             try:
-                image, self.last_capture = view_frames(self.grabber, motion_end)
+                image, self.last_capture = view_frames(self.grabber, motion_end, still_since=still_since)
             except GrabberError as exc:
                 raise CameraError(f"{exc} (view {view!r})") from None
             return image

@@ -38,9 +38,9 @@ class CameraSet:
         self.close()
         return False
 
-    def capture(self, view: str):
+    def capture(self, view: str, still_since: float | None = None):
         camera = self.cameras[self.camera_of[view]]
-        image = camera.capture(view)
+        image = capture_view(camera, view, still_since)
         self.records[view] = getattr(camera, "last_capture", None)  # views of one moment: one per thread
         return image
 
@@ -67,9 +67,15 @@ def capture_record(camera, view: str):
     return records.get(view) if isinstance(records, dict) else getattr(camera, "last_capture", None)
 
 
-def capture_moment(camera, views) -> list:
+def capture_view(camera, view: str, still_since: float | None = None):
+    """camera.capture(view), telling a camera that picks frames by time since when the arms are
+    still (robot/vision/grabber.py view_frames), when that is known."""
+    return camera.capture(view) if still_since is None else camera.capture(view, still_since=still_since)
+
+
+def capture_moment(camera, views, still_since: float | None = None) -> list:
     """The frames of views taken at one moment: at once when they are several (one per camera)."""
     if len(views) == 1:
-        return [camera.capture(views[0].name)]
+        return [capture_view(camera, views[0].name, still_since)]
     with ThreadPoolExecutor(max_workers=len(views), thread_name_prefix="camera") as pool:
-        return list(pool.map(lambda view: camera.capture(view.name), views))
+        return list(pool.map(lambda view: capture_view(camera, view.name, still_since), views))

@@ -198,19 +198,27 @@ class FrameGrabber:
         return request.frames[:count]
 
 
-def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhile=None):
+def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhile=None,
+                still_since: float | None = None):
     """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
 
+    still_since: when known, the time since which nothing shook the cube (the last motion's `done`,
+    or the start press: robot/vision/scan.py LinkPresenter): then the frame must begin its exposure
+    `settle` after that and not before motion_end (the moment the view is asked for), so a view that
+    moved nothing (the first view: the cube held since it was loaded) waits only for the rest of the
+    settle time after the press, not for a GRIP's round trip and a whole settle time after it.
     Returns (image, record): the image (averaged when camera.average_frames > 1) and the
-    times for the run's waterfall (clock seconds): motion_end, exposure_start, delivered_at
-    (the frame reached the host's driver) and received_at (decoded, in the host's hands).
+    times for the run's waterfall (clock seconds): motion_end, asked_after (the earliest exposure
+    start allowed), exposure_start, delivered_at (the frame reached the host's driver) and
+    received_at (decoded, in the host's hands).
     meanwhile(): work done while the frame is awaited (no frame is missed during it).
     """
     import numpy as np
 
     timing = grabber.timing
     motion_end = grabber.clock.now() if motion_end is None else motion_end
-    request = grabber.ask(motion_end + timing.settle_s, timing.average_frames)
+    after = motion_end + timing.settle_s if still_since is None else max(motion_end, still_since + timing.settle_s)
+    request = grabber.ask(after, timing.average_frames)
     if meanwhile is not None:
         meanwhile()
     frames = grabber.collect(request)
@@ -221,7 +229,7 @@ def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhil
         for frame in frames:
             total += frame.image
         image = np.clip(np.round(total / len(frames)), 0, 255).astype(np.uint8)
-    record = {"motion_end": motion_end, "exposure_start": frames[0].exposure_start,
+    record = {"motion_end": motion_end, "asked_after": after, "exposure_start": frames[0].exposure_start,
               "delivered_at": frames[-1].delivered_at, "received_at": grabber.clock.now(),
               "frames": [f.index for f in frames]}
     return image, record
