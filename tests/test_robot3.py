@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -386,3 +387,34 @@ def test_robot_plans_with_the_real_two_phase_search(profile):
                                  seeds=[plain.moves], report=report)
         assert check_plan(facelets, plan.ops, plan.cost_ms, profile) == plan.cost_ms
         assert plan.cost_ms <= convert(plain.moves, profile)[0] and report.candidates > 1
+
+
+@pytest.mark.slow
+def test_the_two_phase_search_choosing_by_robot_time_keeps_only_cheaper_plans(profile):
+    from robot.solver3 import api, tables
+    from robot.solver3.convert import model
+
+    api.load_search(tables.directory_for(config_module.load()), build=True)
+    state = cube3.random_state(np.random.default_rng(45))
+    facelets = cube3.to_facelets(state)
+    rate = model(profile)
+    seen = []
+    report = robot_search.SearchReport()
+    rated = robot_search._rate
+
+    def spy(report, state, moves, rate, where):
+        seen.append(rate.cost(moves))
+        rated(report, state, moves, rate, where)
+
+    robot_search._rate = spy
+    try:
+        robot_search.robot_cost_stage(report, state, robot_search.default_solutions().engine, rate,
+                                      deadline=time.perf_counter() + 1.0)
+    finally:
+        robot_search._rate = rated
+    assert report.robot_cost_found == len(seen) >= 1
+    assert seen == sorted(seen, reverse=True) and len(set(seen)) == len(seen)  # each one cheaper
+    assert cube3.to_facelets(cube3.apply(state, report.best_moves)) == cube3.SOLVED_FACELETS
+    assert len(report.best_moves) <= 20 and report.best_cost_ms == seen[-1]
+    plan = robot_search.plan(facelets, profile, robot_search.default_solutions(), 1.0)
+    assert check_plan(facelets, plan.ops, plan.cost_ms, profile) == plan.cost_ms

@@ -192,7 +192,10 @@ class RobotModel3:
         return out
 
     def _reposition(self, v):
-        return (v[..., :, None] + self.reposition).min(axis=-2)
+        # Only states reachable so far can be left (after a turn about a sixth of them): the
+        # min-plus product over those columns is the same, several times faster.
+        live = np.flatnonzero(np.isfinite(v.reshape(-1, self.n_states)).any(axis=0))
+        return (v[..., live, None] + self.reposition[live]).min(axis=-2)
 
     def _group(self, v, group):
         best = None

@@ -196,15 +196,19 @@ class Search:
         tail).  Stops when every phase-1 length has been tried, or at the perf_counter
         `deadline` once a solution was yielded (at once if hard_deadline).  A solution is
         yielded only if its cost is below the best so far and at most max_cost;
-        htm_bound(cost) is the most HTM moves a cheaper solution can have.
+        htm_bound(cost) is the most HTM moves a cheaper solution can have.  `cost` may also be
+        a list, one callable per start (e.g. each view's moves mapped back to the cube's frame
+        before rating), so that the costs of all starts compare.
         """
-        run = Run(bound=max_htm, best_cost=INF if max_cost is None else max_cost + 0.5, cost=cost,
+        costs = cost if isinstance(cost, (list, tuple)) else [cost] * len(starts)
+        run = Run(bound=max_htm, best_cost=INF if max_cost is None else max_cost + 0.5, cost=costs[0],
                   htm_bound=htm_bound, deadline=deadline if hard_deadline else None)
         searches = [(i, self._start(run, c)) for i, c in enumerate(starts)]
         try:
             while searches:
                 for entry in list(searches):
                     run.turn_ends = time.perf_counter() + TURN_SECONDS
+                    run.cost = costs[entry[0]]
                     for moves in entry[1]:
                         if moves is None:
                             break
