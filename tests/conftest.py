@@ -18,9 +18,21 @@ import pytest
 import serial
 
 from robot.link import protocol as P
+from robot.config import PROJECT_ROOT
 
 READ_TIMEOUT_S = 10.0
 
+
+
+def scratch_config(folder, edit=lambda text: text):
+    """config.yaml copied into folder with the run's pictures and solve log there too (edit: more
+    changes to the text); returns its path.  Tests import it: `from conftest import scratch_config`."""
+    text = (PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {folder / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {folder / 'data'}")
+    path = folder / "config.yaml"
+    path.write_text(edit(text))
+    return path
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "robot: runs against a real robot (needs --robot-port)")

@@ -18,6 +18,7 @@ from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
 from robot.sim import emulator
 from robot.vision.scan import ScanSequence
+from conftest import scratch_config
 
 pytestmark = pytest.mark.skipif(not emulator.available()[0], reason=f"emulator: {emulator.available()[1]}")
 pytestmark = [pytest.mark.firmware, pytestmark]  # every test here starts the firmware in simavr
@@ -27,12 +28,7 @@ pytestmark = [pytest.mark.firmware, pytestmark]  # every test here starts the fi
 def config(tmp_path_factory):
     # Keep pictures and the solve log out of the project folder.
     tmp = tmp_path_factory.mktemp("app")
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp / 'data'}")
-    path = tmp / "config.yaml"
-    path.write_text(text)
-    return config_module.load(path)
+    return config_module.load(scratch_config(tmp))
 
 
 def _run(config, *flags):

@@ -6,14 +6,11 @@ from robot import config as config_module
 from robot.cli import build_parser
 from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
+from conftest import scratch_config
 
 
 def test_button_to_solved_is_within_the_wall_clock_and_covers_scan_and_execute(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    config = config_module.load(scratch_config(tmp_path))
     args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", "3"])
     started = time.perf_counter()
     report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)

@@ -13,6 +13,7 @@ from robot.solver import Solver
 from robot.solver import tables as tables_module
 from robot.vision.camera import Camera, FileCamera
 
+from conftest import scratch_config
 from test_app_hardware import _run, setup  # noqa: F401  (the fixture)
 
 
@@ -111,11 +112,7 @@ def test_a_fresh_run_imports_nothing_of_the_scan_after_the_start_press(tmp_path)
     import subprocess
     import sys
 
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    done = subprocess.run([sys.executable, "-c", IMPORTED_AFTER_THE_PRESS, str(tmp_path / "config.yaml")],
+    done = subprocess.run([sys.executable, "-c", IMPORTED_AFTER_THE_PRESS, str(scratch_config(tmp_path))],
                           capture_output=True, text=True, cwd=config_module.PROJECT_ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     late = done.stdout.split()

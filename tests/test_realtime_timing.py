@@ -12,6 +12,7 @@ from robot.run.simulated import run_simulated
 from robot.run.waterfall import format_waterfall
 from robot.scan_sequence import ScanSequence
 from robot.sim import robot_sim
+from conftest import scratch_config
 
 # Between the start press being seen and the last `done`, the pipeline's own marks sit inside the
 # test's marks; what separates them is bookkeeping (the report, the virtual cube's sync): at most this.
@@ -20,12 +21,7 @@ WALL_MARGIN_MS = 150.0
 
 @pytest.fixture
 def config(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("save_images: true", "save_images: false")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    return config_module.load(tmp_path / "config.yaml")
+    return config_module.load(scratch_config(tmp_path, lambda text: text.replace("save_images: true", "save_images: false")))
 
 
 def test_realtime_button_to_solved_lies_between_the_arm_time_and_the_wall_clock(config, monkeypatch):

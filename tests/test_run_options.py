@@ -6,16 +6,9 @@ from robot import config as config_module
 from robot.cli import build_parser
 from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
+from conftest import scratch_config
 
 
-def scratch_config(tmp_path, edit=lambda text: text):
-    """config.yaml copied into tmp_path with the run's pictures and log there too (edit: more changes)."""
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    path = tmp_path / "config.yaml"
-    path.write_text(edit(text))
-    return path
 
 
 @pytest.mark.parametrize("value", ["2", "-0.1", "lots"])

@@ -8,6 +8,7 @@ from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
 from robot.scan_sequence import TWO_CAMERA_VIEWS, ScanSequence
 from robot.vision.cameras import CameraSet, capture_moment
+from conftest import scratch_config
 
 
 
@@ -41,11 +42,7 @@ def test_a_camera_set_captures_each_view_with_its_camera_and_a_moment_at_once():
 
 
 def test_a_simulated_run_with_two_cameras_scans_without_turning_and_solves(tmp_path):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    (tmp_path / "config.yaml").write_text(text)
-    config = config_module.load(tmp_path / "config.yaml")
+    config = config_module.load(scratch_config(tmp_path))
     config["scan"]["views"] = TWO_CAMERA_VIEWS
     args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", "1", "--no-verify"])
     report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)

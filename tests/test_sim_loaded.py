@@ -8,6 +8,7 @@ from robot import cube
 from robot.plan import Grip, Turn
 from robot.sim.robot_sim import SimulatedRobot
 from robot.vision.scan import LinkPresenter, ScanView, charged_actions, holding_after, holding_from_grippers
+from conftest import scratch_config
 
 
 def test_a_grip_to_the_pair_that_holds_is_not_charged():
@@ -72,15 +73,13 @@ def test_the_holding_pair_is_read_from_the_boards_gripper_states():
 
 
 def sim_config(tmp_path, sensors=False):
-    text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("data_dir: data", f"data_dir: {tmp_path / 'data'}")
-    text = text.replace("images_dir: runs/scans", f"images_dir: {tmp_path / 'scans'}")
-    if sensors:
-        assert "    sensors: false" in text
-        text = text.replace("    sensors: false", "    sensors: true", 1)
-        text = text.replace("zero_offset_steps: 0 ", "zero_offset_steps: -12 ")  # off the sensor's edge
-    (tmp_path / "config.yaml").write_text(text)
-    return config_module.load(tmp_path / "config.yaml")
+    def with_sensors(text):
+        if sensors:
+            assert "    sensors: false" in text
+            text = text.replace("    sensors: false", "    sensors: true", 1)
+            text = text.replace("zero_offset_steps: 0 ", "zero_offset_steps: -12 ")  # off the sensor's edge
+        return text
+    return config_module.load(scratch_config(tmp_path, with_sensors))
 
 
 def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_path):
