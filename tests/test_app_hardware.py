@@ -66,6 +66,13 @@ def _press_start_when_connected(mock):
     threading.Thread(target=press, daemon=True).start()
 
 
+def _wait_until_executed(mock, count: int) -> None:
+    """Block (up to 60 s) until the mock firmware has executed at least `count` actions."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(mock.executed) < count:
+        time.sleep(0.002)
+
+
 def _run(config, mock, *flags):
     _press_start_when_connected(mock)
     # No homing sensors in the shipped config: the person confirms the arms stand straight.
@@ -112,9 +119,7 @@ def test_rescan_of_a_solved_cube_is_solved_verified(setup, tmp_path):
     scan_actions = len(list(sequence.all_actions()))
 
     def show_solved_cube_once_the_plan_runs():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
-            time.sleep(0.002)
+        _wait_until_executed(mock, scan_actions + 1)
         for view, frame in frames.items():  # what the camera sees after the solve
             cv2.imwrite(str(folder / f"{view}.tmp.png"), frame)
             os.replace(folder / f"{view}.tmp.png", folder / f"{view}.png")
@@ -206,9 +211,7 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     mock.time_scale = 0.3  # plan actions long enough to be interrupted part-way
 
     def press_ctrl_c_during_the_plan():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(mock.executed) < scan_actions + 2:
-            time.sleep(0.002)
+        _wait_until_executed(mock, scan_actions + 2)
         _thread.interrupt_main()
 
     threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
@@ -260,9 +263,7 @@ def test_a_refused_rescan_is_executed_not_verified(setup, tmp_path):
     scan_actions = len(list(sequence.all_actions()))
 
     def lights_out_once_the_plan_runs():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(mock.executed) <= scan_actions:
-            time.sleep(0.002)
+        _wait_until_executed(mock, scan_actions + 1)
         for picture in list(folder.glob("*.png")):
             frame = cv2.imread(str(picture))
             cv2.imwrite(str(folder / "dark.tmp.png"), np.zeros_like(frame))
