@@ -1,5 +1,7 @@
 """Reading through glare, shadow and clipped channels without guessing (issue 14)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -7,8 +9,9 @@ from robot.cube import CubeError, parse_facelets, random_state
 from robot.vision import VisionError, decode
 from robot.vision.colour import srgb_to_lab
 from robot.vision.light import censored_residual, confounded_colours, explained_by_light, lamp_whites
+from robot.vision.readings import NAMES
 from robot.vision.refusals import confounded_pairs
-from test_vision_decode import PALETTE, perturbed, random_cube, same_partition
+from test_vision_decode import PALETTE, perturbed, random_cube, real_cases, same_partition  # noqa: F401 (fixture)
 
 
 def name(i: int) -> str:
@@ -361,3 +364,28 @@ def test_two_stickers_that_read_like_each_others_colour_are_refused_as_swapped(s
         assert {name(i), name(j)} <= set(caught.value.stickers)
     else:
         assert len(caught.value.stickers) >= 2
+
+
+def test_an_over_exposure_refusal_judges_and_names_the_cube_it_reports(real_cases):
+    # 4x4x4-random-05's two near-white faces (and a washed-out third colour)
+    # under a warm cast, one glare sticker and sensor noise: the decoder reads
+    # past stickers, the cube changes, and it refuses as over-exposed.  The
+    # rule must judge the cube the error reports (VisionError.result), not the
+    # last fit the read-past loop tried: that one named a colour pair by one
+    # letter twice ("orange (B) and orange (B)").
+    case = next(c for c in real_cases if "4x4x4-random-05" in c["id"])
+    rng = np.random.default_rng(32)
+    light = rng.uniform(0.85, 1.25, 3)
+    rgb = np.array(case["rgb_URFDLB"], dtype=float) * light
+    glared = rng.integers(24)
+    rgb[glared] = 0.6 * rgb[glared] + 0.4 * 255 * light
+    rgb = np.clip(np.round(rgb + rng.normal(0, 3, rgb.shape)), 0, 255)
+    with pytest.raises(VisionError) as caught:
+        decode(rgb)
+    error = caught.value
+    assert error.reason == "over-exposed"
+    pairs = re.findall(r"\((\w)\) and \w+ \((\w)\)", str(error))
+    assert pairs and all(a != b for a, b in pairs), str(error)
+    named = {letter for pair in pairs for letter in pair}
+    # the stickers it names are exactly those of the named colours in the reported cube
+    assert set(error.stickers) == {n for n, letter in zip(NAMES, error.result.facelets) if letter in named}

@@ -391,7 +391,7 @@ def _decode_readings(readings, calibration, settings, must_be=None, unseen=None)
     first_key = partition_key(fit.labels)
     if must_be is not None and first_key != must_be:
         return result, error or VisionError("a different cube", reason="margin"), fit
-    first_fit = fit
+    first_fit = result_fit = fit  # result_fit: the fit `result` describes
     if error is not None and error.reason in RETRIED and lab[:, 0].mean() >= DARK_LIGHTNESS:
         # Read past the stickers that fit no colour, worst first, while the
         # rest of the cube still determines them.  Only to confirm the best
@@ -412,10 +412,10 @@ def _decode_readings(readings, calibration, settings, must_be=None, unseen=None)
                     check_unread(readings, fit, unread_result, read_past)
                 except VisionError as unexplained:
                     return unread_result, unexplained, first_fit
-                result, error = unread_result, None
+                result, error, result_fit = unread_result, None, fit
                 break
     if error is None or error.reason == "margin":  # (a near cube in an over-exposed frame: say why)
-        error = over_exposure(readings, features, fit, result, settings) or error
+        error = over_exposure(readings, features, result_fit, result, settings) or error
     return result, error, first_fit
 
 
