@@ -166,13 +166,18 @@ def truth_after_swap(truth: str, i: int, j: int) -> str:
         return truth
 
 
-def perturb(rgb, truth: str, spec: dict, rng) -> tuple[np.ndarray, str]:
-    """One perturbed reading of a real case: (rgb clipped to 0-255 and rounded, the truth it now shows)."""
+def perturb(rgb, truth: str, spec: dict, rng, spot_free: bool = False):
+    """One perturbed reading of a real case: (rgb clipped to 0-255 and rounded, the truth it now shows).
+
+    spot_free: also return the same reading without its glare and shadow stickers (the same exposure,
+    cast, swap and noise draws), as a third item: what the light alone leaves readable.
+    """
     rgb = np.array(rgb, dtype=float)
     exposure = rng.uniform(*spec.get("exposure", (1.0, 1.0)))
     cast = rng.uniform(*spec.get("cast", (1.0, 1.0)), 3)
     light = exposure * cast
     rgb = rgb * light
+    plain = rgb.copy()
     stickers = rng.permutation(24)
     glare = spec.get("glare", ())
     for i, fraction in zip(stickers, glare):  # the lamp's own reflection: its white, under the same cast
@@ -183,9 +188,13 @@ def perturb(rgb, truth: str, spec: dict, rng) -> tuple[np.ndarray, str]:
         i = stickers[0]
         j = next(k for k in stickers[1:] if truth[k] != truth[i])
         rgb[[i, j]] = rgb[[j, i]]
+        plain[[i, j]] = plain[[j, i]]
         truth = truth_after_swap(truth, i, j)
-    rgb = rgb + rng.normal(0, spec.get("noise", 0), rgb.shape)
-    return np.clip(np.round(rgb), 0, 255), truth
+    noise = rng.normal(0, spec.get("noise", 0), rgb.shape)
+    spotted = np.clip(np.round(rgb + noise), 0, 255)
+    if spot_free:
+        return spotted, truth, np.clip(np.round(plain + noise), 0, 255)
+    return spotted, truth
 
 
 def light_sweep(trials: int, seed: int, path: Path = REAL_CASES, rows=None) -> list[dict]:
@@ -201,10 +210,14 @@ def light_sweep(trials: int, seed: int, path: Path = REAL_CASES, rows=None) -> l
         spec = SWEEP[name]
         rng = np.random.default_rng([seed, sum(map(ord, name))])
         counts, reasons, by_case = {"exact": 0, "refused": 0, "wrong": 0}, {}, {}
-        clean_counts = dict(counts)
+        clean_counts, spot_free_counts, spot_free_reasons = dict(counts), dict(counts), {}
         for _ in range(1 if not spec else trials):
             for case in cases:
-                rgb, truth = perturb(case["rgb_URFDLB"], case["expected_URFDLB"], spec, rng)
+                if name in TARGETS:  # also the same light without its glare/shadow stickers
+                    rgb, truth, plain = perturb(case["rgb_URFDLB"], case["expected_URFDLB"], spec, rng, True)
+                    spot_free_counts[classify(plain, truth, spot_free_reasons.setdefault(case["id"], {}))[0]] += 1
+                else:
+                    rgb, truth = perturb(case["rgb_URFDLB"], case["expected_URFDLB"], spec, rng)
                 one = {}
                 outcome = classify(rgb, truth, one)[0]
                 counts[outcome] += 1
@@ -215,7 +228,8 @@ def light_sweep(trials: int, seed: int, path: Path = REAL_CASES, rows=None) -> l
                         tally[0] += n
                         tally[1] += right
         out.append({"row": name, **counts, "reasons": reasons, "by_case": by_case, "clean": clean_counts,
-                    "clean_cases": len(clean)})
+                    "clean_cases": len(clean), "spot_free": spot_free_counts,
+                    "spot_free_by_case": {k: v for k, v in spot_free_reasons.items() if v}})
     return out
 
 
@@ -318,6 +332,14 @@ def main() -> None:
                 met, exact, wrong = target_verdict(counts, exact_min, wrong_max)
                 print(f"  {row['row']:<38} {label:<22} exact {exact:>6.1%} (>= {exact_min:.0%}), wrong {wrong:>5.1%} "
                       f"(<= {wrong_max:.1%}): {'met' if met else 'NOT met'}")
+            free = row["spot_free"]
+            total = max(sum(free.values()), 1)
+            print(f"  {'':<38} {'without its spots':<22} exact {free['exact'] / total:>6.1%}, wrong "
+                  f"{free['wrong'] / total:>5.1%}: the same exposure, cast and noise draws without the glare and "
+                  "shadow stickers (what this decoder loses to the light alone)")
+            lost = sorted(((sum(n for n, _ in rules.values()), case_id) for case_id, rules in row["spot_free_by_case"].items()),
+                          reverse=True)
+            print(f"  {'':<38} {'':<22} refused without spots: " + ", ".join(f"{case_id.split(':')[-1]} {n}" for n, case_id in lost))
 
     if args.synthetic:
         print(f"\nSynthetic readings ({args.synthetic} random cubes each, seed {args.seed})")

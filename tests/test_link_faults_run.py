@@ -7,6 +7,8 @@ from robot.run.options import RunOptions
 from robot.run.simulated import run_simulated
 from robot.sim import emulator
 
+from benches import load_bench
+
 
 def _run(**options):
     config = config_module.defaults()
@@ -205,17 +207,6 @@ def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan_on_the_e
     assert report.solved and report.virtual_cube == report.final_state
 
 
-def _load_bench_faults():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "faults.py"
-    spec = importlib.util.spec_from_file_location("bench_faults", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_stop_byte_made_by_noise_while_the_settings_go_out_is_cleared_and_the_run_solves(monkeypatch):
     """Issue 12: line noise made `!` before the scan; nothing was queued, so the link clears it and says so."""
     from robot.link import protocol as P
@@ -272,7 +263,7 @@ def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_c
     report = _run(firmware="mock")
     assert not report.solved
     assert report.cube_state_after_stop.startswith(CUBE_AS_PUT_IN)
-    bench = _load_bench_faults()
+    bench = load_bench("faults")
     as_json = {k: getattr(report, k) for k in ("solved", "cube_state_after_stop", "virtual_cube", "true_state")}
     assert bench.classify(as_json) == "stopped, state right"
     moved = dict(as_json, virtual_cube=as_json["true_state"][1:] + as_json["true_state"][0])

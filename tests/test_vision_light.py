@@ -11,6 +11,7 @@ from robot.vision.colour import srgb_to_lab
 from robot.vision.light import censored_residual, confounded_colours, explained_by_light, lamp_whites
 from robot.vision.readings import NAMES
 from robot.vision.refusals import confounded_pairs
+from benches import load_bench
 from test_vision_decode import PALETTE, perturbed, random_cube, real_cases, same_partition  # noqa: F401 (fixture)
 
 
@@ -389,3 +390,20 @@ def test_an_over_exposure_refusal_judges_and_names_the_cube_it_reports(real_case
     named = {letter for pair in pairs for letter in pair}
     # the stickers it names are exactly those of the named colours in the reported cube
     assert set(error.stickers) == {n for n, letter in zip(NAMES, error.result.facelets) if letter in named}
+
+
+
+@pytest.mark.parametrize("row", ["moderate + 1 glare 0.4", "moderate + 2 glare 0.5 + shadow 0.5"])
+def test_the_sweeps_spot_free_reading_shares_every_draw_but_the_spots(row):
+    # bench/vision.py reports, for each target row, the same light without its
+    # glare/shadow stickers: it must be the same draws (the spotted reading
+    # unchanged by asking for it) and differ only at the spotted stickers.
+    bench = load_bench("vision")
+    spec = bench.SWEEP[row]
+    truth = "UUUURRRRFFFFDDDDLLLLBBBB"
+    rgb = np.tile(np.array([[200.0, 190.0, 60.0]]), (24, 1)) * (1 + np.arange(24)[:, None] / 48)
+    alone, truth_alone = bench.perturb(rgb, truth, spec, np.random.default_rng(7))
+    spotted, truth_spotted, plain = bench.perturb(rgb, truth, spec, np.random.default_rng(7), spot_free=True)
+    assert np.array_equal(alone, spotted) and truth_alone == truth_spotted
+    spots = len(spec.get("glare", ())) + len(spec.get("shadow", ()))
+    assert np.count_nonzero((plain != spotted).any(axis=1)) == spots
