@@ -228,3 +228,17 @@ def test_live_preview_shows_each_view_with_its_regions(tmp_path, shots):
         assert live is not None and live.shape == raw.shape
         changed = np.abs(live.astype(int) - raw.astype(int)).max(axis=2) > 60
         assert changed.mean() > 0.005  # the regions (and the title) are drawn over the frame
+
+
+def test_a_camera_that_does_not_open_is_named_before_any_question(tmp_path):
+    # A maker with the wrong camera.device used to be asked to put a solved cube in first.
+    from robot.vision.camera import CameraError, open_camera
+
+    config = config_module.load(_config_in(tmp_path))
+    config["camera"]["device"] = "97"
+    asked = []
+    answers = Answers({}, interactive=True, ask=lambda prompt: asked.append(prompt) or "y", say=lambda *_: None)
+    with pytest.raises(CameraError, match="cannot open camera 97"):
+        run(config, answers, open_camera(config), say=lambda *_: None)
+    assert asked == []
+    assert not (tmp_path / "cal" / "colors.yaml").exists()

@@ -453,12 +453,12 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
     warnings: list[str] = []
 
     try:
-        # 1-2. Solved cube, all views.
-        if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
-            raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
+        # 1-2. Solved cube, all views (the camera opened first: a missing camera is said before any question).
         with solved_camera:
             camera_settings = solved_camera.settings()
             say(f"camera: {camera_settings}")
+            if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
+                raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
             expected = _expected_regions(config, sequence, regions_path)
             live = LivePresenter(presenter, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
             frames = capture_views(solved_camera, sequence, live)
