@@ -140,3 +140,16 @@ def test_tables_status_names_what_changed_and_does_not_fail_on_optional_tables(t
     cost_line = next(line for line in out.splitlines() if "robot-cost.npy " in line)
     assert "half_turn_ms 999, config now says" in cost_line and "regrip_ms" not in cost_line  # only what changed
     assert "cube-robot tables build" in out
+
+
+def test_a_camera_that_does_not_open_says_its_fix_once():
+    # The run's pre-flight passes its own camera; the CameraError already says what to set.
+    from types import SimpleNamespace
+
+    from robot.vision.camera import open_camera
+
+    config = config_module.load(ROOT / "config.yaml")
+    config["camera"]["device"] = "97"
+    [result] = check_camera(config, SimpleNamespace(camera=open_camera(config)))
+    assert result.status == FAIL and "cannot open camera 97" in result.detail
+    assert result.detail.count("camera.device") == 1, result.detail

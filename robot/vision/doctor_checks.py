@@ -76,8 +76,9 @@ def check_camera(config, args) -> list[Result]:
     grabber.join(CAMERA_OPEN_TIMEOUT_S + float(config["camera"]["settle_frames"]) / 10)
     if grabber.is_alive():
         return [Result(item, FAIL, f"not answering: no frame within {CAMERA_OPEN_TIMEOUT_S:.0f} s; {fix}")]
-    if "error" in outcome:
-        return [Result(item, FAIL, f"gives no frame: {outcome['error']}; {fix}")]
+    if "error" in outcome:  # a CameraError already says what to set; other errors get the fix
+        said = outcome["error"]
+        return [Result(item, FAIL, f"gives no frame: {said}" + ("" if "camera.device" in said else f"; {fix}"))]
     width, height = outcome["size"]
     if args is not None:
         args.camera_frame_size = (width, height)
