@@ -21,7 +21,9 @@ from .handshake import Connection
 def open_port(url: str, baud: int):
     """serial_for_url with errors that name the port (paths, COM names, socket://, loop://)."""
     try:
-        port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
+        # exclusive: a second program on the port (another cube-robot, a doctor during a run) would
+        # read half of the replies and fail as a "noisy link"; locked, it is refused as busy.
+        port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2, exclusive=True)
     except (serial.SerialException, OSError, ValueError) as exc:
         raise PortError(f"cannot open serial port {url!r}: {why_not_open(exc)}") from exc
     sock = getattr(port, "_socket", None)
