@@ -340,6 +340,9 @@ def test_a_reset_whose_banner_is_lost_is_still_counted():
         mock.drop_reply = drop_first_banner(lost)
         mock.reset_after_seq = link._lines.next_seq + len(PLAN) - 1  # right after the last action
         link.run(PLAN)
+        # The mock resets just after sending the last `done`: wait for its step to end (a call on its
+        # thread), or a loaded machine lets us look before the banner was made (seen in a fresh clone).
+        mock.call(lambda: None)
         assert lost and lost[0].boots == 1  # the banner was really lost
         assert link.stats["board_resets"] == 0  # not seen yet
         mock.drop_reply = None
