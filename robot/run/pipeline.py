@@ -79,6 +79,8 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         if not pipeline.started:  # nothing turned the cube yet: the state is known
             report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the stop came before the start button was pressed)"
     finally:
+        if report.firmware is None:  # the robot did not start (a pre-flight check failed): name it all the same
+            report.firmware = getattr(robot, "backend", None)
         pipeline.wind_up(report)
     return report
 
