@@ -200,6 +200,8 @@ def test_preflight_failure_is_named_with_its_fix_before_anything_moves(setup, tm
     assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
     # The header names the board that answered (not "firmware: None": the handshake passed).
     assert mock.url in report["firmware"] and "firmware: None" not in report.format()
+    # The RESULT line names the first failed check, the cause (the arms' check fails after it because of it).
+    assert report.result_line().startswith(f"NOT STARTED: {failed[0]}"), report.result_line()
     assert not any("Waiting for the start button" in m for m in messages)  # never waited for start
     assert any("firmware handshake" in m and " ok " in m for m in messages)  # the table of checks was shown
 
