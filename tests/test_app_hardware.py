@@ -248,6 +248,30 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     assert "EMERGENCY STOP" in report.format() and "stop byte" in report.format()
 
 
+def test_ctrl_c_counts_the_actions_whose_done_lines_were_still_on_the_way(setup):
+    """A `done` line still in the cable (or unread by a busy host) when Ctrl-C comes: the board did that
+    action, so the cube state the stop names must include it.  Here every plan action's `done` is lost,
+    the extreme case: the host learns only from the board (its status after the stop byte)."""
+    import _thread
+
+    config, mock, sequence, scrambled = setup
+    scan_actions = len(list(sequence.prefix(2).all_actions()))  # the adaptive scan takes two views here
+    mock.time_scale = 0.3
+    mock.drop_reply = lambda reply: isinstance(reply, protocol.Done) and len(mock.executed) > scan_actions
+
+    def press_ctrl_c_during_the_plan():
+        _wait_until_executed(mock, scan_actions + 2)
+        _thread.interrupt_main()
+
+    threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
+    report = _run(config, mock)
+    assert report.result() == "EMERGENCY STOP", report["errors"]
+    board_done = len(mock.executed) - scan_actions  # the board has flushed its queue: this is final
+    assert board_done >= 2
+    assert report["stopped_at_action"] == board_done
+    assert f"after plan action {board_done} of" in report["cube_state_after_stop"]
+
+
 def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(setup, monkeypatch):
     from robot.link import ports
 
