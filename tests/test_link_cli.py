@@ -143,3 +143,19 @@ def test_a_second_program_on_the_robots_port_is_refused_by_name(tmp_path, capsys
     assert code != 0
     assert f"'{mock.url}'" in text and "busy" in text, text
     assert received == []
+
+
+def test_no_robot_found_names_each_port_once_without_stuttering(monkeypatch):
+    """'/dev/ttyS0: no answer: no answer on /dev/ttyS0 ...' said the same thing twice."""
+    from robot.link import ports
+    from robot.link.driver import LinkSettings
+    from robot.link.errors import PortError
+    from robot.sim.mock_firmware import ForeignDevice
+
+    with ForeignDevice("silent") as device:
+        monkeypatch.setattr(ports, "list_ports", lambda: [(device.url, "a silent device")])
+        with pytest.raises(PortError) as caught:
+            ports.find_robot(LinkSettings(handshake_timeout_s=0.3))
+    message = str(caught.value)
+    assert f"{device.url}: no answer on {device.url} within 0.3 s" in message, message
+    assert "no answer: no answer" not in message

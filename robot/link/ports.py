@@ -59,6 +59,10 @@ class ProbeResult:
     identity: object = None  # protocol.Identity when ok
     kind: str = ""  # "ok", "no answer", "wrong firmware", "wrong baud", "cannot open", "error"
 
+    def said(self) -> str:
+        """'kind: answer' in words, the kind left out when the answer already says it ("no answer on ...")."""
+        return self.answer if self.answer.startswith(self.kind) else f"{self.kind}: {self.answer}"
+
 
 def list_ports() -> list[tuple[str, str]]:
     """(device, description) of every serial port the OS lists (ptys are not listed: pass their path)."""
@@ -102,5 +106,5 @@ def find_robot(settings) -> ProbeResult:
     if len(found) > 1:
         raise PortError("the cube-robot firmware answers on several ports ("
                         + ", ".join(r.port for r in found) + "): set link.port in config.yaml")
-    lines = "\n".join(f"  {r.port}: {r.kind}: {r.answer}" for r in results)
+    lines = "\n".join(f"  {r.port}: {r.said()}" for r in results)
     raise PortError(f"no port answered as the cube-robot firmware:\n{lines}")
