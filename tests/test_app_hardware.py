@@ -154,6 +154,19 @@ def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp
     assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
 
 
+def test_named_port_that_does_not_answer_with_json_still_prints_one_json_object(setup, tmp_path):
+    """`run --json` promises one JSON object: a script reading it learns NOT STARTED and why."""
+    import json
+
+    config, mock, sequence, scrambled = setup
+    code, out, err = _main(config, "--port", "/dev/nonexistent-robot", "--json")
+    report = json.loads(out)
+    assert code == 4 and report["outcome"] == "NOT STARTED" and report["simulated"] is False
+    assert "'/dev/nonexistent-robot': no such port" in report["errors"][0]
+    assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
+    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+
+
 def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
     config, mock, sequence, scrambled = setup
     path = tmp_path / "port.yaml"
