@@ -65,7 +65,11 @@ def register_calibrate_group(subparsers) -> None:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports every command's module: Ctrl-C may come here too
+    except KeyboardInterrupt:
+        print("cube-robot: interrupted (before the command started: nothing moved)", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

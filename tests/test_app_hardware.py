@@ -154,6 +154,19 @@ def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp
     assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
 
 
+def test_named_port_that_does_not_answer_with_json_still_prints_one_json_object(setup, tmp_path):
+    """`run --json` promises one JSON object: a script reading it learns NOT STARTED and why."""
+    import json
+
+    config, mock, sequence, scrambled = setup
+    code, out, err = _main(config, "--port", "/dev/nonexistent-robot", "--json")
+    report = json.loads(out)
+    assert code == 4 and report["outcome"] == "NOT STARTED" and report["simulated"] is False
+    assert "'/dev/nonexistent-robot': no such port" in report["errors"][0]
+    assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
+    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+
+
 def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
     config, mock, sequence, scrambled = setup
     path = tmp_path / "port.yaml"
@@ -198,6 +211,10 @@ def test_preflight_failure_is_named_with_its_fix_before_anything_moves(setup, tm
     assert failed and all(word in failed[0] for word in expected[1:]), report["errors"]
     assert not mock.executed  # no action ran (configuring the board moves nothing)
     assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
+    # The header names the board that answered (not "firmware: None": the handshake passed).
+    assert mock.url in report["firmware"] and "firmware: None" not in report.format()
+    # The RESULT line names the first failed check, the cause (the arms' check fails after it because of it).
+    assert report.result_line().startswith(f"NOT STARTED: {failed[0]}"), report.result_line()
     assert not any("Waiting for the start button" in m for m in messages)  # never waited for start
     assert any("firmware handshake" in m and " ok " in m for m in messages)  # the table of checks was shown
 
@@ -218,8 +235,13 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     report = _run(config, mock)
     assert report.result() == "EMERGENCY STOP" and report.exit_status() == 130
     assert report["scan_views"] == 2
-    mock.call(lambda: None)  # the device thread has handled every byte received
-    assert mock.alarm == protocol.AlarmCode.ESTOP_BYTE  # the stop byte reached the board
+    # The stop byte reached the board.  One call on the device thread does not prove it has read every
+    # byte the host wrote (a pty hands bytes over asynchronously; seen failing under load): ask until
+    # it has, within a bound.
+    deadline = time.monotonic() + 5
+    while mock.alarm != protocol.AlarmCode.ESTOP_BYTE and time.monotonic() < deadline:
+        mock.call(lambda: None)  # one turn of the device thread's loop: it reads what is there
+    assert mock.alarm == protocol.AlarmCode.ESTOP_BYTE
     done = report["stopped_at_action"]
     assert done is not None and done >= 1 and len(mock.executed) - scan_actions <= done + 1
     # The cube state named is where the plan stood: the rest of the plan from it solves the cube.
@@ -237,6 +259,30 @@ def test_ctrl_c_during_the_plan_is_an_emergency_stop_with_the_cube_state(setup):
     assert done < len(plan.actions) and not stated.is_solved()  # stopped part-way, and says so
     assert f"after plan action {done} of" in report["cube_state_after_stop"]
     assert "EMERGENCY STOP" in report.format() and "stop byte" in report.format()
+
+
+def test_ctrl_c_counts_the_actions_whose_done_lines_were_still_on_the_way(setup):
+    """A `done` line still in the cable (or unread by a busy host) when Ctrl-C comes: the board did that
+    action, so the cube state the stop names must include it.  Here every plan action's `done` is lost,
+    the extreme case: the host learns only from the board (its status after the stop byte)."""
+    import _thread
+
+    config, mock, sequence, scrambled = setup
+    scan_actions = len(list(sequence.prefix(2).all_actions()))  # the adaptive scan takes two views here
+    mock.time_scale = 0.3
+    mock.drop_reply = lambda reply: isinstance(reply, protocol.Done) and len(mock.executed) > scan_actions
+
+    def press_ctrl_c_during_the_plan():
+        _wait_until_executed(mock, scan_actions + 2)
+        _thread.interrupt_main()
+
+    threading.Thread(target=press_ctrl_c_during_the_plan, daemon=True).start()
+    report = _run(config, mock)
+    assert report.result() == "EMERGENCY STOP", report["errors"]
+    board_done = len(mock.executed) - scan_actions  # the board has flushed its queue: this is final
+    assert board_done >= 2
+    assert report["stopped_at_action"] == board_done
+    assert f"after plan action {board_done} of" in report["cube_state_after_stop"]
 
 
 def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(setup, monkeypatch):

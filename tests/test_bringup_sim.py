@@ -200,3 +200,11 @@ def test_jog_in_the_air_is_refused_while_the_arms_pair_holds_the_cube(backend, c
         actions.jog(bench.link, "R", 100, lambda text: None, with_cube=True)  # the layer turn is allowed
         assert bench.arm_angle("R") == before + 100
         actions.jog(bench.link, "F", 100, lambda text: None)  # F's pair is open: in the air
+
+
+def test_every_line_of_a_simulated_command_says_simulated(capsys, monkeypatch):
+    """As a simulated run's report: a turn time measured on the emulated robot is never read as the bench's."""
+    code, out, err = cube_robot(capsys, monkeypatch, "jog", "R", "90", "--sim", "--firmware", "mock")
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert code == 0 and any("Arm R turned" in line for line in lines), out + err
+    assert all(line.startswith("SIMULATED | ") for line in lines), out

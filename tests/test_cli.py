@@ -55,3 +55,15 @@ def test_vision_decode_uses_the_configured_colours_file(tmp_path, capsys):
     assert outputs["with.yaml"]["calibration"] == "2026-01-02T03:04:05+00:00"
     assert outputs["with.yaml"]["colours"]["U"] == "white"  # colour names come from that calibration
     assert outputs["without.yaml"]["calibration"] is None
+
+
+def test_ctrl_c_while_the_commands_load_is_a_short_message_not_a_traceback(monkeypatch, capsys):
+    """Ctrl-C in the first second (the commands' modules are still importing) ends like any Ctrl-C."""
+    from robot import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["jog", "R", "90"]) == 130
+    assert "cube-robot: interrupted" in capsys.readouterr().err

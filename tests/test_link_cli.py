@@ -123,3 +123,39 @@ def test_mock_idle_off_is_not_sped_up_with_the_motions(monkeypatch):
     monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + mock.idle_off_s + 1)
     mock._poll_idle()
     assert not mock.motors_on
+
+
+def test_a_second_program_on_the_robots_port_is_refused_by_name(tmp_path, capsys):
+    """Two commands at once on one port (a run and a jog, or doctor during a run) would each read
+    the other's replies and fail as a 'noisy link' or 'silent board': the second one is refused,
+    naming the port, and sends the board nothing."""
+    from robot.link import ports
+
+    with MockFirmware("pty") as mock:
+        held = ports.open_port(mock.url, P.BAUD)  # the first program
+        try:
+            code = cli.main(["link", "info", "--port", mock.url, "--config", _fast_config(tmp_path)])
+        finally:
+            held.close()
+        received = list(mock.received_lines)
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert code != 0
+    assert f"'{mock.url}'" in text and "busy" in text, text
+    assert received == []
+
+
+def test_no_robot_found_names_each_port_once_without_stuttering(monkeypatch):
+    """'/dev/ttyS0: no answer: no answer on /dev/ttyS0 ...' said the same thing twice."""
+    from robot.link import ports
+    from robot.link.driver import LinkSettings
+    from robot.link.errors import PortError
+    from robot.sim.mock_firmware import ForeignDevice
+
+    with ForeignDevice("silent") as device:
+        monkeypatch.setattr(ports, "list_ports", lambda: [(device.url, "a silent device")])
+        with pytest.raises(PortError) as caught:
+            ports.find_robot(LinkSettings(handshake_timeout_s=0.3))
+    message = str(caught.value)
+    assert f"{device.url}: no answer on {device.url} within 0.3 s" in message, message
+    assert "no answer: no answer" not in message

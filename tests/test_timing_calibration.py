@@ -87,3 +87,12 @@ def test_rewrite_refuses_a_config_without_timing_lines():
     with pytest.raises(TimingCalibrationError, match="robot.timing.regrip_ms"):
         rewrite_timing("robot:\n  timing:\n    quarter_turn_ms: 80\n    half_turn_ms: 120\n",
                        {"quarter_turn_ms": 1, "half_turn_ms": 2, "regrip_ms": 3})
+
+
+def test_timings_measured_on_the_emulated_robot_say_simulated(monkeypatch, capsys):
+    """--sim measures the firmware's timing model, not the maker's robot: every line says so."""
+    monkeypatch.setattr(emulator, "available", lambda: (False, "not used by this test"))  # the mock: fast
+    assert main(["calibrate", "timing", "--sim", "--repeats", "1"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert any("robot.timing.quarter_turn_ms" in line for line in lines), lines
+    assert all(line.startswith("SIMULATED | ") for line in lines), lines

@@ -133,9 +133,12 @@ class Output:
     def __init__(self, args):
         self.json = args.json
         self.messages = []
+        self.simulated = bool(getattr(args, "sim", False))  # every line says so, as a simulated run's report
 
     def say(self, text: str) -> None:
         self.messages.append(text)
+        if self.simulated:
+            text = "\n".join(f"SIMULATED | {line}" if line.strip() else line for line in text.split("\n"))
         print(text, file=sys.stderr if self.json else sys.stdout, flush=True)
 
     def ask(self, prompt: str) -> str:

@@ -276,6 +276,20 @@ class Link(Connection):
         self.estop_sent = True
         self._write(P.RT_ESTOP)
 
+    def stop_and_learn(self) -> StreamProgress | None:
+        """Ctrl-C: the stop byte, then one `?` (within link.silence_timeout_ms): actions done while their
+        `done` lines were on the way count too.  The last stream's progress (None: no stream was run)."""
+        self.estop()
+        self._stream_progress_cb = None  # that run is over: its progress drives nothing more
+        deadline = time.monotonic() + self.settings.silence_timeout_s
+        try:
+            self._ask_status()
+            while time.monotonic() < deadline and not isinstance(self._wait_step(deadline), P.Status):
+                pass  # a status line, once applied, marks every action through its `done` as done
+        except LinkError:
+            pass  # the board is gone: what the `done` lines told us is all that is known
+        return self._stream.progress(interrupted=True) if self._stream is not None else None
+
     def _noise_stop(self, code: P.AlarmCode) -> bool:
         """Whether a latched alarm is line noise that stopped nothing, so clearing it is safe.
 

@@ -21,7 +21,9 @@ from .handshake import Connection
 def open_port(url: str, baud: int):
     """serial_for_url with errors that name the port (paths, COM names, socket://, loop://)."""
     try:
-        port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2)
+        # exclusive: a second program on the port (another cube-robot, a doctor during a run) would
+        # read half of the replies and fail as a "noisy link"; locked, it is refused as busy.
+        port = serial.serial_for_url(url, baudrate=baud, timeout=0.02, write_timeout=2, exclusive=True)
     except (serial.SerialException, OSError, ValueError) as exc:
         raise PortError(f"cannot open serial port {url!r}: {why_not_open(exc)}") from exc
     sock = getattr(port, "_socket", None)
@@ -56,6 +58,10 @@ class ProbeResult:
     answer: str  # what answered, in words
     identity: object = None  # protocol.Identity when ok
     kind: str = ""  # "ok", "no answer", "wrong firmware", "wrong baud", "cannot open", "error"
+
+    def said(self) -> str:
+        """'kind: answer' in words, the kind left out when the answer already says it ("no answer on ...")."""
+        return self.answer if self.answer.startswith(self.kind) else f"{self.kind}: {self.answer}"
 
 
 def list_ports() -> list[tuple[str, str]]:
@@ -100,5 +106,5 @@ def find_robot(settings) -> ProbeResult:
     if len(found) > 1:
         raise PortError("the cube-robot firmware answers on several ports ("
                         + ", ".join(r.port for r in found) + "): set link.port in config.yaml")
-    lines = "\n".join(f"  {r.port}: {r.kind}: {r.answer}" for r in results)
+    lines = "\n".join(f"  {r.port}: {r.said()}" for r in results)
     raise PortError(f"no port answered as the cube-robot firmware:\n{lines}")

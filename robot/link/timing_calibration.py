@@ -193,25 +193,28 @@ def run_timing(args) -> int:
     if args.repeats < 1:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
         return 2
+
+    def say(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
+        print("\n".join(f"SIMULATED | {line}" if args.sim and line.strip() else line for line in text.split("\n")))
     try:
         config = config_module.load(args.config)
         current = robot_timing(config)  # null values: derived from `motion`
         with _robot_link(config, args) as (link, where):
-            print(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
+            say(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
             samples = measure(link, args.repeats)
         measured = medians(samples)
         derived = [key for key in TIMING_KEYS if config["robot"]["timing"][key] is None]
-        print(format_table(measured, samples, current, derived))
+        say(format_table(measured, samples, current, derived))
         if not args.save:
-            print("\nnot saved (add --save to write these into the config file)")
+            say("\nnot saved (add --save to write these into the config file)")
             return 0
         if measured == current and not derived:
-            print(f"\n{config.path} already has these values; nothing to change")
+            say(f"\n{config.path} already has these values; nothing to change")
             return 0
         save_timing(config.path, measured)
     except (config_module.ConfigError, LinkError, EmulatorError, TimingCalibrationError, OSError) as exc:
         print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
         return 1
-    print(f"\nsaved robot.timing in {config.path}; the solver's robot cost table will be rebuilt "
-          "for the new timings on next use (this takes a while once)")
+    say(f"\nsaved robot.timing in {config.path}; the solver's robot cost table will be rebuilt "
+        "for the new timings on next use (this takes a while once)")
     return 0

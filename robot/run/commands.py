@@ -117,6 +117,14 @@ def run_command(args) -> int:
             port = choose_port(config, options.port)
         except RobotNotReady as exc:
             print(f"cube-robot run: NOT STARTED: {exc}", file=sys.stderr)
+            if options.json:  # one JSON object, as promised (not logged: no run took place)
+                import datetime as dt
+
+                from .report import RunReport
+
+                print(json.dumps(RunReport(
+                    time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware", errors=[str(exc)],
+                    outcome=NOT_STARTED, cube_state_after_stop="as it was put in: nothing moved").to_json()))
             return EXIT_STATUS[NOT_STARTED]
         if port is None:
             say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "

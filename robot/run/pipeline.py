@@ -52,7 +52,7 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
                 pipeline.run(report)
                 finish()
             except KeyboardInterrupt:
-                emergency_stop(robot)  # the real-time stop byte first, before anything else
+                pipeline.learn_after_stop(emergency_stop(robot))  # the real-time stop byte first
                 raise
     except KeyboardInterrupt:  # Ctrl-C: an emergency stop; report what is known, then the run is logged
         report.outcome = STOPPED
@@ -79,18 +79,22 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         if not pipeline.started:  # nothing turned the cube yet: the state is known
             report.cube_state_after_stop = f"{CUBE_AS_PUT_IN} (the stop came before the start button was pressed)"
     finally:
+        if report.firmware is None:  # the robot did not start (a pre-flight check failed): name it all the same
+            report.firmware = getattr(robot, "backend", None)
         pipeline.wind_up(report)
     return report
 
 
-def emergency_stop(robot) -> None:
-    """Send the real-time stop byte (the firmware decelerates, flushes its queue and latches an alarm)."""
+def emergency_stop(robot):
+    """Send the real-time stop byte (the firmware decelerates, flushes its queue and latches an alarm),
+    then learn from the board what completed; returns the link's last stream progress, or None."""
     link = getattr(robot, "link", None)
     if link is not None:
         try:
-            link.estop()
+            return link.stop_and_learn()
         except Exception:  # the link is already gone: closing it stops the robot too
             pass
+    return None
 
 
 def advice_for(exc) -> str:
@@ -217,6 +221,14 @@ class Pipeline:
         self.completed = 0  # plan actions the robot confirmed done
         self.started = False  # the start button was pressed
         self.executing = False
+
+    def learn_after_stop(self, progress) -> None:
+        """After the stop byte: the plan actions the board completed, `done` lines lost or unread included."""
+        from ..link.protocol import action_command
+
+        if progress is not None and self.executing and self.plan is not None \
+                and progress.commands == [action_command(a) for a in self.plan.actions]:
+            self.completed = max(self.completed, progress.completed)
 
     def cube_state_now(self) -> str:
         """The cube's state as far as it is known, in words (for a stop at any moment)."""

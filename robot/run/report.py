@@ -105,7 +105,9 @@ class RunReport:
         elif self.result() == NOT_SOLVED and self.verified_solved is False:
             reason = ": the rescan after the solve shows an unsolved cube"
         elif self.result() != SOLVED and self.errors:
-            error = self.errors[-1]
+            # A stop's error is the last; of pre-flight checks the first failed is the cause (later ones
+            # fail because of it, e.g. the arms are not readied when the camera failed).
+            error = self.errors[0] if self.result() == NOT_STARTED else self.errors[-1]
             said = self.result().lower() + ": "  # "EMERGENCY STOP: emergency stop: Ctrl-C" says it twice
             reason = f": {error[len(said):] if error.lower().startswith(said) else error}"
         elif self.result() == SOLVED and not self.simulated:

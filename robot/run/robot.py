@@ -216,7 +216,7 @@ def choose_port(config, port=None) -> str | None:
             raise RobotNotReady(f"{probe.answer} (port from {source}; the --sim flag runs the simulated robot "
                                 "instead)")
         raise RobotNotReady(f"the robot's port {named} (from {source}) does not answer as the cube-robot firmware: "
-                            f"{probe.kind}: {probe.answer}\n  fix: {fix.format(named)} (the --sim flag runs the "
+                            f"{probe.said()}\n  fix: {fix.format(named)} (the --sim flag runs the "
                             "simulated robot instead)")
     results = [ports.probe(device, settings, description) for device, description in ports.list_ports()]
     found = [r for r in results if r.ok]
@@ -228,7 +228,7 @@ def choose_port(config, port=None) -> str | None:
     wrong = [r for r in results if r.kind in _SOMETHING_ANSWERED]
     if wrong:
         raise RobotNotReady("no port answers as the cube-robot firmware, but something answers on "
-                            + "; ".join(f"{r.port}: {r.kind}: {r.answer}" for r in wrong)
+                            + "; ".join(f"{r.port}: {r.said()}" for r in wrong)
                             + f"\n  fix: {fix.format(wrong[0].port)} (the --sim flag runs the simulated robot)")
     return None
 
