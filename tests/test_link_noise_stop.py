@@ -15,7 +15,7 @@ import pytest
 
 from robot.link import ports
 from robot.link import protocol as P
-from robot.link.driver import Link
+from robot.link.driver import NOISE_STOPS_CLEARED_MAX, Link
 from robot.link.errors import AlarmError
 from robot.sim import emulator
 from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
@@ -127,6 +127,50 @@ def test_noise_stop_while_waiting_for_the_start_button_is_cleared():
         assert_cleared_once(link)
 
 
+def clear_three_noise_stops(link: Link) -> None:
+    """Three stop bytes made by noise, each cleared while a settings line went out: this run's allowance."""
+    for _ in range(NOISE_STOPS_CLEARED_MAX):
+        noise_stop_byte(link)
+        link.request(P.motion_command(DEFAULT_MOTION))
+    assert link.stats["noise_stops_cleared"] == len(link.noise_stops) == NOISE_STOPS_CLEARED_MAX
+
+
+def test_noise_stops_are_cleared_at_most_three_times_per_run_not_per_command():
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        clear_three_noise_stops(link)  # three commands, one each: each command alone is under the cap
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match=r"too noisy.*3 cleared in this run|3 cleared in this run.*too noisy"):
+            link.request(P.servo_command(DEFAULT_MOTION))
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+        assert link.status().alarm == P.AlarmCode.ESTOP_BYTE  # left latched for the user
+        assert not mock.executed
+
+
+def test_a_fourth_noise_stop_between_streams_stops_the_run_with_nothing_queued():
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        link.run(PLAN[:2])
+        clear_three_noise_stops(link)
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match="too noisy") as info:
+            link.run(PLAN[2:])  # a new stream: the allowance is the run's, not the stream's
+        progress = info.value.progress
+        assert progress.completed == 0 and progress.interrupted is None  # refused before it was queued
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+    assert executed_commands(mock) == COMMANDS[:2]
+
+
+def test_a_fourth_noise_stop_while_waiting_for_the_start_button_stops_and_says_why():
+    """wait_button counts against the same allowance as the commands (wait_start calls it in slices)."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        clear_three_noise_stops(link)
+        link._port.write(P.RT_ESTOP)  # arrives while the host waits
+        with pytest.raises(AlarmError, match="too noisy") as info:
+            link.wait_button(timeout_s=5)
+        assert info.value.code == P.AlarmCode.ESTOP_BYTE
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+        assert not mock.executed
+
+
 # -- the real firmware in simavr ----------------------------------------------
 
 
@@ -141,6 +185,17 @@ def test_firmware_noise_stop_while_idle_is_cleared_and_a_plan_runs():
         result = link.run(PLAN[:4])
         assert all(ms is not None and ms > 0 for ms in result.durations_ms[1:])  # every action ran
         assert link.status().state == P.State.IDLE
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_firmware_fourth_noise_stop_in_a_run_is_not_cleared():
+    with emulator.Emulator(realtime=False) as emu, open_link(emu.port) as link:
+        clear_three_noise_stops(link)
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match="too noisy"):
+            link.configure()
+        assert link.status().alarm == P.AlarmCode.ESTOP_BYTE
 
 
 @pytest.mark.firmware

@@ -51,7 +51,13 @@ TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` 
 # A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults: while the board
 # answers (damaged lines prove it is there) `?` is asked up to this many times per line resend allowed.
 STATUS_ASKS_PER_RESEND = 3
-NOISE_STOPS_CLEARED_MAX = 3  # stop bytes made by line noise the link clears on its own per command or stream
+# Stop bytes made by line noise that the link clears on its own, per run: per Link, from open() to
+# close() across reconnects (stats["noise_stops_cleared"] counts them).  A cleared one stopped nothing,
+# but each is a byte the noise turned into exactly `!`: more in one run means the next may well land while
+# an arm moves, so the run stops (nothing queued: the cube state is known) and names the cable.  Counted
+# per run, not per command or wait: a run sends dozens of commands and waits, and wait_start() waits for
+# the button in short slices, so a per-wait bound would be no bound.
+NOISE_STOPS_CLEARED_MAX = 3
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -169,7 +175,6 @@ class Link(Connection):
         seq = self._submit(command)
         replies = []
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        cleared = 0
         while True:
             message = self._wait_step(deadline)
             match message:
@@ -179,12 +184,11 @@ class Link(Connection):
                 case P.Err(s, code) if s == seq:
                     if code == P.ErrorCode.ALARM_ACTIVE:
                         alarm = self._alarm_code()
-                        if command != "RESET" and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(alarm):
-                            cleared += 1
+                        if command != "RESET" and self._may_clear_noise_stop(alarm):
                             self._clear_noise_stop(f"while {command.split()[0]} went out")
                             seq = self._submit(command)  # it was refused, so it did nothing: send it again
                             continue
-                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + CLEAR_ALARM_HINT)
+                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + self._alarm_hint(alarm))
                     raise CommandRejectedError(command, code)
                 case P.Identity() if command == "HELLO":
                     self._count_resets(message)
@@ -253,15 +257,13 @@ class Link(Connection):
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:
         """Wait until the firmware's queue has drained (bounded: silence is detected, and `limit_s`)."""
         deadline = time.monotonic() + limit_s
-        cleared = 0
         while True:
             status = self.status()
-            if status.state == P.State.ALARM and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(status.alarm):
-                cleared += 1
+            if status.state == P.State.ALARM and self._may_clear_noise_stop(status.alarm):
                 self._clear_noise_stop("while the host waited for the board to be idle")
                 continue
             if status.state == P.State.ALARM:
-                raise AlarmError(status.alarm, detail=CLEAR_ALARM_HINT)
+                raise AlarmError(status.alarm, detail=self._alarm_hint(status.alarm))
             if status.state == P.State.IDLE:
                 return status
             if time.monotonic() > deadline:
@@ -285,6 +287,20 @@ class Link(Connection):
         a person pressed it; the firmware reports a press after a latched `!` as ESTOP_INPUT too)."""
         return (code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent
                 and (self._stream is None or self._stream.nothing_queued_at_alarm()))
+
+    def _may_clear_noise_stop(self, code: P.AlarmCode) -> bool:
+        """A stop byte made by line noise that stopped nothing, and this run has cleared fewer than
+        NOISE_STOPS_CLEARED_MAX: the one rule every wait (command, idle, button, stream) applies."""
+        return self.stats["noise_stops_cleared"] < NOISE_STOPS_CLEARED_MAX and self._noise_stop(code)
+
+    def _alarm_hint(self, code: P.AlarmCode) -> str:
+        """What to do about an alarm that stops the run; a noise stop past the cap says why it was not cleared."""
+        if self._noise_stop(code):
+            return (f"Line noise made the stop byte '!' again ({self.stats['noise_stops_cleared']} cleared in this "
+                    f"run, at most {NOISE_STOPS_CLEARED_MAX} are): the link is too noisy to go on (check the USB "
+                    "cable, keep it away from the motor wires, try a shorter one). No action was queued: nothing "
+                    "moved. " + CLEAR_ALARM_HINT)
+        return CLEAR_ALARM_HINT
 
     def _clear_noise_stop(self, when: str) -> None:
         """RESET a stop byte made by line noise (see _noise_stop), and say so in noise_stops."""
@@ -316,10 +332,11 @@ class Link(Connection):
             if isinstance(event.message, P.Button) and event.message.name == "start":
                 return True
             if isinstance(event.message, P.Alarm) and event.at >= called:  # older alarms were reported already
-                if self._noise_stop(event.message.code) and self.stats["noise_stops_cleared"] < NOISE_STOPS_CLEARED_MAX:
+                if self._may_clear_noise_stop(event.message.code):
                     self._clear_noise_stop("while the host waited for the start button")
                     continue
-                raise AlarmError(event.message.code, event.message.stop_us, detail=CLEAR_ALARM_HINT)
+                raise AlarmError(event.message.code, event.message.stop_us,
+                                 detail=self._alarm_hint(event.message.code))
 
     # -- streaming ---------------------------------------------------------
 
@@ -487,13 +504,12 @@ class Link(Connection):
         """The firmware flushed its queue: learn exactly what completed, then raise.  Unless the alarm
         is a stop byte made by line noise while no action was queued: then clear it and go on."""
         stream = self._stream
-        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent and stream.noise_cleared < NOISE_STOPS_CLEARED_MAX:
+        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent:
             # Wait (bounded) for the answer to every line sent: then each action is known accepted or refused.
             deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
             while self._lines.pending and time.monotonic() < deadline:
                 self._wait_step(deadline)
-            if not self._lines.pending and self._noise_stop(code):
-                stream.noise_cleared += 1
+            if not self._lines.pending and self._may_clear_noise_stop(code):
                 self._clear_noise_stop(f"during a stream of {len(stream.commands)} action(s), between actions")
                 stream.resend_refused()
                 return
@@ -504,6 +520,8 @@ class Link(Connection):
                 code = status.alarm
         except LinkError:
             pass  # report what the `done` lines told us
+        if not self._lines.pending and self._noise_stop(code):  # noise past the cap: nothing was queued
+            raise AlarmError(code, stop_us, detail=self._alarm_hint(code)).with_progress(stream.progress())
         raise AlarmError(code, stop_us, detail=CLEAR_ALARM_HINT).with_progress(stream.progress(interrupted=True))
 
     def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode) -> None:

@@ -200,7 +200,6 @@ class Stream:
         self.started = time.monotonic()
         self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
-        self.noise_cleared = 0  # stop bytes made by line noise cleared during this stream (driver.py)
 
     def outstanding(self) -> int:
         return sum(1 for e in self.entries[: self.next] if not e.done)
