@@ -111,9 +111,38 @@ def test_estop_input_is_never_cleared():
         assert link.stats["noise_stops_cleared"] == 0
 
 
+def tell_when_waiting(link: Link) -> threading.Event:
+    """Set once the host waits on its event queue (inside wait_button): an alarm that arrived before
+    wait_button was called counts as reported already, so a test's noise must come after that."""
+    waiting, get = threading.Event(), link.events.get
+
+    def get_telling(*args, **kwargs):
+        waiting.set()
+        return get(*args, **kwargs)
+
+    link.events.get = get_telling
+    return waiting
+
+
+def noise_while_waiting_for_the_button(link: Link) -> threading.Thread:
+    """A thread that makes a noise `!` once the host waits for the button (wait_button, next)."""
+    waiting = tell_when_waiting(link)
+
+    def noise():
+        assert waiting.wait(timeout=5)
+        link._port.write(P.RT_ESTOP)
+
+    thread = threading.Thread(target=noise)
+    thread.start()
+    return thread
+
+
 def test_noise_stop_while_waiting_for_the_start_button_is_cleared():
     with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        waiting = tell_when_waiting(link)
+
         def noise_then_press():
+            assert waiting.wait(timeout=5)
             link._port.write(P.RT_ESTOP)  # arrives while the host waits: wait_button sees its alarm line
             deadline = time.monotonic() + 5
             while link.stats["noise_stops_cleared"] == 0 and time.monotonic() < deadline:
@@ -163,9 +192,10 @@ def test_a_fourth_noise_stop_while_waiting_for_the_start_button_stops_and_says_w
     """wait_button counts against the same allowance as the commands (wait_start calls it in slices)."""
     with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
         clear_three_noise_stops(link)
-        link._port.write(P.RT_ESTOP)  # arrives while the host waits
+        noise = noise_while_waiting_for_the_button(link)
         with pytest.raises(AlarmError, match="too noisy") as info:
             link.wait_button(timeout_s=5)
+        noise.join()
         assert info.value.code == P.AlarmCode.ESTOP_BYTE
         assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
         assert not mock.executed
