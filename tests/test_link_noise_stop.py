@@ -15,7 +15,8 @@ import pytest
 
 from robot.link import ports
 from robot.link import protocol as P
-from robot.link.driver import NOISE_STOPS_CLEARED_MAX, Link
+from robot.link.driver import Link
+from robot.link.noise_stops import NOISE_STOPS_CLEARED_MAX
 from robot.link.errors import AlarmError
 from robot.sim import emulator
 from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware

@@ -9,6 +9,7 @@ The link is split by responsibility:
   stream.py     pure bookkeeping: the acknowledged line window, the stream's actions and progress
   handshake.py  Connection: port + reader + window timing, and the handshake (ports.probe uses it)
   driver.py     Link: immediate commands, and run/resume of plans over the acknowledged window
+  noise_stops.py  the rule for a stop byte `!` made by line noise (part of Link)
 
 How the rules of docs/protocol.md are kept here:
   * sent-but-not-done actions never exceed the firmware's `q`;
@@ -38,12 +39,12 @@ from .errors import (
     TooManyResendsError,
 )
 from .handshake import Connection, LinkSettings
+from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
 from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
-CLEAR_ALARM_HINT = "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
 REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
@@ -51,13 +52,6 @@ TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` 
 # A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults: while the board
 # answers (damaged lines prove it is there) `?` is asked up to this many times per line resend allowed.
 STATUS_ASKS_PER_RESEND = 3
-# Stop bytes made by line noise that the link clears on its own, per run: per Link, from open() to
-# close() across reconnects (stats["noise_stops_cleared"] counts them).  A cleared one stopped nothing,
-# but each is a byte the noise turned into exactly `!`: more in one run means the next may well land while
-# an arm moves, so the run stops (nothing queued: the cube state is known) and names the cable.  Counted
-# per run, not per command or wait: a run sends dozens of commands and waits, and wait_start() waits for
-# the button in short slices, so a per-wait bound would be no bound.
-NOISE_STOPS_CLEARED_MAX = 3
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -72,7 +66,7 @@ def predicted_action_ms(command: str, motion: dict) -> float:
     return 0.0
 
 
-class Link(Connection):
+class Link(NoiseStops, Connection):
     """A connection to the cube-robot firmware over any pyserial-like port object."""
 
     def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: dict | None = None, url=None):
@@ -277,45 +271,6 @@ class Link(Connection):
     def estop(self) -> None:
         self.estop_sent = True
         self._write(P.RT_ESTOP)
-
-    def _noise_stop(self, code: P.AlarmCode) -> bool:
-        """Whether a latched alarm is line noise that stopped nothing, so clearing it is safe.
-
-        Only a host sends the stop byte `!`: an ESTOP_BYTE alarm this host did not send is a byte the
-        noise turned into `!`.  It stopped nothing when no action was queued on the board (stream.py
-        nothing_queued_at_alarm; every motion is a queued action).  Never the e-stop input (ESTOP_INPUT:
-        a person pressed it; the firmware reports a press after a latched `!` as ESTOP_INPUT too)."""
-        return (code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent
-                and (self._stream is None or self._stream.nothing_queued_at_alarm()))
-
-    def _may_clear_noise_stop(self, code: P.AlarmCode) -> bool:
-        """A stop byte made by line noise that stopped nothing, and this run has cleared fewer than
-        NOISE_STOPS_CLEARED_MAX: the one rule every wait (command, idle, button, stream) applies."""
-        return self.stats["noise_stops_cleared"] < NOISE_STOPS_CLEARED_MAX and self._noise_stop(code)
-
-    def _alarm_hint(self, code: P.AlarmCode) -> str:
-        """What to do about an alarm that stops the run; a noise stop past the cap says why it was not cleared."""
-        if self._noise_stop(code):
-            return (f"Line noise made the stop byte '!' again ({self.stats['noise_stops_cleared']} cleared in this "
-                    f"run, at most {NOISE_STOPS_CLEARED_MAX} are): the link is too noisy to go on (check the USB "
-                    "cable, keep it away from the motor wires, try a shorter one). No action was queued: nothing "
-                    "moved. " + CLEAR_ALARM_HINT)
-        return CLEAR_ALARM_HINT
-
-    def _clear_noise_stop(self, when: str) -> None:
-        """RESET a stop byte made by line noise (see _noise_stop), and say so in noise_stops."""
-        for attempt in range(self.settings.max_resends + 1):
-            try:
-                self.request("RESET")  # refused (ALARM_ACTIVE) while the e-stop input is pressed
-                break
-            except CommandRejectedError as exc:  # BUSY: the `alarm` line is not out yet
-                if exc.code != P.ErrorCode.BUSY or attempt == self.settings.max_resends:
-                    raise
-                self._wait_step(time.monotonic() + self.settings.ack_timeout_s)
-        self.stats["noise_stops_cleared"] += 1
-        self.noise_stops.append(
-            f"line noise made the stop byte '!' {when} (this host sent none); no action was queued or moving, "
-            "so nothing stopped: the link cleared that alarm and went on")
 
     def wait_button(self, timeout_s: float | None = None) -> bool:
         """Wait for the start button (a press already queued counts); an alarm during the wait raises."""
