@@ -248,12 +248,12 @@ def test_firmware_estop_input_pressed_after_a_noise_stop_is_never_cleared():
 def test_status_is_asked_again_while_the_board_answers_with_damaged_lines():
     """At 2% byte faults a `status` line arrives whole about 1 time in 3: 11 asks (max_resends + 1) failed
     in about 1 of 70 calls (seen in a resume after a pulled cable).  A damaged line proves the board is
-    there, so the host asks up to STATUS_ASKS_PER_RESEND times as often before calling the link too noisy."""
-    from robot.link.driver import STATUS_ASKS_PER_RESEND
+    there, so the host asks as often as a line is sent while the board answers (stream.sends_allowed)."""
+    from robot.link.stream import sends_allowed
 
     damaged = []
     limit = 2 * (FAST.max_resends + 1)  # more than the old bound, within the new one
-    assert limit < STATUS_ASKS_PER_RESEND * (FAST.max_resends + 1)
+    assert limit < sends_allowed(FAST.max_resends, board_answers=True)
     with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
         def damage_status_lines(reply):
             if isinstance(reply, P.Status) and len(damaged) < limit:

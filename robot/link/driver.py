@@ -41,7 +41,7 @@ from .errors import (
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup, sends_allowed
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
@@ -49,9 +49,6 @@ REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted en
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
 TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
-# A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults: while the board
-# answers (damaged lines prove it is there) `?` is asked up to this many times per line resend allowed.
-STATUS_ASKS_PER_RESEND = 3
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -72,7 +69,6 @@ class Link(NoiseStops, Connection):
     def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: dict | None = None, url=None):
         self.motion = motion
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
-        self.reconnect_log: Callable[[str], None] | None = None  # live messages while resume() waits
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
         self.estop_sent = False  # this host sent the stop byte (estop()); only a host sends `!`
         self.noise_stops: list[str] = []  # stop bytes made by line noise that the link cleared (for the report)
@@ -196,7 +192,9 @@ class Link(NoiseStops, Connection):
 
     def status(self) -> P.Status:
         """Ask with the real-time `?` (works even when the queue is full)."""
-        asks = STATUS_ASKS_PER_RESEND * (self.settings.max_resends + 1)
+        # A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults; a damaged
+        # one proves the board is there, so `?` is asked as often as a line is sent while the board answers.
+        asks = sends_allowed(self.settings.max_resends, board_answers=True)
         for _ in range(asks):
             self._ask_status()
             asked = time.monotonic()
@@ -415,6 +413,8 @@ class Link(NoiseStops, Connection):
                 message = self._wait_step()
                 self._stream_message(message)
                 self._ask_times()
+        except TooManyResendsError as exc:
+            raise self._gave_up_on_a_line(exc) from None
         except LinkError as exc:
             if exc.progress is None:
                 exc.with_progress(stream.progress(interrupted=not isinstance(exc, (DisconnectedError,))))
@@ -423,6 +423,24 @@ class Link(NoiseStops, Connection):
         self._collect_times()
         progress = stream.progress()
         return StreamResult(progress.durations_ms, elapsed, dict(self.stats))
+
+    def _gave_up_on_a_line(self, exc: TooManyResendsError) -> TooManyResendsError:
+        """A line (or `?`) went out as often as allowed mid-stream.  The board may still run what it
+        accepted: send nothing more, wait for it to be idle (bounded) and read from its status which
+        actions ran, so the stop names the cube state.  Without a readable status it is not known."""
+        stream = self._stream
+        self._lines.clear()  # nothing more goes out (the pending lines would only fail again)
+        try:
+            status = self.wait_idle(limit_s=10 * self.settings.silence_timeout_s)
+        except LinkError:
+            sent = [e.index + 1 for e in stream.entries if e.seq is not None and not e.done and e.index is not None]
+            if len(sent) > 1:
+                exc.args = (exc.args[0] + f"; actions {sent[0]}-{sent[-1]} were sent and may have run "
+                                          "(no readable status line to tell)",)
+            return exc.with_progress(stream.progress(interrupted=True))
+        # Idle: every action it accepted has ended (`done` = the last), and none after it will run.
+        stream.mark_done_through(status.done)
+        return exc.with_progress(stream.progress())
 
     def _submit_actions(self) -> None:
         stream = self._stream
