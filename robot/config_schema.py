@@ -168,7 +168,8 @@ SCHEMA: dict = {
             "(an Uno's bootloader takes about 1.6 s after the open resets it)", min=50, max=30000,
         ),
         "max_resends": Setting(
-            int, 10, "resends of one command line before the link gives up", min=1, max=1000,
+            int, 10, "resends of one command line before the link gives up (3 times as many sends while "
+            "the board answers with damaged lines)", min=1, max=1000,
         ),
         "reconnect_window_ms": Setting(
             int, 10000, "after a lost connection, how long to wait for the serial port to come back "

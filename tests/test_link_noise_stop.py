@@ -16,6 +16,7 @@ import pytest
 from robot.link import ports
 from robot.link import protocol as P
 from robot.link.driver import Link
+from robot.link.noise_stops import NOISE_STOPS_CLEARED_MAX
 from robot.link.errors import AlarmError
 from robot.sim import emulator
 from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
@@ -111,9 +112,38 @@ def test_estop_input_is_never_cleared():
         assert link.stats["noise_stops_cleared"] == 0
 
 
+def tell_when_waiting(link: Link) -> threading.Event:
+    """Set once the host waits on its event queue (inside wait_button): an alarm that arrived before
+    wait_button was called counts as reported already, so a test's noise must come after that."""
+    waiting, get = threading.Event(), link.events.get
+
+    def get_telling(*args, **kwargs):
+        waiting.set()
+        return get(*args, **kwargs)
+
+    link.events.get = get_telling
+    return waiting
+
+
+def noise_while_waiting_for_the_button(link: Link) -> threading.Thread:
+    """A thread that makes a noise `!` once the host waits for the button (wait_button, next)."""
+    waiting = tell_when_waiting(link)
+
+    def noise():
+        assert waiting.wait(timeout=5)
+        link._port.write(P.RT_ESTOP)
+
+    thread = threading.Thread(target=noise)
+    thread.start()
+    return thread
+
+
 def test_noise_stop_while_waiting_for_the_start_button_is_cleared():
     with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        waiting = tell_when_waiting(link)
+
         def noise_then_press():
+            assert waiting.wait(timeout=5)
             link._port.write(P.RT_ESTOP)  # arrives while the host waits: wait_button sees its alarm line
             deadline = time.monotonic() + 5
             while link.stats["noise_stops_cleared"] == 0 and time.monotonic() < deadline:
@@ -125,6 +155,51 @@ def test_noise_stop_while_waiting_for_the_start_button_is_cleared():
         assert link.wait_button(timeout_s=5)
         presser.join()
         assert_cleared_once(link)
+
+
+def clear_three_noise_stops(link: Link) -> None:
+    """Three stop bytes made by noise, each cleared while a settings line went out: this run's allowance."""
+    for _ in range(NOISE_STOPS_CLEARED_MAX):
+        noise_stop_byte(link)
+        link.request(P.motion_command(DEFAULT_MOTION))
+    assert link.stats["noise_stops_cleared"] == len(link.noise_stops) == NOISE_STOPS_CLEARED_MAX
+
+
+def test_noise_stops_are_cleared_at_most_three_times_per_run_not_per_command():
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        clear_three_noise_stops(link)  # three commands, one each: each command alone is under the cap
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match=r"too noisy.*3 cleared in this run|3 cleared in this run.*too noisy"):
+            link.request(P.servo_command(DEFAULT_MOTION))
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+        assert link.status().alarm == P.AlarmCode.ESTOP_BYTE  # left latched for the user
+        assert not mock.executed
+
+
+def test_a_fourth_noise_stop_between_streams_stops_the_run_with_nothing_queued():
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        link.run(PLAN[:2])
+        clear_three_noise_stops(link)
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match="too noisy") as info:
+            link.run(PLAN[2:])  # a new stream: the allowance is the run's, not the stream's
+        progress = info.value.progress
+        assert progress.completed == 0 and progress.interrupted is None  # refused before it was queued
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+    assert executed_commands(mock) == COMMANDS[:2]
+
+
+def test_a_fourth_noise_stop_while_waiting_for_the_start_button_stops_and_says_why():
+    """wait_button counts against the same allowance as the commands (wait_start calls it in slices)."""
+    with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
+        clear_three_noise_stops(link)
+        noise = noise_while_waiting_for_the_button(link)
+        with pytest.raises(AlarmError, match="too noisy") as info:
+            link.wait_button(timeout_s=5)
+        noise.join()
+        assert info.value.code == P.AlarmCode.ESTOP_BYTE
+        assert link.stats["noise_stops_cleared"] == NOISE_STOPS_CLEARED_MAX
+        assert not mock.executed
 
 
 # -- the real firmware in simavr ----------------------------------------------
@@ -141,6 +216,17 @@ def test_firmware_noise_stop_while_idle_is_cleared_and_a_plan_runs():
         result = link.run(PLAN[:4])
         assert all(ms is not None and ms > 0 for ms in result.durations_ms[1:])  # every action ran
         assert link.status().state == P.State.IDLE
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_firmware_fourth_noise_stop_in_a_run_is_not_cleared():
+    with emulator.Emulator(realtime=False) as emu, open_link(emu.port) as link:
+        clear_three_noise_stops(link)
+        noise_stop_byte(link)
+        with pytest.raises(AlarmError, match="too noisy"):
+            link.configure()
+        assert link.status().alarm == P.AlarmCode.ESTOP_BYTE
 
 
 @pytest.mark.firmware
@@ -162,12 +248,12 @@ def test_firmware_estop_input_pressed_after_a_noise_stop_is_never_cleared():
 def test_status_is_asked_again_while_the_board_answers_with_damaged_lines():
     """At 2% byte faults a `status` line arrives whole about 1 time in 3: 11 asks (max_resends + 1) failed
     in about 1 of 70 calls (seen in a resume after a pulled cable).  A damaged line proves the board is
-    there, so the host asks up to STATUS_ASKS_PER_RESEND times as often before calling the link too noisy."""
-    from robot.link.driver import STATUS_ASKS_PER_RESEND
+    there, so the host asks as often as a line is sent while the board answers (stream.sends_allowed)."""
+    from robot.link.stream import sends_allowed
 
     damaged = []
     limit = 2 * (FAST.max_resends + 1)  # more than the old bound, within the new one
-    assert limit < STATUS_ASKS_PER_RESEND * (FAST.max_resends + 1)
+    assert limit < sends_allowed(FAST.max_resends, board_answers=True)
     with MockFirmware("pty", time_scale=SCALE) as mock, open_link(mock.url) as link:
         def damage_status_lines(reply):
             if isinstance(reply, P.Status) and len(damaged) < limit:

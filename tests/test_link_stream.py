@@ -4,7 +4,7 @@ import pytest
 
 from robot.link import protocol as P
 from robot.link.errors import TooManyResendsError
-from robot.link.stream import LineWindow, Stream, regrip_lookup
+from robot.link.stream import LineWindow, Stream, regrip_lookup, sends_allowed
 
 
 def _send_all(window: LineWindow, rx: int, max_resends: int = 10) -> list[int]:
@@ -56,6 +56,27 @@ def test_rewind_resends_with_the_same_seq_and_gives_up_after_max_resends():
         _send_all(window, 1000, max_resends=3)
     window.rewind()
     with pytest.raises(TooManyResendsError, match="N2 'TURN R90' was sent 4 times"):
+        window.next_to_send(1000, max_resends=3)
+
+
+def test_a_line_is_sent_more_often_while_the_board_answers_but_never_without_bound():
+    window = LineWindow()
+    window.submit("MOTION S400 V3000 A30000")
+    silent_bound = sends_allowed(3, board_answers=False)
+    for _ in range(silent_bound):
+        window.inflight.clear()
+        window.rewind()
+        _send_all(window, 1000, max_resends=3)
+        window.board_heard()  # a damaged line came back: the board is alive
+    assert window.pending[1].sends == silent_bound
+    while window.pending[1].sends < sends_allowed(3, board_answers=True):
+        window.inflight.clear()
+        window.rewind()
+        assert _send_all(window, 1000, max_resends=3) == [1]
+    assert window.pending[1].sends > silent_bound
+    window.rewind()
+    with pytest.raises(TooManyResendsError, match=r"N1 'MOTION .*' was sent 12 times without an answer \(the board "
+                                                   r"answered \d+ other or damaged lines"):
         window.next_to_send(1000, max_resends=3)
 
 

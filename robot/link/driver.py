@@ -9,6 +9,7 @@ The link is split by responsibility:
   stream.py     pure bookkeeping: the acknowledged line window, the stream's actions and progress
   handshake.py  Connection: port + reader + window timing, and the handshake (ports.probe uses it)
   driver.py     Link: immediate commands, and run/resume of plans over the acknowledged window
+  noise_stops.py  the rule for a stop byte `!` made by line noise (part of Link)
 
 How the rules of docs/protocol.md are kept here:
   * sent-but-not-done actions never exceed the firmware's `q`;
@@ -38,20 +39,16 @@ from .errors import (
     TooManyResendsError,
 )
 from .handshake import Connection, LinkSettings
+from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup, sends_allowed
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
-CLEAR_ALARM_HINT = "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
 REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
 REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
 TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
-# A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults: while the board
-# answers (damaged lines prove it is there) `?` is asked up to this many times per line resend allowed.
-STATUS_ASKS_PER_RESEND = 3
-NOISE_STOPS_CLEARED_MAX = 3  # stop bytes made by line noise the link clears on its own per command or stream
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
@@ -66,13 +63,12 @@ def predicted_action_ms(command: str, motion: dict) -> float:
     return 0.0
 
 
-class Link(Connection):
+class Link(NoiseStops, Connection):
     """A connection to the cube-robot firmware over any pyserial-like port object."""
 
     def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: dict | None = None, url=None):
         self.motion = motion
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
-        self.reconnect_log: Callable[[str], None] | None = None  # live messages while resume() waits
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
         self.estop_sent = False  # this host sent the stop byte (estop()); only a host sends `!`
         self.noise_stops: list[str] = []  # stop bytes made by line noise that the link cleared (for the report)
@@ -169,7 +165,6 @@ class Link(Connection):
         seq = self._submit(command)
         replies = []
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        cleared = 0
         while True:
             message = self._wait_step(deadline)
             match message:
@@ -179,12 +174,11 @@ class Link(Connection):
                 case P.Err(s, code) if s == seq:
                     if code == P.ErrorCode.ALARM_ACTIVE:
                         alarm = self._alarm_code()
-                        if command != "RESET" and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(alarm):
-                            cleared += 1
+                        if command != "RESET" and self._may_clear_noise_stop(alarm):
                             self._clear_noise_stop(f"while {command.split()[0]} went out")
                             seq = self._submit(command)  # it was refused, so it did nothing: send it again
                             continue
-                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + CLEAR_ALARM_HINT)
+                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + self._alarm_hint(alarm))
                     raise CommandRejectedError(command, code)
                 case P.Identity() if command == "HELLO":
                     self._count_resets(message)
@@ -198,7 +192,9 @@ class Link(Connection):
 
     def status(self) -> P.Status:
         """Ask with the real-time `?` (works even when the queue is full)."""
-        asks = STATUS_ASKS_PER_RESEND * (self.settings.max_resends + 1)
+        # A `status` line (about 56 bytes) arrives whole about 1 time in 3 at 2% byte faults; a damaged
+        # one proves the board is there, so `?` is asked as often as a line is sent while the board answers.
+        asks = sends_allowed(self.settings.max_resends, board_answers=True)
         for _ in range(asks):
             self._ask_status()
             asked = time.monotonic()
@@ -253,15 +249,13 @@ class Link(Connection):
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:
         """Wait until the firmware's queue has drained (bounded: silence is detected, and `limit_s`)."""
         deadline = time.monotonic() + limit_s
-        cleared = 0
         while True:
             status = self.status()
-            if status.state == P.State.ALARM and cleared < NOISE_STOPS_CLEARED_MAX and self._noise_stop(status.alarm):
-                cleared += 1
+            if status.state == P.State.ALARM and self._may_clear_noise_stop(status.alarm):
                 self._clear_noise_stop("while the host waited for the board to be idle")
                 continue
             if status.state == P.State.ALARM:
-                raise AlarmError(status.alarm, detail=CLEAR_ALARM_HINT)
+                raise AlarmError(status.alarm, detail=self._alarm_hint(status.alarm))
             if status.state == P.State.IDLE:
                 return status
             if time.monotonic() > deadline:
@@ -290,31 +284,6 @@ class Link(Connection):
             pass  # the board is gone: what the `done` lines told us is all that is known
         return self._stream.progress(interrupted=True) if self._stream is not None else None
 
-    def _noise_stop(self, code: P.AlarmCode) -> bool:
-        """Whether a latched alarm is line noise that stopped nothing, so clearing it is safe.
-
-        Only a host sends the stop byte `!`: an ESTOP_BYTE alarm this host did not send is a byte the
-        noise turned into `!`.  It stopped nothing when no action was queued on the board (stream.py
-        nothing_queued_at_alarm; every motion is a queued action).  Never the e-stop input (ESTOP_INPUT:
-        a person pressed it; the firmware reports a press after a latched `!` as ESTOP_INPUT too)."""
-        return (code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent
-                and (self._stream is None or self._stream.nothing_queued_at_alarm()))
-
-    def _clear_noise_stop(self, when: str) -> None:
-        """RESET a stop byte made by line noise (see _noise_stop), and say so in noise_stops."""
-        for attempt in range(self.settings.max_resends + 1):
-            try:
-                self.request("RESET")  # refused (ALARM_ACTIVE) while the e-stop input is pressed
-                break
-            except CommandRejectedError as exc:  # BUSY: the `alarm` line is not out yet
-                if exc.code != P.ErrorCode.BUSY or attempt == self.settings.max_resends:
-                    raise
-                self._wait_step(time.monotonic() + self.settings.ack_timeout_s)
-        self.stats["noise_stops_cleared"] += 1
-        self.noise_stops.append(
-            f"line noise made the stop byte '!' {when} (this host sent none); no action was queued or moving, "
-            "so nothing stopped: the link cleared that alarm and went on")
-
     def wait_button(self, timeout_s: float | None = None) -> bool:
         """Wait for the start button (a press already queued counts); an alarm during the wait raises."""
         called = time.monotonic()
@@ -330,10 +299,11 @@ class Link(Connection):
             if isinstance(event.message, P.Button) and event.message.name == "start":
                 return True
             if isinstance(event.message, P.Alarm) and event.at >= called:  # older alarms were reported already
-                if self._noise_stop(event.message.code) and self.stats["noise_stops_cleared"] < NOISE_STOPS_CLEARED_MAX:
+                if self._may_clear_noise_stop(event.message.code):
                     self._clear_noise_stop("while the host waited for the start button")
                     continue
-                raise AlarmError(event.message.code, event.message.stop_us, detail=CLEAR_ALARM_HINT)
+                raise AlarmError(event.message.code, event.message.stop_us,
+                                 detail=self._alarm_hint(event.message.code))
 
     # -- streaming ---------------------------------------------------------
 
@@ -457,6 +427,8 @@ class Link(Connection):
                 message = self._wait_step()
                 self._stream_message(message)
                 self._ask_times()
+        except TooManyResendsError as exc:
+            raise self._gave_up_on_a_line(exc) from None
         except LinkError as exc:
             if exc.progress is None:
                 exc.with_progress(stream.progress(interrupted=not isinstance(exc, (DisconnectedError,))))
@@ -465,6 +437,24 @@ class Link(Connection):
         self._collect_times()
         progress = stream.progress()
         return StreamResult(progress.durations_ms, elapsed, dict(self.stats))
+
+    def _gave_up_on_a_line(self, exc: TooManyResendsError) -> TooManyResendsError:
+        """A line (or `?`) went out as often as allowed mid-stream.  The board may still run what it
+        accepted: send nothing more, wait for it to be idle (bounded) and read from its status which
+        actions ran, so the stop names the cube state.  Without a readable status it is not known."""
+        stream = self._stream
+        self._lines.clear()  # nothing more goes out (the pending lines would only fail again)
+        try:
+            status = self.wait_idle(limit_s=10 * self.settings.silence_timeout_s)
+        except LinkError:
+            sent = [e.index + 1 for e in stream.entries if e.seq is not None and not e.done and e.index is not None]
+            if len(sent) > 1:
+                exc.args = (exc.args[0] + f"; actions {sent[0]}-{sent[-1]} were sent and may have run "
+                                          "(no readable status line to tell)",)
+            return exc.with_progress(stream.progress(interrupted=True))
+        # Idle: every action it accepted has ended (`done` = the last), and none after it will run.
+        stream.mark_done_through(status.done)
+        return exc.with_progress(stream.progress())
 
     def _submit_actions(self) -> None:
         stream = self._stream
@@ -501,13 +491,12 @@ class Link(Connection):
         """The firmware flushed its queue: learn exactly what completed, then raise.  Unless the alarm
         is a stop byte made by line noise while no action was queued: then clear it and go on."""
         stream = self._stream
-        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent and stream.noise_cleared < NOISE_STOPS_CLEARED_MAX:
+        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent:
             # Wait (bounded) for the answer to every line sent: then each action is known accepted or refused.
             deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
             while self._lines.pending and time.monotonic() < deadline:
                 self._wait_step(deadline)
-            if not self._lines.pending and self._noise_stop(code):
-                stream.noise_cleared += 1
+            if not self._lines.pending and self._may_clear_noise_stop(code):
                 self._clear_noise_stop(f"during a stream of {len(stream.commands)} action(s), between actions")
                 stream.resend_refused()
                 return
@@ -518,6 +507,8 @@ class Link(Connection):
                 code = status.alarm
         except LinkError:
             pass  # report what the `done` lines told us
+        if not self._lines.pending and self._noise_stop(code):  # noise past the cap: nothing was queued
+            raise AlarmError(code, stop_us, detail=self._alarm_hint(code)).with_progress(stream.progress())
         raise AlarmError(code, stop_us, detail=CLEAR_ALARM_HINT).with_progress(stream.progress(interrupted=True))
 
     def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode) -> None:

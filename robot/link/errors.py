@@ -8,7 +8,7 @@ LinkError
     WrongBaudError          unreadable bytes: most likely a baud-rate mismatch
   DisconnectedError       the port went away (USB unplugged, proxy closed)
   SilentBoardError        the board stopped answering, even to `?`
-  TooManyResendsError     a command was resent link.max_resends times without an answer
+  TooManyResendsError     a command was sent as often as allowed without an answer (stream.sends_allowed)
   CommandRejectedError    `err <seq> <CODE>` for one of our commands
   AlarmError              the firmware latched an alarm
   CubeStateUncertainError the board reset while an arm was moving

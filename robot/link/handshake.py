@@ -33,7 +33,7 @@ from .errors import (
     WrongFirmwareError,
 )
 from .reader import Disconnected, Foreign, Garbled, Reader
-from .stream import LineWindow
+from .stream import LineWindow, sends_allowed
 
 MIN_STATUS_POLL_S = 0.25  # longest wait between handshake retries (`?` or HELLO)
 FIRST_RETRY_S = 0.03  # first handshake retry wait; doubles up to the poll interval (a real Uno
@@ -71,6 +71,7 @@ class Connection:
         self.identity: P.Identity | None = None
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
         self.stats = collections.Counter()
+        self.reconnect_log = None  # live messages for the user: a reconnect, a line resent on a noisy link
         self.handshake_attempts = 0  # HELLOs sent by the last handshake()
         self.boots: int | None = None  # the board's reset counter when last seen (id lines carry it)
         self._acknowledged = 0  # highest seq the board answered (a `status acc` below it: it reset)
@@ -127,9 +128,20 @@ class Connection:
         while (line := self._lines.next_to_send(window, self.settings.max_resends)) is not None:
             if not self._lines.inflight:
                 self._last_answer = time.monotonic()  # the answer clock starts with the first line in flight
+            if line.sends == sends_allowed(self.settings.max_resends, board_answers=False):
+                self._say_still_resending(line)
             self._write(line.data)
             self.stats["resends" if line.sends else "lines_sent"] += 1
             self._lines.mark_sent(line)
+
+    def _say_still_resending(self, line) -> None:
+        """A line past link.max_resends goes out again only because the board answers: say so, live."""
+        self.stats["lines_resent_past_max"] += 1
+        if self.reconnect_log:
+            allowed = sends_allowed(self.settings.max_resends, board_answers=True)
+            self.reconnect_log(
+                f"the board answers, but line noise damaged every answer to {line.command.split()[0]} (N{line.seq}, "
+                f"sent {line.sends} times): sending it again, up to {allowed} times (check the USB cable)")
 
     def _answered(self, seq: int | None) -> None:
         self._last_answer = time.monotonic()
@@ -200,6 +212,8 @@ class Connection:
 
     def _apply(self, message) -> None:
         """Acknowledgement bookkeeping common to every phase."""
+        if not isinstance(message, Disconnected):
+            self._lines.board_heard()  # (before an answer retires its line: only lines still waiting count it)
         match message:
             case P.Ok(seq, dup):
                 self._answered(seq)

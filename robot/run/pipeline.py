@@ -251,6 +251,8 @@ class Pipeline:
         from .ready import prepare
 
         robot = self.robot
+        if getattr(robot, "link", None) is not None:  # the link's live messages (a reconnect, a noisy line)
+            robot.link.reconnect_log = lambda text: self.say(f"\n{text}")
         sequence = ScanSequence.from_config(self.config)
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
@@ -332,7 +334,6 @@ class Pipeline:
 
         t = time.perf_counter()
         self.executing = True
-        robot.link.reconnect_log = lambda text: say(f"\n{text}")
         try:
             result = self._execute(plan, progress, report)
         except LinkError as exc:
