@@ -346,3 +346,34 @@ def test_resume_leaves_an_emergency_stop_latched(setup):
     report = _run(config, mock, "--no-verify", "--resume")
     assert mock.executed == [] and mock.alarm == protocol.AlarmCode.ESTOP_INPUT
     assert "--resume clears only RESET_DURING_MOTION" in " ".join(report["errors"])
+
+
+def test_a_refusal_after_which_queued_actions_ran_names_no_plan_state(setup, monkeypatch):
+    """The firmware refused a plan action while later ones were queued, and they ran (robot/link's
+    RefusedMidStreamError, tested against the mock in test_link_driver): no prefix of the plan is the
+    cube, so the stop says the state is not known for sure and what ran, and does not blame a power cycle."""
+    from robot.link.driver import Link
+    from robot.link.errors import RefusedMidStreamError
+    from robot.link.protocol import ErrorCode, action_command
+    from robot.link.stream import StreamProgress
+
+    config, mock, sequence, scrambled = setup
+
+    real_run = Link.run
+
+    def refuse_the_third(self, plan, progress=None):
+        actions = list(getattr(plan, "actions", plan))
+        if len(actions) < 5:  # the scan's views (the plan is longer)
+            return real_run(self, plan, progress=progress)
+        commands = [a if isinstance(a, str) else action_command(a) for a in actions]
+        error = RefusedMidStreamError(commands[2], ErrorCode.NOT_HOLDING, [4], 3)
+        durations = [100, 100, None, 100] + [None] * (len(commands) - 4)
+        raise error.with_progress(StreamProgress(commands, durations, 2, ran_after=(4,)))
+
+    monkeypatch.setattr(Link, "run", refuse_the_third)
+    report = _run(config, mock)
+    state = report["cube_state_after_stop"]
+    assert state.split(" (")[1].startswith("NOT KNOWN for sure: after plan action 2 of"), state
+    assert "action 3 was refused and did nothing, and action(s) [4] ran after it" in state
+    text = report.format()
+    assert "power cycle" not in text and "NOT_HOLDING" in text and "did not start" not in text, text

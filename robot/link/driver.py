@@ -28,16 +28,8 @@ from typing import Callable
 from . import motion as motion_model
 from . import ports
 from . import protocol as P
-from .errors import (
-    AlarmError,
-    CommandRejectedError,
-    CubeStateUncertainError,
-    DisconnectedError,
-    LinkError,
-    NoAnswerError,
-    SilentBoardError,
-    TooManyResendsError,
-)
+from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError, LinkError,
+                     NoAnswerError, RefusedMidStreamError, SilentBoardError, TooManyResendsError)
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
@@ -126,6 +118,10 @@ class Link(NoiseStops, Connection):
                 if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
                     entry.ms = ms  # the board's own measurement of an action whose `done` was lost
                     self.stats["times_recovered"] += 1
+            case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed: if that recent, never ran
+                entry = self._stream.by_seq.get(seq)
+                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
+                    entry.never_ran = sum(e.done and (e.seq or 0) > seq for e in self._stream.entries) < P.TIME_SLOTS
 
     def _work_outstanding(self) -> bool:
         return super()._work_outstanding() or (self._stream is not None and not self._stream.finished())
@@ -427,6 +423,7 @@ class Link(NoiseStops, Connection):
                 message = self._wait_step()
                 self._stream_message(message)
                 self._ask_times()
+                self._check_never_ran()
         except TooManyResendsError as exc:
             raise self._gave_up_on_a_line(exc) from None
         except LinkError as exc:
@@ -435,6 +432,7 @@ class Link(NoiseStops, Connection):
             raise
         elapsed = time.monotonic() - stream.started
         self._collect_times()
+        self._check_never_ran()
         progress = stream.progress()
         return StreamResult(progress.durations_ms, elapsed, dict(self.stats))
 
@@ -511,15 +509,21 @@ class Link(NoiseStops, Connection):
             raise AlarmError(code, stop_us, detail=self._alarm_hint(code)).with_progress(stream.progress())
         raise AlarmError(code, stop_us, detail=CLEAR_ALARM_HINT).with_progress(stream.progress(interrupted=True))
 
-    def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode) -> None:
+    def _check_never_ran(self) -> None:
+        """Counted done by a later `done`, but TIME says it never completed: a refusal whose `err` was lost."""
+        for hidden in (e for e in self._stream.entries if e.never_ran):
+            self.stats["refusals_found_by_time"] += 1
+            self._stop_on_reject(hidden, None)
+
+    def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode | None) -> None:
         """An action was refused: let the ones before it finish (so the cube state is known), then raise."""
         stream = self._stream
         entry.rejected = True
+        entry.done = False  # refused: it never ran (a later `done` marks it done when its `err` was lost)
         stream.next = len(stream.entries)
         for later in stream.entries:
             if later.seq is not None and later.seq > entry.seq:
                 self._lines.pending.pop(later.seq, None)
-        error = CommandRejectedError(entry.command, code)
         try:
             status = self.wait_idle()
             stream.mark_done_through(status.done)
@@ -527,9 +531,10 @@ class Link(NoiseStops, Connection):
             pass
         ran_anyway = [e.index + 1 for e in stream.entries
                       if e.done and e.seq is not None and e.seq > entry.seq and e.index is not None]
-        if ran_anyway:
-            error.args = (error.args[0] + f"; action(s) {ran_anyway} after it were already queued and ran",)
-        raise error.with_progress(stream.progress())
+        if ran_anyway or code is None:  # no prefix of the plan describes the cube
+            number = entry.index + 1 if entry.index is not None else None
+            raise RefusedMidStreamError(entry.command, code, ran_anyway, number).with_progress(stream.progress())
+        raise CommandRejectedError(entry.command, code).with_progress(stream.progress())
 
     def _check_unseen_reset(self, entry: StreamEntry) -> None:
         """Drivers we switched on are off: the board reset and its banner was lost.  Then it may have

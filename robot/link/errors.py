@@ -12,6 +12,7 @@ LinkError
   CommandRejectedError    `err <seq> <CODE>` for one of our commands
   AlarmError              the firmware latched an alarm
   CubeStateUncertainError the board reset while an arm was moving
+  RefusedMidStreamError   an action refused while later queued ones ran (a CubeStateUncertainError)
 
 Errors raised while a plan streams carry `progress` (a StreamProgress): which
 actions completed, so the caller knows the cube's state.
@@ -83,3 +84,19 @@ class AlarmError(LinkError):
 
 class CubeStateUncertainError(LinkError):
     pass
+
+
+class RefusedMidStreamError(CubeStateUncertainError):
+    """The firmware refused an action while later ones were already queued, and some of those ran.
+
+    The cube is then in no state of the plan (the refused action did nothing, later ones moved), and
+    which later ones ran is known only from in-order `done` counting, which a second refusal would
+    fool: the state is uncertain.  ran_after: plan action numbers (1-based) reported done after it;
+    action: the refused one's number (None: a step the link added, e.g. a re-grip)."""
+
+    def __init__(self, command: str, code: ErrorCode | None, ran_after: list, action: int | None = None):
+        self.command, self.code, self.ran_after, self.action = command, code, list(ran_after), action
+        why = (f"{code.name} ({ERROR_TEXT.get(code, '?')})" if code is not None
+               else "its answer was lost on the line and the board's TIME says it never completed")
+        super().__init__(f"the firmware rejected {command!r}: {why}; action(s) {self.ran_after} after it were "
+                         "already queued and ran, so the cube is in no state of the plan")

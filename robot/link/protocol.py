@@ -60,6 +60,7 @@ ARMS = "".join(arm for arms in firmware_header.ARM_PAIRS.values() for arm in arm
 _LIMITS = firmware_header.limits()  # firmware/cube_robot/defaults.h
 TURN_ANGLE_MAX = _LIMITS["TURN_ANGLE_MAX"]
 DWELL_MS_MIN, DWELL_MS_MAX = _LIMITS["DWELL_MS_MIN"], _LIMITS["DWELL_MS_MAX"]
+TIME_SLOTS = _LIMITS["TIME_SLOTS"]  # the board remembers the durations of its last this many actions (TIME)
 
 
 # ---------------------------------------------------------------------------

@@ -145,6 +145,7 @@ class StreamEntry:
     rejected: bool = False  # answered `err`: it never runs
     refused_by_alarm: bool = False  # answered `err ALARM_ACTIVE`: an alarm had latched before it came; it never ran
     time_asks: int = 0  # TIME queries sent for it (its `done` line was lost)
+    never_ran: bool = False  # counted done by a later `done`, but TIME says it never completed: a lost `err`
 
 
 @dataclass
@@ -157,6 +158,7 @@ class StreamProgress:
     interrupted: int | None = None  # index of an action that may have been stopped part-way
     # A reset cut it: (parts done or None when unknown, of how many) from the board's memory.
     interrupted_part: tuple | None = None
+    ran_after: tuple = ()  # plan action numbers (1-based) done after the first not done (it was refused)
 
     @property
     def total(self) -> int:
@@ -174,6 +176,9 @@ class StreamProgress:
         elif self.interrupted is not None:
             text += (f"; action {self.interrupted + 1} ({self.commands[self.interrupted]}) may have stopped "
                      "part-way: the cube may be between positions")
+        elif self.ran_after:
+            text += (f"; action {self.completed + 1} ({self.commands[self.completed]}) did not run, but action(s) "
+                     f"{list(self.ran_after)} after it did")
         elif self.completed < self.total:
             text += f"; action {self.completed + 1} ({self.commands[self.completed]}) and later did not start"
         return text + "."
@@ -254,6 +259,7 @@ class Stream:
             commands=list(self.commands),
             durations_ms=[plan_entries[i].ms if plan_entries[i].done else None for i in range(len(self.commands))],
             completed=completed, interrupted=running, interrupted_part=part if running is not None else None,
+            ran_after=tuple(i + 1 for i in range(completed + 1, len(self.commands)) if plan_entries[i].done),
         )
 
     def mark_done_through(self, seq: int, ms_of_last: int | None = None) -> list[StreamEntry]:

@@ -140,10 +140,14 @@ class ResumingPresenter:
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                               HandshakeError, PortError, SilentBoardError)
+                               HandshakeError, PortError, RefusedMidStreamError, SilentBoardError)
     from ..link.protocol import ALARM_TEXT, AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
+    if isinstance(exc, RefusedMidStreamError):
+        return (f"the firmware refused {exc.command!r} ({exc.code.name}) while later actions were already queued, "
+                f"and action(s) {exc.ran_after} ran: check the cube sits straight in the grippers and the firmware "
+                f"version (cube-robot doctor), {rerun}")
     if isinstance(exc, CubeStateUncertainError):
         part = getattr(exc, "cut_part", None)
         if part is None:  # not a cut: the board came back without its memory
@@ -289,7 +293,7 @@ class Pipeline:
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here
 
     def _run(self, report: RunReport, sequence, solver, pressed_at: float) -> None:
-        from ..link.errors import AlarmError, LinkError
+        from ..link.errors import AlarmError, LinkError, RefusedMidStreamError
         from ..plan import charged_from, replay
         from ..progress import ProgressBar
 
@@ -344,7 +348,11 @@ class Pipeline:
             state, _ = replay(scan.cubie, plan.actions[:completed], solver.profile)
             facelets = state.to_facelets(scan.colours)
             note = f"after plan action {completed} of {len(plan.actions)}"
-            if progress_info is not None and progress_info.interrupted is not None:
+            if isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube
+                refused = f"action {exc.action}" if exc.action is not None else f"{exc.command!r}"
+                note = (f"NOT KNOWN for sure: {note}, then {refused} was refused and did nothing, "
+                        f"and action(s) {exc.ran_after} ran after it")
+            elif progress_info is not None and progress_info.interrupted is not None:
                 k = progress_info.interrupted
                 report.interrupted_action = interrupted_action(progress_info)
                 where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
