@@ -185,3 +185,85 @@ def test_a_growing_pin_log_is_read_incrementally_as_the_whole_file_would_be(tmp_
     assert reader.events() == pinlog.read_log(path)  # the finished line, once
     path.write_text("5 C2 1\n")  # the harness restarted: a new, shorter log
     assert reader.events() == [pinlog.PinEvent(5, "C2", 1)]
+
+
+def _syncs_agree(events, cuts) -> int:
+    """Decode `events` as the simulated robot's syncs do (each from the last move's end on), the log
+    cut at each of `cuts`: MotionDecoder (only the events after the cursor) against arm_motions
+    over the whole log so far; returns how many moves were decoded."""
+    from robot.sim import pinlog
+
+    decoder, cursor, moves = pinlog.MotionDecoder(), 0, 0
+    for n in cuts:
+        windowed = decoder.motions(events[:n], start_cycle=cursor + 1)
+        assert windowed == pinlog.arm_motions(events[:n], start_cycle=cursor + 1), n
+        for arm_moves in windowed.values():
+            moves += len(arm_moves)
+            cursor = max([cursor] + [m.end_cycle for m in arm_moves])
+    return moves
+
+
+def test_the_windowed_arm_decode_carries_the_dir_levels_and_resets_from_before_its_window():
+    from robot.sim import pinlog
+
+    pins = pinlog.load_pin_map()
+    step, direction = pins["STEP_R"].label, pins["DIR_R"].label
+    events = [pinlog.PinEvent(100, direction, 1)]
+    cycle = 1000
+
+    def steps(count, interval=8000):
+        nonlocal cycle
+        for _ in range(count):
+            events.extend([pinlog.PinEvent(cycle, step, 1), pinlog.PinEvent(cycle + 32, step, 0)])
+            cycle += interval
+
+    steps(5)  # R +5 (DIR high since cycle 100)
+    cycle += 10 ** 6
+    steps(4)  # R +4: DIR was set long before
+    events.append(pinlog.PinEvent(cycle, pinlog.RESET, -1))  # DIR low again
+    cycle += 8000
+    steps(3)  # R -3
+    events.append(pinlog.PinEvent(cycle, direction, 1))
+    steps(2)
+    events.append(pinlog.PinEvent(cycle, pinlog.RESET, -1))  # splits a move with steps on both sides
+    events.append(pinlog.PinEvent(cycle + 100, direction, 1))
+    steps(2)
+    assert pinlog.arm_motions(events)["R"] == [
+        pinlog.Move(1000, 33000, 5), pinlog.Move(1041000, 1065000, 4), pinlog.Move(1081000, 1097000, -3),
+        pinlog.Move(1105000, 1113000, 2), pinlog.Move(1121000, 1129000, 2)]
+    assert _syncs_agree(events, range(1, len(events) + 1)) >= 5
+    # Decoded from the window alone (no levels carried), the +4 would read -4: the carry matters.
+    window = events[next(i for i, e in enumerate(events) if e.cycle >= 1041000):]
+    assert pinlog.arm_motions(window, start_cycle=1041000)["R"][0].steps == -4
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_the_windowed_arm_decode_equals_the_whole_log_decode_on_a_recorded_log():
+    """A pin log of the firmware in simavr (turns both ways, two arms at once, regrips, a reset in a
+    turn), decoded as the syncs do with the log cut every 25 events and at every move's end."""
+    from conftest import Board
+
+    from robot.link import protocol as P
+    from robot.sim import pinlog
+
+    with emulator.Emulator() as emu:
+        board = Board(emu.port)
+        board.ok("MOTORS ON")
+        for command in ("GRIP RL", "TURN R90", "TURN R-180 L90", "GRIP FB", "TURN F-90 B90", "TURN B180"):
+            board.done(board.ok(command))
+        board.ok("TURN F180 B-90")
+        emu.reset()  # in the turn, or just after it: the log is what it is either way
+        board.wait_for(P.Identity)
+        board.ok("RESET")
+        board.ok("MOTORS ON")
+        for command in ("GRIP FB", "TURN F90", "GRIP RL", "TURN L-90 R90"):
+            board.done(board.ok(command))
+        board.close()
+        events = emu.pin_events()
+    assert any(e.pin == pinlog.RESET for e in events)
+    whole = pinlog.arm_motions(events)
+    ends = sorted({m.end_cycle for moves in whole.values() for m in moves})
+    cuts = sorted({n for n in range(1, len(events) + 1, 25)} | {len(events)}
+                  | {next(i for i, e in enumerate(events) if e.cycle > end) for end in ends if end < events[-1].cycle})
+    assert _syncs_agree(events, cuts) >= sum(len(m) for m in whole.values())

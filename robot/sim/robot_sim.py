@@ -83,6 +83,7 @@ class SimulatedRobot:
         self._sync_lock = threading.Lock()
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
         self._servo_seen = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
+        self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, decoding only the log after _cursor
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
@@ -306,7 +307,7 @@ class SimulatedRobot:
                     self._servo_cursor[arm] = pulse.start_cycle
             if pulses[arm]:
                 self._servo_seen[arm] = pulses[arm][-1].start_cycle
-        for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
+        for arm, moves in self._motions.motions(events, start_cycle=self._cursor + 1).items():
             for move in moves:  # DIR-level steps; the arm turns as its motor is wired
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)
                 timeline.append((move.start_cycle, 1, "turn", arm, physical))
