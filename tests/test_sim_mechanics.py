@@ -188,14 +188,14 @@ def test_a_growing_pin_log_is_read_incrementally_as_the_whole_file_would_be(tmp_
 
 
 def _syncs_agree(events, cuts) -> int:
-    """Decode `events` as the simulated robot's syncs do (each from the last move's end on), the log
-    cut at each of `cuts`: MotionDecoder (only the events after the cursor) against arm_motions
-    over the whole log so far; returns how many moves were decoded."""
+    """Decode `events` as the simulated robot's syncs do, the log cut at each of `cuts`: MotionDecoder
+    (reading only the new part of the log) against arm_motions over the whole log so far from the
+    last move's end on; returns how many moves were decoded."""
     from robot.sim import pinlog
 
     decoder, cursor, moves = pinlog.MotionDecoder(), 0, 0
     for n in cuts:
-        windowed = decoder.motions(events[:n], start_cycle=cursor + 1)
+        windowed = decoder.new_moves(events[:n])
         assert windowed == pinlog.arm_motions(events[:n], start_cycle=cursor + 1), n
         for arm_moves in windowed.values():
             moves += len(arm_moves)
@@ -225,13 +225,17 @@ def test_the_windowed_arm_decode_carries_the_dir_levels_and_resets_from_before_i
     steps(3)  # R -3
     events.append(pinlog.PinEvent(cycle, direction, 1))
     steps(2)
-    events.append(pinlog.PinEvent(cycle, pinlog.RESET, -1))  # splits a move with steps on both sides
-    events.append(pinlog.PinEvent(cycle + 100, direction, 1))
+    events.append(pinlog.PinEvent(cycle - 4000, pinlog.RESET, -1))  # splits a move with steps on both sides
+    events.append(pinlog.PinEvent(cycle - 3900, direction, 1))
     steps(2)
+    cycle += 10 ** 5
+    events.append(pinlog.PinEvent(cycle, direction, 0))  # a step at the cycle of the last event read
+    steps(1)
+    assert [e.cycle for e in events] == sorted(e.cycle for e in events)  # as in a real log
     assert pinlog.arm_motions(events)["R"] == [
         pinlog.Move(1000, 33000, 5), pinlog.Move(1041000, 1065000, 4), pinlog.Move(1081000, 1097000, -3),
-        pinlog.Move(1105000, 1113000, 2), pinlog.Move(1121000, 1129000, 2)]
-    assert _syncs_agree(events, range(1, len(events) + 1)) >= 5
+        pinlog.Move(1105000, 1113000, 2), pinlog.Move(1121000, 1129000, 2), pinlog.Move(1237000, 1237000, -1)]
+    assert _syncs_agree(events, range(1, len(events) + 1)) >= 6  # moves cut by a sync count twice
     # Decoded from the window alone (no levels carried), the +4 would read -4: the carry matters.
     window = events[next(i for i, e in enumerate(events) if e.cycle >= 1041000):]
     assert pinlog.arm_motions(window, start_cycle=1041000)["R"][0].steps == -4

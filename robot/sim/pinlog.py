@@ -263,6 +263,8 @@ class MotionDecoder:
         self._levels = {arm: 0 for arm in ARMS}  # the DIR levels after events[:_read]
         self._read = 0
         self._start = 0
+        self.cursor = 0  # new_moves: the last step of the moves returned so far
+        self._seen = 0  # new_moves: the cycle of the last event of the log as last read
 
     def motions(self, events, start_cycle: int = 0, gap_cycles: int = MOVE_GAP_CYCLES) -> dict[str, list[Move]]:
         if start_cycle < self._start or len(events) < self._read:
@@ -272,6 +274,16 @@ class MotionDecoder:
         self._levels = dir_levels(events[self._read:first], self.pin_map, self._levels)
         self._read = first
         return arm_motions(events[first:], self.pin_map, start_cycle, gap_cycles=gap_cycles, directions=self._levels)
+
+    def new_moves(self, events) -> dict[str, list[Move]]:
+        """The moves after those returned by the last call: arm_motions(events, start_cycle=cursor + 1).
+        It starts reading at the end of the log as last read (no step lies between the last move and
+        it, or it would have been a move), so a log that grows without steps is not read again."""
+        moves = self.motions(events, max(self.cursor + 1, self._seen))  # events at _seen may be new
+        self.cursor = max([self.cursor] + [m.end_cycle for arm_moves in moves.values() for m in arm_moves])
+        if events:
+            self._seen = events[-1].cycle
+        return moves
 
 
 def net_steps(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None) -> dict[str, int]:

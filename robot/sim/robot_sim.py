@@ -77,13 +77,13 @@ class SimulatedRobot:
         self.backend = ("real firmware (.elf) in simavr" if self.uses_emulator
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
         self.emulator = self.mock = self.proxy = self.link = None
-        self._cursor = 0  # emulator: last step cycle applied; mock: executed entries applied
+        self._cursor = 0  # mock: executed entries applied
         # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
         # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
         self._sync_lock = threading.Lock()
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
         self._servo_seen = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
-        self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, decoding only the log after _cursor
+        self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
@@ -307,11 +307,10 @@ class SimulatedRobot:
                     self._servo_cursor[arm] = pulse.start_cycle
             if pulses[arm]:
                 self._servo_seen[arm] = pulses[arm][-1].start_cycle
-        for arm, moves in self._motions.motions(events, start_cycle=self._cursor + 1).items():
+        for arm, moves in self._motions.new_moves(events).items():
             for move in moves:  # DIR-level steps; the arm turns as its motor is wired
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)
                 timeline.append((move.start_cycle, 1, "turn", arm, physical))
-                self._cursor = max(self._cursor, move.end_cycle)
         timeline.sort()
         for k, (_, _, kind, arm, value) in enumerate(timeline):
             try:
