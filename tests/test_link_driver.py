@@ -175,12 +175,11 @@ def test_reset_between_actions_resumes_after_last():
 
 def test_reset_during_motion_stops_with_uncertain_state():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
-        def on_progress(progress):
-            if progress.completed == 3:
-                mock.reset()  # while action 4 (GRIP FB) is moving
-
+        # Halfway through action 4 (GRIP FB), on the device's clock: a reset from the host's progress
+        # callback landed in action 5-10 on a loaded machine (the GRIP lasts ~10 ms at this scale).
+        mock.reset_during_seq = link._lines.next_seq + 3
         with pytest.raises(CubeStateUncertainError, match="action 4 .GRIP FB. was cut by a board reset") as info:
-            link.run(PLAN, progress=on_progress)
+            link.run(PLAN)
     cut_seq, cut_command = mock.interrupted[0]
     assert info.value.progress.completed == len(mock.executed) == 3
     assert info.value.progress.interrupted == 3 and cut_command.strip() == COMMANDS[3]

@@ -191,8 +191,11 @@ def test_the_firmware_in_simavr_is_homed_at_the_configured_offset_by_the_run(set
     with emulator.Emulator() as emu:
         Bench.set_up_mechanics(emu, config)  # each sensor's edge 12 steps clockwise of the arm's zero
         t0 = emu.cycle()
-        press_start_when(emu, lambda: all(emu.arm_position(a) % rev == 0 for a in P.ARMS))
-        report = run(config, emu.port, "--no-verify")
+        # Pressed once the run asks for it (the homing done): all arms at zero was also true while the
+        # last arm's seek passed its zero, and a press then came in the middle of the homing.
+        said = []
+        press_start_when(emu, lambda: any("Waiting for the start button" in m for m in list(said)))
+        report = run(config, emu.port, "--no-verify", say=said.append)
         assert report.result() == "EXECUTED (NOT VERIFIED)", report["errors"]
         # On the pins, before the scan: each arm seeks its sensor's edge (12 steps clockwise of its zero)
         # from where the hand left it, backs off past the release, approaches, then moves by its offset.

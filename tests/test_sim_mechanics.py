@@ -185,3 +185,128 @@ def test_a_growing_pin_log_is_read_incrementally_as_the_whole_file_would_be(tmp_
     assert reader.events() == pinlog.read_log(path)  # the finished line, once
     path.write_text("5 C2 1\n")  # the harness restarted: a new, shorter log
     assert reader.events() == [pinlog.PinEvent(5, "C2", 1)]
+
+
+def _syncs_agree(events, cuts) -> int:
+    """Decode `events` as the simulated robot's syncs do, the log cut at each of `cuts`: MotionDecoder
+    (reading only the new part of the log) against arm_motions over the whole log so far from the
+    last move's end on; returns how many moves were decoded."""
+    from robot.sim import pinlog
+
+    decoder, cursor, moves = pinlog.MotionDecoder(), 0, 0
+    for n in cuts:
+        windowed = decoder.new_moves(events[:n])
+        assert windowed == pinlog.arm_motions(events[:n], start_cycle=cursor + 1), n
+        for arm_moves in windowed.values():
+            moves += len(arm_moves)
+            cursor = max([cursor] + [m.end_cycle for m in arm_moves])
+    return moves
+
+
+def test_the_windowed_arm_decode_carries_the_dir_levels_and_resets_from_before_its_window():
+    from robot.sim import pinlog
+
+    pins = pinlog.load_pin_map()
+    step, direction = pins["STEP_R"].label, pins["DIR_R"].label
+    events = [pinlog.PinEvent(100, direction, 1)]
+    cycle = 1000
+
+    def steps(count, interval=8000):
+        nonlocal cycle
+        for _ in range(count):
+            events.extend([pinlog.PinEvent(cycle, step, 1), pinlog.PinEvent(cycle + 32, step, 0)])
+            cycle += interval
+
+    steps(5)  # R +5 (DIR high since cycle 100)
+    cycle += 10 ** 6
+    steps(4)  # R +4: DIR was set long before
+    events.append(pinlog.PinEvent(cycle, pinlog.RESET, -1))  # DIR low again
+    cycle += 8000
+    steps(3)  # R -3
+    events.append(pinlog.PinEvent(cycle, direction, 1))
+    steps(2)
+    events.append(pinlog.PinEvent(cycle - 4000, pinlog.RESET, -1))  # splits a move with steps on both sides
+    events.append(pinlog.PinEvent(cycle - 3900, direction, 1))
+    steps(2)
+    cycle += 10 ** 5
+    events.append(pinlog.PinEvent(cycle, direction, 0))  # a step at the cycle of the last event read
+    steps(1)
+    assert [e.cycle for e in events] == sorted(e.cycle for e in events)  # as in a real log
+    assert pinlog.arm_motions(events)["R"] == [
+        pinlog.Move(1000, 33000, 5), pinlog.Move(1041000, 1065000, 4), pinlog.Move(1081000, 1097000, -3),
+        pinlog.Move(1105000, 1113000, 2), pinlog.Move(1121000, 1129000, 2), pinlog.Move(1237000, 1237000, -1)]
+    assert _syncs_agree(events, range(1, len(events) + 1)) >= 6  # moves cut by a sync count twice
+    # Decoded from the window alone (no levels carried), the +4 would read -4: the carry matters.
+    window = events[next(i for i, e in enumerate(events) if e.cycle >= 1041000):]
+    assert pinlog.arm_motions(window, start_cycle=1041000)["R"][0].steps == -4
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_the_windowed_arm_decode_equals_the_whole_log_decode_on_a_recorded_log():
+    """A pin log of the firmware in simavr (turns both ways, two arms at once, regrips, a reset in a
+    turn), decoded as the syncs do with the log cut every 25 events and at every move's end."""
+    from conftest import Board
+
+    from robot.link import protocol as P
+    from robot.sim import pinlog
+
+    with emulator.Emulator() as emu:
+        board = Board(emu.port)
+        board.ok("MOTORS ON")
+        for command in ("GRIP RL", "TURN R90", "TURN R-180 L90", "GRIP FB", "TURN F-90 B90", "TURN B180"):
+            board.done(board.ok(command))
+        board.ok("TURN F180 B-90")
+        emu.reset()  # in the turn, or just after it: the log is what it is either way
+        board.wait_for(P.Identity)
+        board.ok("RESET")
+        board.ok("MOTORS ON")
+        for command in ("GRIP FB", "TURN F90", "GRIP RL", "TURN L-90 R90"):
+            board.done(board.ok(command))
+        board.close()
+        events = emu.pin_events()
+    assert any(e.pin == pinlog.RESET for e in events)
+    whole = pinlog.arm_motions(events)
+    ends = sorted({m.end_cycle for moves in whole.values() for m in moves})
+    cuts = sorted({n for n in range(1, len(events) + 1, 25)} | {len(events)}
+                  | {next(i for i, e in enumerate(events) if e.cycle > end) for end in ends if end < events[-1].cycle})
+    assert _syncs_agree(events, cuts) >= sum(len(m) for m in whole.values())
+
+
+def test_a_servo_pulse_a_timer_wrap_too_long_commands_no_gripper():
+    """simavr now and then loses the compare that ends a gripper pulse (robot_sim.py _servo_commands):
+    seen as an open gripper's pulse 33.8 ms wide at the start of the other pair's turn.  No servo takes
+    a position from it, so the virtual robot does not jam; the pulse is counted."""
+    from robot import cube
+    from robot.sim import pinlog
+    from robot.sim.robot_sim import SimulatedRobot
+
+    pins = pinlog.load_pin_map()
+    ms = pinlog.CYCLES_PER_SECOND // 1000
+    widths = {"R": 1000, "L": 1000, "F": 2000, "B": 2000}  # FB holds the cube
+    events, start = [], 0
+    for frame in range(10):  # one pulse after the other, then the rest of the 20 ms frame (grippers.cpp)
+        frame_start = start
+        for arm in "RLFB":
+            late = 32768 if (frame, arm) == (5, "L") else 0  # the lost compare: one timer wrap late
+            end = start + (widths[arm] + late) * ms // 1000
+            events += [(start, pins[f"SERVO_{arm}"].label, 1), (end, pins[f"SERVO_{arm}"].label, 0)]
+            start = end
+        start = max(start, frame_start + 20 * ms)
+    for arm in "FB":  # F and B turn 100 steps (a quarter) while L's long pulse is high
+        events.append((101 * ms, pins[f"DIR_{arm}"].label, 1))
+        for k in range(100):
+            step = 105 * ms + k * ms // 4
+            events += [(step, pins[f"STEP_{arm}"].label, 1), (step + 32, pins[f"STEP_{arm}"].label, 0)]
+    events = [pinlog.PinEvent(*e) for e in sorted(events)]
+
+    class PinLog:
+        def pin_events(self):
+            return events
+
+    robot = SimulatedRobot(config_module.defaults(), cube.SOLVED, firmware="mock")
+    robot.emulator = PinLog()
+    robot.sync()
+    assert sorted(robot.virtual.history) == ["B", "F"]  # DIR high: clockwise seen from outside each face
+    assert [(arm, round(p.width_us)) for arm, p in robot.ignored_servo_pulses] == [("L", 33768)]
+    assert robot.virtual.closed == {"R": False, "L": False, "F": True, "B": True}

@@ -136,8 +136,27 @@ static int sensor_active(const struct arm_model *a) {
     return offset < a->sensor_width;
 }
 
-/* Drive the shared homing input from the arms' angles.  SET_EXTERNAL makes
- * simavr keep this level when the firmware rewrites the port (its pull-up). */
+/* The levels the harness drives on one port (the buttons, the homing input).
+ * SET_EXTERNAL makes simavr keep them when the firmware rewrites the port
+ * (its pull-ups): without it every PORTD write (each step pulse) read a held
+ * button as released until the next slice, so a press made while an arm
+ * turned never lasted the firmware's debounce.  It sets the whole port's mask. */
+static void hold_driven_levels(char port) {
+    uint8_t mask = 0, value = 0;
+    for (size_t i = 0; i < INPUT_COUNT; i++) {
+        if (inputs[i].port != port) continue;
+        mask |= (uint8_t)(1 << inputs[i].bit);
+        if (!inputs[i].pressed) value |= (uint8_t)(1 << inputs[i].bit);
+    }
+    if (PIN_LETTER(PIN_HOME) == port && home_level >= 0) {
+        mask |= (uint8_t)(1 << PIN_NUMBER(PIN_HOME));
+        if (home_level) value |= (uint8_t)(1 << PIN_NUMBER(PIN_HOME));
+    }
+    avr_ioport_external_t ext = {.name = port, .mask = mask, .value = value};
+    avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(port), &ext);
+}
+
+/* Drive the shared homing input from the arms' angles. */
 static void drive_home(void) {
     int active = 0;
     for (size_t i = 0; i < ARM_COUNT; i++) active |= sensor_active(&arms[i]);
@@ -146,8 +165,7 @@ static void drive_home(void) {
     home_level = level;
     char port = PIN_LETTER(PIN_HOME);
     int bit = PIN_NUMBER(PIN_HOME);
-    avr_ioport_external_t ext = {.name = port, .mask = 1 << bit, .value = level << bit};
-    avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(port), &ext);
+    hold_driven_levels(port);
     avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(port), bit), level);
     uint8_t *pin = &avr->data[0x23 + 3 * (port - 'B')]; /* PINB/PINC/PIND */
     *pin = level ? (*pin | (1 << bit)) : (*pin & ~(1 << bit));
@@ -213,18 +231,7 @@ static void drive_inputs(void) {
         uint8_t mask = (uint8_t)(1 << inputs[i].bit);
         uint8_t *pin = &avr->data[pin_register[inputs[i].port - 'B']];
         *pin = level ? (*pin | mask) : (*pin & ~mask);
-    }
-}
-
-/* A pressed button holds its pin low even when the firmware (re)writes the
- * pull-up bit, which simavr reports as the pin going high. */
-static void hold_pressed_inputs(void) {
-    for (size_t i = 0; i < INPUT_COUNT; i++) {
-        if (!inputs[i].pressed) continue;
-        if (avr->data[pin_register[inputs[i].port - 'B']] & (1 << inputs[i].bit)) {
-            avr_irq_t *irq = avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(inputs[i].port), inputs[i].bit);
-            avr_raise_irq(irq, 0);
-        }
+        hold_driven_levels(inputs[i].port); /* a pressed button holds its pin low */
     }
 }
 
@@ -521,7 +528,6 @@ int main(int argc, char **argv) {
                 return 3;
             }
         }
-        hold_pressed_inputs();
         flush_output(master);
     }
     if (pin_log) fclose(pin_log);

@@ -64,6 +64,8 @@ class MockFirmware(ArmsMixin, SerialDevice):
         self.estop_held = False  # the hardware e-stop input is pressed (RESET fails until released)
         self.drop_reply = None  # test hook: reply -> True to lose that line (a lost acknowledgement)
         self.reset_after_seq = None  # test hook: reset right after this action completes (between moves)
+        self.reset_during_seq = None  # test hook: reset halfway through this action (a cut decided by the
+        # device's clock, not by when a host thread gets round to it: at time_scale 0.02 a GRIP lasts ~10 ms)
         self.max_queued = 0
         # What the robot did (kept across resets: it is the physical history).
         self.executed: list[tuple[int, str]] = []
@@ -206,8 +208,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
                 stop_us = int(1e6 * self.motion["max_speed_steps_per_s"] / self.motion["accel_steps_per_s2"])
             if command.startswith("GRIP"):
                 # The grippers stay where they are: the other pair opens in the second half.
-                halfway = self._running_since + (end - self._running_since) / 2
-                if time.monotonic() >= halfway:
+                if time.monotonic() >= self._halfway():
                     self._gripper_halfway(command)
         self._latch(code, stop_us)
 
@@ -228,6 +229,8 @@ class MockFirmware(ArmsMixin, SerialDevice):
             waits.append(self._boot_at - now)
         if self._running:
             waits.append(self._running[3] - now)
+            if self._running[0] == self.reset_during_seq:
+                waits.append(self._halfway() - now)
         if b"\n" in self._rx and self.line_delay_s:
             waits.append(self._next_line_time - now)
         return max(0.0, min(waits))
@@ -431,8 +434,15 @@ class MockFirmware(ArmsMixin, SerialDevice):
             self._servo_all(values["O"][1], values["C"][1])
         return None
 
+    def _halfway(self) -> float:
+        return self._running_since + (self._running[3] - self._running_since) / 2
+
     def _advance_motion(self) -> None:
         now = time.monotonic()
+        if self._running and self._running[0] == self.reset_during_seq and now >= self._halfway():
+            self.reset_during_seq = None
+            self._reset()  # before a late wake-up could finish the action: the cut is certain
+            return
         if self._running and now >= self._running[3]:
             seq, command, nominal, _ = self._running
             failed = self._action_finished(seq, command)

@@ -16,6 +16,7 @@ The API a virtual robot needs:
     net_steps(events)     -> {"R": +100, ...}    # signed; positive = DIR high
     (step_events/arm_motions/net_steps take start_cycle/end_cycle to look at a
     window of the log; the DIR levels before the window still count.)
+    MotionDecoder().motions(events, start_cycle)  # arm_motions of a growing log, reading only what is new
     servo_pulses(events)  -> {"R": [Pulse(start_cycle, width_us), ...], ...}
     servo_changes(events) -> {"R": [Pulse(...)], ...}  # only where the width changes
     step_events(events)   -> {"R": [(cycle, +1 or -1), ...], ...}
@@ -28,6 +29,7 @@ positive (clockwise seen from outside the face) angle.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,16 +173,12 @@ def _labels(pin_map, prefix: str) -> dict[str, str]:
     return {pin_map[f"{prefix}_{arm}"].label: arm for arm in ARMS}
 
 
-def step_events(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None
-                ) -> dict[str, list[tuple[int, int]]]:
-    """Every step (rising edge of a STEP pin) per arm, with its direction (+1/-1).
-
-    Only steps in [start_cycle, end_cycle) are returned, but the whole log is
-    read, so a DIR level set before the window still counts."""
+def _steps_and_levels(events, pin_map, start_cycle: int, end_cycle: int | None, directions: dict | None):
+    """(steps per arm in [start_cycle, end_cycle) with their signs, DIR levels after the events read)."""
     pin_map = pin_map or load_pin_map()
     step_pins = _labels(pin_map, "STEP")
     dir_pins = _labels(pin_map, "DIR")
-    direction = {arm: 0 for arm in ARMS}
+    direction = dict(directions) if directions else {arm: 0 for arm in ARMS}
     steps = {arm: [] for arm in ARMS}
     for ev in events:
         if end_cycle is not None and ev.cycle >= end_cycle:
@@ -193,12 +191,28 @@ def step_events(events, pin_map=None, start_cycle: int = 0, end_cycle: int | Non
                 steps[arm].append((ev.cycle, 1 if direction[arm] else -1))
         elif ev.pin == RESET:
             direction = {arm: 0 for arm in ARMS}
-    return steps
+    return steps, direction
+
+
+def step_events(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None,
+                directions: dict | None = None) -> dict[str, list[tuple[int, int]]]:
+    """Every step (rising edge of a STEP pin) per arm, with its direction (+1/-1).
+
+    Only steps in [start_cycle, end_cycle) are returned, but every event given
+    is read, so a DIR level set before the window still counts.  directions:
+    the DIR levels {arm: 0/1} before the first event given (default: all low,
+    as at the start of a log)."""
+    return _steps_and_levels(events, pin_map, start_cycle, end_cycle, directions)[0]
+
+
+def dir_levels(events, pin_map=None, directions: dict | None = None) -> dict[str, int]:
+    """The DIR level of each arm after the events (starting from `directions`, default all low)."""
+    return _steps_and_levels(events, pin_map, 1 << 62, None, directions)[1]
 
 
 def arm_motions(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None,
-                gap_cycles: int = MOVE_GAP_CYCLES) -> dict[str, list[Move]]:
-    """Steps grouped into moves per arm (window as in step_events).
+                gap_cycles: int = MOVE_GAP_CYCLES, directions: dict | None = None) -> dict[str, list[Move]]:
+    """Steps grouped into moves per arm (window and directions as in step_events).
 
     A new move starts at a reset, a change of direction, a pause longer than
     `gap_cycles`, or a pause more than twice the interval before it: within
@@ -207,7 +221,7 @@ def arm_motions(events, pin_map=None, start_cycle: int = 0, end_cycle: int | Non
     end of one and half a step at the start of the next (about 2.7x)."""
     resets = [ev.cycle for ev in events if ev.pin == RESET]
     moves = {arm: [] for arm in ARMS}
-    for arm, steps in step_events(events, pin_map, start_cycle, end_cycle).items():
+    for arm, steps in step_events(events, pin_map, start_cycle, end_cycle, directions).items():
         current = None
         last_interval = None
         for cycle, sign in steps:
@@ -231,6 +245,45 @@ def arm_motions(events, pin_map=None, start_cycle: int = 0, end_cycle: int | Non
         if current:
             moves[arm].append(Move(*current))
     return moves
+
+
+class MotionDecoder:
+    """arm_motions of a growing log (the simulated robot's syncs), reading only the events from
+    start_cycle on: the DIR levels of the events before them are carried from the calls before.
+
+    motions(events, start_cycle) equals arm_motions(events, start_cycle=start_cycle) while `events`
+    only grows and start_cycle never goes back (else it starts over): the steps before start_cycle
+    are not returned either way, a DIR change or reset before it only sets the levels carried, and
+    a move is split only at a reset after its last step, which is after start_cycle
+    (tests/test_sim_mechanics.py compares the two on a recorded log).  The whole log's decode cost
+    grew with the run (~1 ms per 8000 events, every sync)."""
+
+    def __init__(self, pin_map=None):
+        self.pin_map = pin_map or load_pin_map()
+        self._levels = {arm: 0 for arm in ARMS}  # the DIR levels after events[:_read]
+        self._read = 0
+        self._start = 0
+        self.cursor = 0  # new_moves: the last step of the moves returned so far
+        self._seen = 0  # new_moves: the cycle of the last event of the log as last read
+
+    def motions(self, events, start_cycle: int = 0, gap_cycles: int = MOVE_GAP_CYCLES) -> dict[str, list[Move]]:
+        if start_cycle < self._start or len(events) < self._read:
+            self.__init__(self.pin_map)  # not the same growing log
+        self._start = start_cycle
+        first = bisect.bisect_left(events, start_cycle, lo=self._read, key=lambda event: event.cycle)
+        self._levels = dir_levels(events[self._read:first], self.pin_map, self._levels)
+        self._read = first
+        return arm_motions(events[first:], self.pin_map, start_cycle, gap_cycles=gap_cycles, directions=self._levels)
+
+    def new_moves(self, events) -> dict[str, list[Move]]:
+        """The moves after those returned by the last call: arm_motions(events, start_cycle=cursor + 1).
+        It starts reading at the end of the log as last read (no step lies between the last move and
+        it, or it would have been a move), so a log that grows without steps is not read again."""
+        moves = self.motions(events, max(self.cursor + 1, self._seen))  # events at _seen may be new
+        self.cursor = max([self.cursor] + [m.end_cycle for arm_moves in moves.values() for m in arm_moves])
+        if events:
+            self._seen = events[-1].cycle
+        return moves
 
 
 def net_steps(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None) -> dict[str, int]:

@@ -19,6 +19,7 @@ import threading
 import time
 
 
+from .. import firmware_header
 from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
@@ -28,6 +29,8 @@ from .virtual_robot import MechanicalError, VirtualRobot
 from .webcam import SimulatedCamera, TimedLinkPresenter
 
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
+_LIMITS = firmware_header.limits()  # defaults.h; a pulse's measured width is off by a few us of interrupt latency
+SERVO_RANGE_US = (_LIMITS["SERVO_US_MIN"] - 50, _LIMITS["SERVO_US_MAX"] + 50)
 BAD_LIGHTING = {  # --bad-scan: the first scan's picture
     "dark": {"brightness": 0.015, "noise_sigma": 6.0},
     "glare": {"glare_spots": 12, "glare_strength": 1.0},
@@ -77,12 +80,14 @@ class SimulatedRobot:
         self.backend = ("real firmware (.elf) in simavr" if self.uses_emulator
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
         self.emulator = self.mock = self.proxy = self.link = None
-        self._cursor = 0  # emulator: last step cycle applied; mock: executed entries applied
+        self._cursor = 0  # mock: executed entries applied
         # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
         # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
         self._sync_lock = threading.Lock()
         self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
         self._servo_seen = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
+        self.ignored_servo_pulses = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
+        self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = render.Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
@@ -298,7 +303,7 @@ class SimulatedRobot:
         # only sets a gripper to the state it has.
         seen = [self._servo_seen.get(arm, -1) for arm in "RLFB"]
         window = events[bisect.bisect_left(events, min(seen), key=lambda event: event.cycle):]
-        pulses = pinlog.servo_pulses(window)
+        pulses = self._servo_commands(pinlog.servo_pulses(window))
         for arm, changes in pinlog.width_changes(pulses).items():
             for pulse in changes:
                 if pulse.start_cycle > self._servo_cursor.get(arm, -1):
@@ -306,11 +311,10 @@ class SimulatedRobot:
                     self._servo_cursor[arm] = pulse.start_cycle
             if pulses[arm]:
                 self._servo_seen[arm] = pulses[arm][-1].start_cycle
-        for arm, moves in pinlog.arm_motions(events, start_cycle=self._cursor + 1).items():
+        for arm, moves in self._motions.new_moves(events).items():
             for move in moves:  # DIR-level steps; the arm turns as its motor is wired
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)
                 timeline.append((move.start_cycle, 1, "turn", arm, physical))
-                self._cursor = max(self._cursor, move.end_cycle)
         timeline.sort()
         for k, (_, _, kind, arm, value) in enumerate(timeline):
             try:
@@ -321,6 +325,24 @@ class SimulatedRobot:
             except MechanicalError as exc:  # keep the evidence: the pin events around it (issue 12's flake)
                 exc.args = (f"{exc.args[0]} [pin events around it: {self._save_jam(events, timeline, k)}]",)
                 raise
+
+    def _servo_commands(self, pulses: dict) -> dict:
+        """The pulses a servo takes a position from: those within the firmware's servo range.
+
+        simavr 1.6 loses a Timer1 compare that falls due in the instruction writing another compare
+        register (avr_timer_write_ocr reconfigures the timer and re-arms only the compares still
+        ahead): when an OCR1A write (a move's start, each step) meets the end of a gripper pulse,
+        that pulse lasts one timer wrap (32.768 ms) longer.  Seen 2 times in ~1000 emulated runs, read
+        as an open gripper closing ("arm F turned while gripper L also held").  An Uno's compare units
+        do not interfere, and a servo takes no position from such a pulse: it is left out and counted
+        in `ignored_servo_pulses`."""
+        low, high = SERVO_RANGE_US
+        kept = {arm: [p for p in arm_pulses if low <= p.width_us <= high] for arm, arm_pulses in pulses.items()}
+        for arm, arm_pulses in kept.items():
+            for pulse in pulses[arm]:
+                if pulse not in arm_pulses and (arm, pulse) not in self.ignored_servo_pulses:
+                    self.ignored_servo_pulses.append((arm, pulse))
+        return kept
 
     def _save_jam(self, events, timeline, k: int) -> str:
         """Write the decoded gripper/arm timeline around entry k and the whole pin log to a new folder
