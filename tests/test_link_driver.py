@@ -7,6 +7,7 @@ import pytest
 from robot.link import ports
 from robot.link import protocol as P
 from robot.link.driver import Link, LinkSettings
+from robot.link.handshake import HOST_LATE_MAX
 from robot.link.errors import (
     AlarmError,
     CommandRejectedError,
@@ -257,6 +258,47 @@ def test_silent_board_is_detected_within_the_bound():
     assert detected < 2 * FAST.silence_timeout_s + 1.0
     assert info.value.progress.completed >= 2
 
+
+
+def _hold_the_reader(link, seconds: float, after_completed: int):
+    """A progress callback that stops the link's reader thread reading the port for `seconds` (as a loaded
+    machine does: the board's lines wait unread in the port), once `after_completed` actions are done."""
+    import threading
+
+    gate = threading.Event()
+    gate.set()
+    real_read = link._port.read
+
+    def read(size=1):
+        gate.wait()
+        return real_read(size)
+
+    link._port.read = read  # the reader thread's next read waits at the gate
+
+    def on_progress(progress):
+        if progress.completed == after_completed and gate.is_set():
+            gate.clear()
+            threading.Timer(seconds, gate.set).start()
+    return on_progress
+
+
+def test_lines_the_host_was_late_to_read_are_not_silence():
+    # The reader sits 1.0 s (3x link.silence_timeout) without reading while the board goes on answering:
+    # the bytes wait in the port, so the board was not silent (measured on this 2-core machine at load
+    # 15: a thread can wait 0.5 s for the CPU).  The run goes on and counts it.
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
+        result = link.run(PLAN, progress=_hold_the_reader(link, 1.0, after_completed=1))
+        assert link.stats["host_late"] >= 1
+    assert len(result.durations_ms) == len(PLAN)
+
+
+def test_a_reader_that_never_reads_again_is_not_excused_forever():
+    patient = LinkSettings(ack_timeout_s=0.05, silence_timeout_s=0.3, handshake_timeout_s=3.0, max_resends=1000)
+    with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url, patient) as link:  # only silence stops it
+        with pytest.raises(SilentBoardError):
+            link.run(PLAN, progress=_hold_the_reader(link, 60.0, after_completed=1))
+        assert link.stats["host_late"] == HOST_LATE_MAX
+        link._port.read = lambda size=1: b""  # let the held reader thread end with the test
 
 def test_rejected_action_stops_the_stream():
     bad = [Grip("RL"), Turn({"R": 90}), Turn({"F": 90}), Turn({"L": 90})]  # F is not held by RL

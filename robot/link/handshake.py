@@ -39,6 +39,7 @@ MIN_STATUS_POLL_S = 0.25  # longest wait between handshake retries (`?` or HELLO
 FIRST_RETRY_S = 0.03  # first handshake retry wait; doubles up to the poll interval (a real Uno
                       # answers HELLO in about 12 ms at 115200 baud)
 MIN_WAIT_S = 0.001  # shortest wait for the next message
+HOST_LATE_MAX = 4  # silence timeouts in a row excused because the board's bytes sat unread (a loaded host)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class Connection:
         self._last_heard = time.monotonic()
         self._status_asked: float | None = None  # when silence made us ask `?` (None: not asking)
         self._status_sent = 0.0
+        self._late_in_a_row = 0  # silence timeouts in a row excused by bytes the host had not read (_host_was_late)
         self._port = None
         self._attach(port)
 
@@ -154,6 +156,7 @@ class Connection:
             return None
         self._last_heard = arrived
         self._status_asked = None
+        self._late_in_a_row = 0
         return message
 
     def _wait_step(self, deadline: float | None = None):
@@ -183,6 +186,10 @@ class Connection:
     def _on_timeout(self) -> None:
         now = time.monotonic()
         if self._status_asked is not None and now - self._status_asked >= self.settings.silence_timeout_s:
+            if self._host_was_late():  # the board answered; this host (a loaded machine) had not read it yet
+                self.stats["host_late"] += 1
+                self._status_asked = now
+                return
             raise SilentBoardError(
                 f"the board stopped answering: nothing for {now - self._last_heard:.1f} s, not even to '?' "
                 "(board hung, unpowered, or the USB cable was pulled)"
@@ -200,6 +207,20 @@ class Connection:
                 self._ask_status()
             else:
                 self._last_heard = now
+
+    def _host_was_late(self) -> bool:
+        """Whether bytes came after the `?` that no parsed line has brought yet: unread in the port, or
+        read without their newline.  Then the silence is the host's, not the board's.  At most
+        HOST_LATE_MAX times in a row (a reader that died would otherwise keep the host waiting)."""
+        if self._late_in_a_row >= HOST_LATE_MAX:
+            return False
+        try:
+            waiting = int(getattr(self._port, "in_waiting", 0) or 0)
+        except (OSError, ValueError, TypeError):  # a vanished port: that is no answer either
+            waiting = 0
+        late = waiting > 0 or self._reader.last_byte_time > (self._status_asked or 0.0)
+        self._late_in_a_row = self._late_in_a_row + 1 if late else 0
+        return late
 
     def _work_outstanding(self) -> bool:
         """Whether silence now means trouble (Link adds: a stream is running)."""
