@@ -120,3 +120,15 @@ def test_a_simulated_run_at_the_wrong_baud_fails_as_a_real_board_would(tmp_path)
     report = run_simulated(config, RunOptions(sim=True, firmware="mock", scramble="R U"), lambda text: None)
     assert report.exit_status() != 0 and report.execute_ok is None
     assert "link.baud is 9600 but the firmware talks at 115200" in " ".join(report.errors)
+
+
+@pytest.mark.parametrize("flags", [["--sim"], ["--scramble", "R U"], ["--sim", "--estop-at", "2"]])
+def test_a_port_with_simulation_flags_is_refused_not_ignored(flags, capsys):
+    # A maker who names the robot's port and a simulation flag gets neither the simulation (with the port
+    # silently ignored) nor the robot: the command says which flags disagree, and nothing moves.
+    from robot.run.commands import run_command
+
+    code = run_command(build_parser().parse_args(["run", "--port", "/dev/ttyACM7", *flags]))
+    err = capsys.readouterr().err
+    assert code == 2 and "--port /dev/ttyACM7 names a real robot" in err and flags[0] in err
+    assert "nothing moved" in err
