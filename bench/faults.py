@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "robot.cli"]
 sys.path.insert(0, str(ROOT))
-from robot.run.pipeline import CUBE_AS_PUT_IN  # noqa: E402  (the claim a stop before the press makes)
+from robot.run.pipeline import CUBE_AS_PUT_IN, CUBE_STATE_NOT_KNOWN  # noqa: E402  (claims a stop makes)
 
 
 def same_cube(claimed: str, truth: str) -> bool:
@@ -64,6 +64,8 @@ def classify(report: dict) -> str:
     if report.get("solved"):
         return "solved"
     claimed, truth = report.get("cube_state_after_stop") or "", report.get("virtual_cube") or ""
+    if claimed.startswith(CUBE_STATE_NOT_KNOWN):  # it names no state as the cube's, and says so
+        return "stopped, state not known"
     if claimed.startswith(CUBE_AS_PUT_IN):  # the claim: nothing turned it since it was put in
         right = bool(truth) and truth == report.get("true_state")
     else:
@@ -71,7 +73,7 @@ def classify(report: dict) -> str:
     return "stopped, state right" if right else "stopped, state wrong"
 
 
-OUTCOMES = ("solved", "stopped, state right", "stopped, state wrong", "hung")
+OUTCOMES = ("solved", "stopped, state right", "stopped, state not known", "stopped, state wrong", "hung")
 
 
 def main() -> None:
@@ -98,12 +100,14 @@ def main() -> None:
         print(file=sys.stderr)
         rows.append((rate, args.runs, counts, resets, unknown_times))
     print(f"Link faults, {args.firmware} firmware, one pulled cable per run (the board resets on reconnect)")
-    print(f"{'faults':>7} {'runs':>5} {'solved':>7} {'stop/right':>10} {'stop/wrong':>10} {'hung':>5} "
-          f"{'resets seen':>11} {'time unknown':>12}")
+    print(f"{'faults':>7} {'runs':>5} {'solved':>7} {'stop/right':>10} {'stop/unknown':>12} {'stop/wrong':>10} "
+          f"{'hung':>5} {'resets seen':>11} {'time unknown':>12}")
     for rate, runs, counts, resets, unknown_times in rows:
         print(f"{rate:>7.0%} {runs:>5} {counts['solved']:>7} {counts['stopped, state right']:>10} "
-              f"{counts['stopped, state wrong']:>10} {counts['hung']:>5} {resets:>11} {unknown_times:>12}")
-    print("resets seen: runs whose link_stats counted a board reset (each run has one resetting disconnect,\n"
+              f"{counts['stopped, state not known']:>12} {counts['stopped, state wrong']:>10} {counts['hung']:>5} "
+              f"{resets:>11} {unknown_times:>12}")
+    print("stop/unknown: the stop said the state is NOT KNOWN (an action refused while later ones ran)\n"
+          "resets seen: runs whose link_stats counted a board reset (each run has one resetting disconnect,\n"
           "unless it stopped before it); time unknown: solved runs with an action time still unknown")
     print(f"({time.monotonic() - started:.0f} s)")
     for example in examples:

@@ -349,31 +349,35 @@ def test_resume_leaves_an_emergency_stop_latched(setup):
 
 
 def test_a_refusal_after_which_queued_actions_ran_names_no_plan_state(setup, monkeypatch):
-    """The firmware refused a plan action while later ones were queued, and they ran (robot/link's
+    """The firmware refused a plan action while later ones were queued, and one of them ran (robot/link's
     RefusedMidStreamError, tested against the mock in test_link_driver): no prefix of the plan is the
-    cube, so the stop says the state is not known for sure and what ran, and does not blame a power cycle."""
+    cube, so the stop says the state is NOT KNOWN, with the last known one and what ran after it, and its
+    advice does not blame a power cycle."""
     from robot.link.driver import Link
     from robot.link.errors import RefusedMidStreamError
     from robot.link.protocol import ErrorCode, action_command
     from robot.link.stream import StreamProgress
 
     config, mock, sequence, scrambled = setup
-
     real_run = Link.run
+    plans = []
 
     def refuse_the_third(self, plan, progress=None):
         actions = list(getattr(plan, "actions", plan))
         if len(actions) < 5:  # the scan's views (the plan is longer)
             return real_run(self, plan, progress=progress)
-        commands = [a if isinstance(a, str) else action_command(a) for a in actions]
-        error = RefusedMidStreamError(commands[2], ErrorCode.NOT_HOLDING, [4], 3)
+        plans.append(actions)
+        commands = [action_command(a) for a in actions]
         durations = [100, 100, None, 100] + [None] * (len(commands) - 4)
+        error = RefusedMidStreamError(commands[2], ErrorCode.NOT_HOLDING, [4], 3)
         raise error.with_progress(StreamProgress(commands, durations, 2, ran_after=(4,)))
 
     monkeypatch.setattr(Link, "run", refuse_the_third)
     report = _run(config, mock)
-    state = report["cube_state_after_stop"]
-    assert state.split(" (")[1].startswith("NOT KNOWN for sure: after plan action 2 of"), state
-    assert "action 3 was refused and did nothing, and action(s) [4] ran after it" in state
+    scan = cube.parse_facelets(report["facelets"])
+    after_two = replay(scan.cubie, plans[0][:2], RobotProfile.from_config(config))[0].to_facelets(scan.colours)
+    assert report["cube_state_after_stop"] == (
+        f"NOT KNOWN: {after_two} after plan action 2 of {len(plans[0])}; then action 3 was refused and did "
+        "nothing, and action(s) [4] ran after it")
     text = report.format()
     assert "power cycle" not in text and "NOT_HOLDING" in text and "did not start" not in text, text

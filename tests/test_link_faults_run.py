@@ -268,6 +268,10 @@ def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_c
     assert bench.classify(as_json) == "stopped, state right"
     moved = dict(as_json, virtual_cube=as_json["true_state"][1:] + as_json["true_state"][0])
     assert bench.classify(moved) == "stopped, state wrong"  # the claim is checked, not trusted
+    # A stop that names no state as the cube's (pipeline CUBE_STATE_NOT_KNOWN) is counted apart, never right.
+    from robot.run.pipeline import CUBE_STATE_NOT_KNOWN
+    unknown = dict(as_json, cube_state_after_stop=f"{CUBE_STATE_NOT_KNOWN}: {as_json['true_state']} after plan action 2")
+    assert bench.classify(unknown) == "stopped, state not known"
 
 
 def test_a_cable_pulled_while_the_proxy_writes_to_the_board_still_lets_the_host_reconnect():

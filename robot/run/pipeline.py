@@ -20,6 +20,7 @@ from .waterfall import Waterfall
 # pre-flight homes arms in the air; loading only opens and closes grippers).  bench/faults.py checks
 # this claim against the simulated cube as it was put in.
 CUBE_AS_PUT_IN = "as it was put in: no layer turned, not read yet"
+CUBE_STATE_NOT_KNOWN = "NOT KNOWN"  # the stop cannot name one state (e.g. an action refused, later ones ran)
 
 
 class RunFailed(RuntimeError):
@@ -145,7 +146,8 @@ def stop_advice(exc) -> str:
 
     rerun = "then run again (the cube will be rescanned)"
     if isinstance(exc, RefusedMidStreamError):
-        return (f"the firmware refused {exc.command!r} ({exc.code.name}) while later actions were already queued, "
+        why = exc.code.name if exc.code is not None else "its answer lost"
+        return (f"the firmware refused {exc.command!r} ({why}) while later actions were already queued, "
                 f"and action(s) {exc.ran_after} ran: check the cube sits straight in the grippers and the firmware "
                 f"version (cube-robot doctor), {rerun}")
     if isinstance(exc, CubeStateUncertainError):
@@ -348,11 +350,13 @@ class Pipeline:
             state, _ = replay(scan.cubie, plan.actions[:completed], solver.profile)
             facelets = state.to_facelets(scan.colours)
             note = f"after plan action {completed} of {len(plan.actions)}"
-            if isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube
+            if isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube: name what is known
                 refused = f"action {exc.action}" if exc.action is not None else f"{exc.command!r}"
-                note = (f"NOT KNOWN for sure: {note}, then {refused} was refused and did nothing, "
-                        f"and action(s) {exc.ran_after} ran after it")
-            elif progress_info is not None and progress_info.interrupted is not None:
+                report.stopped_at_action = completed
+                raise RunFailed(str(exc), stop_advice(exc), f"{CUBE_STATE_NOT_KNOWN}: {facelets} after plan action "
+                                f"{completed} of {len(plan.actions)}; then {refused} was refused and did nothing, "
+                                f"and action(s) {exc.ran_after} ran after it") from None
+            if progress_info is not None and progress_info.interrupted is not None:
                 k = progress_info.interrupted
                 report.interrupted_action = interrupted_action(progress_info)
                 where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
