@@ -17,3 +17,8 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
         "--config", metavar="PATH", default=None,
         help=f"settings file (default: {DEFAULT_CONFIG_PATH.name} in the project root)",
     )
+
+
+# Values measured or tuned on the emulator are the emulator's: they never go into the maker's config.
+SIM_NOT_SAVED = ("not saved: {what} the emulated robot (--sim) are the emulator's, not your robot's; "
+                 "{path} is unchanged (tune or measure on the robot, with --port, to save)")

@@ -312,3 +312,12 @@ def test_readiness_names_what_keeps_the_arms_from_a_run():
     assert "drivers are off" in problems[0] and "L is unknown" in problems[1] and "F at 25 steps" in problems[2]
     ready = P.Where(True, {"R": 0, "L": 100, "F": 200, "B": 300}, {a: "closed" for a in "RLFB"}, False)
     assert readiness.arms_problems(ready, 400) == []
+
+
+def test_widths_tuned_on_the_emulator_are_never_saved(tmp_path, capsys):
+    # --sim with --save is refused before anything runs: the widths would be the emulator's servos'.
+    config = write_config(tmp_path)
+    before = open(config).read()
+    code, out, err = run(["tune", "grippers", "--sim", "--set", "R.open=1100", "--save", "--config", config], capsys)
+    assert code == 2 and "not saved" in err and "emulator's, not your robot's" in err and config in err
+    assert open(config).read() == before

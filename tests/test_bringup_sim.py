@@ -105,6 +105,10 @@ def test_load_and_tune_on_the_emulated_robot(backend, tmp_path, capsys, monkeypa
                             config=str(config))
     assert code == 0 and result["widths"]["F"] == {"open_us": 1050, "closed_us": 2000}, err
     assert config.read_text() == before, "without --save nothing is written"
+    # The keys' `s` (save and quit) on the emulated robot: the widths are the emulator's, so not saved.
+    code, result, err = sim(capsys, monkeypatch, backend, "tune", "grippers", stdin="+\ns\n", config=str(config))
+    assert code == 0 and result["saved"] == [] and "not saved" in err and "emulator's" in err, err
+    assert config.read_text() == before
 
 
 # ---------------------------------------------------------------------------

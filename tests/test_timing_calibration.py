@@ -64,7 +64,10 @@ def test_save_changes_exactly_the_three_timing_lines(tmp_path, capsys):
     path = tmp_path / "config.yaml"
     path.write_text(text)
 
-    assert main(["calibrate", "timing", "--sim", "--repeats", "1", "--save", "--config", str(path)]) == 0
+    # Saved only from a robot on a port (here the real firmware in simavr behind a pty, as a maker's Uno):
+    # with --sim the values would be the emulator's and are refused (test below).
+    with emulator.Emulator() as emu:
+        assert main(["calibrate", "timing", "--port", emu.port, "--repeats", "1", "--save", "--config", str(path)]) == 0
     out = capsys.readouterr().out
     assert "rebuilt" in out
 
@@ -96,3 +99,13 @@ def test_timings_measured_on_the_emulated_robot_say_simulated(monkeypatch, capsy
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert any("robot.timing.quarter_turn_ms" in line for line in lines), lines
     assert all(line.startswith("SIMULATED | ") for line in lines), lines
+
+
+def test_timings_measured_on_the_emulator_are_never_saved(tmp_path, capsys):
+    path = tmp_path / "config.yaml"
+    path.write_text((ROOT / "config.yaml").read_text())
+    before = path.read_text()
+    assert main(["calibrate", "timing", "--sim", "--repeats", "1", "--save", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not saved" in err and "emulator's, not your robot's" in err and str(path) in err
+    assert path.read_text() == before

@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 
+from .. import cli_common
 from ..cli_common import add_config_argument
 
 EXAMPLES = {
@@ -376,7 +377,10 @@ def run_tune(args) -> int:
         else:
             save = tune_module.interactive(bench.link, widths, bounds, _key_reader(), out.say)
         result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
-        if save and widths.changed:
+        if save and widths.changed and bench.sim:  # the keys' `s` on the emulated robot
+            out.say(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
+            result["saved"] = []
+        elif save and widths.changed:
             tune_module.save(config.path, widths)
             out.say(f"Saved {len(widths.changed)} width(s) into {config.path} "
                     f"(motion.arms.<arm>.servo_*_us lines only).")
@@ -388,6 +392,8 @@ def run_tune(args) -> int:
     def settings_parse(config) -> None:
         from .. import firmware_header
 
+        if args.sim and args.save:
+            raise tune_module.TuneError(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
         limits = firmware_header.limits()
         widths = tune_module.Widths.from_motion(config["motion"])
         for text in args.set:

@@ -193,6 +193,13 @@ def run_timing(args) -> int:
     if args.repeats < 1:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
         return 2
+    if args.sim and args.save:
+        from ..cli_common import SIM_NOT_SAVED
+
+        print(f"cube-robot calibrate timing: "
+              f"{SIM_NOT_SAVED.format(what='timings measured on', path=args.config or 'config.yaml')}",
+              file=sys.stderr)
+        return 2
 
     def say(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
         print("\n".join(f"SIMULATED | {line}" if args.sim and line.strip() else line for line in text.split("\n")))
