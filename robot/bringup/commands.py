@@ -139,7 +139,7 @@ class Output:
     def say(self, text: str) -> None:
         self.messages.append(text)
         if self.simulated:
-            text = "\n".join(f"SIMULATED | {line}" if line.strip() else line for line in text.split("\n"))
+            text = cli_common.simulated(text)
         print(text, file=sys.stderr if self.json else sys.stdout, flush=True)
 
     def ask(self, prompt: str) -> str:

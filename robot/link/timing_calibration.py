@@ -16,7 +16,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..cli_common import add_config_argument
+from ..cli_common import SIM_NOT_SAVED, add_config_argument, simulated
 from ..plan import HALF, Grip, Turn, normalise_angle
 from .motion import TIMING_KEYS, robot_timing
 
@@ -194,15 +194,13 @@ def run_timing(args) -> int:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
         return 2
     if args.sim and args.save:
-        from ..cli_common import SIM_NOT_SAVED
-
-        print(f"cube-robot calibrate timing: "
-              f"{SIM_NOT_SAVED.format(what='timings measured on', path=args.config or 'config.yaml')}",
+        path = args.config or config_module.DEFAULT_CONFIG_PATH
+        print(f"cube-robot calibrate timing: {SIM_NOT_SAVED.format(what='timings measured on', path=path)}",
               file=sys.stderr)
         return 2
 
     def say(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
-        print("\n".join(f"SIMULATED | {line}" if args.sim and line.strip() else line for line in text.split("\n")))
+        print(simulated(text) if args.sim else text)
     try:
         config = config_module.load(args.config)
         current = robot_timing(config)  # null values: derived from `motion`
