@@ -34,8 +34,7 @@ from robot.solver import Solver  # noqa: E402
 
 def e2e_cube(seed: int) -> cube.CubieCube:
     """The cube bench/e2e.py's run with this seed scrambles (robot/run/simulated.py's draw)."""
-    rng = np.random.default_rng(seed)
-    return cube.random_state(rng) * cube.ROTATIONS[int(rng.integers(24))]
+    return cube.random_placed_state(np.random.default_rng(seed))
 
 
 def plan_costs(solver: Solver, states, taken: ScanSequence) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +74,7 @@ def main() -> None:
           f"{np.percentile(exact_fixed, 90):>8.0f}{exact_free.mean():>10.1f}"
           f"{exact_fixed.mean() - exact_free.mean():>9.1f}")
     rng = np.random.default_rng(args.seed)
-    sampled = [cube.random_state(rng) * cube.ROTATIONS[int(rng.integers(24))] for _ in range(args.cubes)]
+    sampled = [cube.random_placed_state(rng) for _ in range(args.cubes)]
     print(row(f"sampled (seed {args.seed})", *plan_costs(solver, sampled, taken)))
     for count in (20, 50):
         print(row(f"bench/e2e.py seeds 0..{count - 1}", *plan_costs(solver, [e2e_cube(s) for s in range(count)],

@@ -500,3 +500,8 @@ def random_state(rng) -> CubieCube:
     co[DBL] = 0
     co[-1] = (-sum(co[:-1])) % 3
     return CubieCube(tuple(int(v) for v in cp), tuple(co))
+
+
+def random_placed_state(rng) -> CubieCube:
+    """A random state put into the robot in a random orientation (the simulation's scrambled cube)."""
+    return random_state(rng) * ROTATIONS[int(rng.integers(24))]

@@ -23,7 +23,7 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
     if options.scramble:
         state = cube.SOLVED.apply(cube.parse_moves(options.scramble))
     else:
-        state = cube.random_state(rng) * cube.ROTATIONS[int(rng.integers(24))]
+        state = cube.random_placed_state(rng)
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="simulated",
                        scramble=options.scramble or None, true_state=state.to_facelets())
     robot = SimulatedRobot(config, state, firmware=options.firmware, realtime=options.realtime,
