@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..cli_common import add_config_argument
+from ..cli_common import add_config_argument, simulated
 from .report import EXIT_STATUS_HELP
 
 RUN_EXAMPLES = """examples:
@@ -125,11 +125,12 @@ def run_command(args) -> int:
             if options.json:  # one JSON object, as promised (not logged: no run took place)
                 import datetime as dt
 
+                from .pipeline import CUBE_NOT_STARTED
                 from .report import RunReport
 
                 print(json.dumps(RunReport(
                     time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware", errors=[str(exc)],
-                    outcome=NOT_STARTED, cube_state_after_stop="as it was put in: nothing moved").to_json()))
+                    outcome=NOT_STARTED, cube_state_after_stop=CUBE_NOT_STARTED).to_json()))
             return EXIT_STATUS[NOT_STARTED]
         if port is None:
             say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
@@ -138,8 +139,7 @@ def run_command(args) -> int:
         else:
             options = options.replace(port=port)
     if options.sim:
-        report = run_simulated(config, options, lambda text: say(
-            "\n".join(f"SIMULATED | {line}" if line.strip() else line for line in str(text).split("\n"))))
+        report = run_simulated(config, options, lambda text: say(simulated(text)))
     else:
         report = run_hardware(config, options, say)
     log.append(config, report)

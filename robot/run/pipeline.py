@@ -21,6 +21,7 @@ from .waterfall import Waterfall
 # this claim against the simulated cube as it was put in.
 CUBE_AS_PUT_IN = "as it was put in: no layer turned, not read yet"
 CUBE_STATE_NOT_KNOWN = "NOT KNOWN"  # the stop cannot name one state (e.g. an action refused, later ones ran)
+CUBE_NOT_STARTED = "as it was put in: nothing moved"  # a run that did not start (no robot, a failed check)
 
 
 class RunFailed(RuntimeError):
@@ -66,7 +67,7 @@ def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish
         report.errors.extend(getattr(exc, "failed", None) or [str(exc)])
         report.advice = "fix what the failed checks name, then run again ('cube-robot doctor' runs the same checks)"
         report.outcome = NOT_STARTED
-        report.cube_state_after_stop = "as it was put in: nothing moved"
+        report.cube_state_after_stop = CUBE_NOT_STARTED
     except RunFailed as exc:
         report.errors.append(str(exc))
         report.advice = exc.advice
@@ -352,19 +353,19 @@ class Pipeline:
             note = f"after plan action {completed} of {len(plan.actions)}"
             if isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube: name what is known
                 refused = f"action {exc.action}" if exc.action is not None else f"{exc.command!r}"
-                report.stopped_at_action = completed
-                raise RunFailed(str(exc), stop_advice(exc), f"{CUBE_STATE_NOT_KNOWN}: {facelets} after plan action "
-                                f"{completed} of {len(plan.actions)}; then {refused} was refused and did nothing, "
-                                f"and action(s) {exc.ran_after} ran after it") from None
-            if progress_info is not None and progress_info.interrupted is not None:
-                k = progress_info.interrupted
-                report.interrupted_action = interrupted_action(progress_info)
-                where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
-                note += (f"; action {k + 1} ({action_label(plan.actions[k])}) was cut by a reset: {where}" if where
-                         else "; " + interrupted_note(k, plan.actions[k], "was"))
+                state_said = (f"{CUBE_STATE_NOT_KNOWN}: {facelets} {note}; then {refused} was refused and did "
+                              f"nothing, and action(s) {exc.ran_after} ran after it")
+            else:
+                if progress_info is not None and progress_info.interrupted is not None:
+                    k = progress_info.interrupted
+                    report.interrupted_action = interrupted_action(progress_info)
+                    where = report.interrupted_action.get("where")  # a reset cut it: the board says how far
+                    note += (f"; action {k + 1} ({action_label(plan.actions[k])}) was cut by a reset: {where}"
+                             if where else "; " + interrupted_note(k, plan.actions[k], "was"))
+                state_said = f"{facelets} ({note})"
             report.stopped_at_action = completed
             message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
-            raise RunFailed(message, stop_advice(exc), f"{facelets} ({note})") from None
+            raise RunFailed(message, stop_advice(exc), state_said) from None
         bar.finish()
         self.executing, self.completed = False, len(plan.actions)
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived

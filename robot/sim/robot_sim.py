@@ -337,11 +337,11 @@ class SimulatedRobot:
         do not interfere, and a servo takes no position from such a pulse: it is left out and counted
         in `ignored_servo_pulses`."""
         low, high = SERVO_RANGE_US
-        kept = {arm: [p for p in arm_pulses if low <= p.width_us <= high] for arm, arm_pulses in pulses.items()}
-        for arm, arm_pulses in kept.items():
-            for pulse in pulses[arm]:
-                if pulse not in arm_pulses and (arm, pulse) not in self.ignored_servo_pulses:
-                    self.ignored_servo_pulses.append((arm, pulse))
+        kept = {}
+        for arm, arm_pulses in pulses.items():
+            kept[arm] = [p for p in arm_pulses if low <= p.width_us <= high]
+            self.ignored_servo_pulses += [(arm, p) for p in arm_pulses if not low <= p.width_us <= high
+                                          and (arm, p) not in self.ignored_servo_pulses]
         return kept
 
     def _save_jam(self, events, timeline, k: int) -> str:
