@@ -85,6 +85,8 @@ def test_noise_stop_while_an_action_moves_stops_the_run_with_its_progress():
             link.run(["DWELL 800", "DWELL 5"])
         noise.join()
         assert info.value.code == P.AlarmCode.ESTOP_BYTE
+        # The host sent no `!` here: the error must not say it did (the board cannot tell who sent it).
+        assert "host sent" not in str(info.value) and "line noise" in str(info.value)
         assert info.value.progress.completed == 0 and info.value.progress.interrupted == 0
         assert link.stats["noise_stops_cleared"] == 0 and not link.noise_stops
         assert link.status().state == P.State.ALARM  # not cleared: the user checks the robot

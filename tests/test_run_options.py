@@ -131,4 +131,5 @@ def test_a_port_with_simulation_flags_is_refused_not_ignored(flags, capsys):
     code = run_command(build_parser().parse_args(["run", "--port", "/dev/ttyACM7", *flags]))
     err = capsys.readouterr().err
     assert code == 2 and "--port /dev/ttyACM7 names a real robot" in err and flags[0] in err
-    assert "nothing moved" in err
+    assert "nothing moved" in err and "run(s)" not in err
+    assert (" is for the simulated one" in err) == (len([f for f in flags if f.startswith("--")]) == 1)

@@ -99,6 +99,8 @@ def test_timings_measured_on_the_emulated_robot_say_simulated(monkeypatch, capsy
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert any("robot.timing.quarter_turn_ms" in line for line in lines), lines
     assert all(line.startswith("SIMULATED | ") for line in lines), lines
+    # it does not suggest --save, which --sim refuses: emulator timings are never saved
+    assert "never saved" in lines[-1] and "add --save" not in lines[-1], lines[-1]
 
 
 def test_timings_measured_on_the_emulator_are_never_saved(tmp_path, capsys):

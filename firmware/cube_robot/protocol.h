@@ -59,7 +59,7 @@ static inline uint32_t line_crc32(const char *data, uint8_t length) {
 #define ALARM_CODES(X)                                                       \
   X(NONE, 0, "no alarm latched")                                             \
   X(ESTOP_INPUT, 1, "the emergency-stop input was triggered")                \
-  X(ESTOP_BYTE, 2, "the host sent an emergency stop ('!')")                  \
+  X(ESTOP_BYTE, 2, "the stop byte '!' arrived (a host's emergency stop, or line noise)") \
   X(RESET_DURING_MOTION, 3, "the board reset while an arm was moving")     \
   X(HOME_NOT_FOUND, 4, "homing: the sensor did not switch within 1.25 turns") \
   X(HOME_STUCK, 5, "homing: the sensor input never released")

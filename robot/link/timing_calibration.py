@@ -211,7 +211,9 @@ def run_timing(args) -> int:
         derived = [key for key in TIMING_KEYS if config["robot"]["timing"][key] is None]
         say(format_table(measured, samples, current, derived))
         if not args.save:
-            say("\nnot saved (add --save to write these into the config file)")
+            say("\nnot saved (" + ("timings measured on the emulator are never saved; measure on the robot "
+                                   "with --port and --save" if args.sim else
+                                   "add --save to write these into the config file") + ")")
             return 0
         if measured == current and not derived:
             say(f"\n{config.path} already has these values; nothing to change")

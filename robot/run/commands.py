@@ -113,7 +113,8 @@ def run_command(args) -> int:
     simulated_by = (["--sim"] if options.sim else []) + options.simulation_flags()
     if options.port and simulated_by:  # which robot was meant is not clear: move neither
         print(f"cube-robot run: --port {options.port} names a real robot, but {', '.join(simulated_by)} "
-              "run(s) the simulated one: give one or the other (nothing moved)", file=sys.stderr)
+              f"{'is' if len(simulated_by) == 1 else 'are'} for the simulated one: give one or the other "
+              "(nothing moved)", file=sys.stderr)
         return 2
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
