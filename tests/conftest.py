@@ -14,6 +14,8 @@ cases that need an input a device lacks skip on that device only.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import serial
 
@@ -33,6 +35,33 @@ def scratch_config(folder, edit=lambda text: text):
     path = folder / "config.yaml"
     path.write_text(edit(text))
     return path
+
+# Folders the program writes into, as config.yaml's relative defaults name them (scan pictures, jams,
+# calibration previews: runs/; the solve log: data/).
+_WRITTEN_DIRS = ("runs", "data")
+
+
+@pytest.fixture(autouse=True)
+def _writes_stay_out_of_the_repo(monkeypatch, tmp_path_factory):
+    """A relative runs/... or data/... setting resolves into a temporary folder for every test, so a
+    test that runs with the shipped config.yaml never writes into the repository."""
+    import robot.config as config_module
+    import robot.vision.scan as scan_module  # binds project_path at import
+
+    real = config_module.project_path
+    folder = []
+
+    def project_path(value):
+        path = Path(value)
+        if not path.is_absolute() and path.parts and path.parts[0] in _WRITTEN_DIRS:
+            if not folder:
+                folder.append(tmp_path_factory.mktemp("project"))
+            return folder[0] / path
+        return real(value)
+
+    monkeypatch.setattr(config_module, "project_path", project_path)
+    monkeypatch.setattr(scan_module, "project_path", project_path)
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "robot: runs against a real robot (needs --robot-port)")
