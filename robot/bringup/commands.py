@@ -3,8 +3,9 @@
 Every command takes --config, --port, --sim (the emulated robot: the real firmware in simavr, or
 the mock with --firmware mock) and --json (one JSON object on stdout; the running commentary goes
 to stderr).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
-state.  Exit status: 0 done, 1 not done (e.g. tuning quit without saving), 3 the robot refused or
-an alarm latched or the link failed, 130 interrupted.
+state.  Exit status (robot/exit_status.py, the same in every command): 0 done, 1 not done (the robot
+refused, an alarm latched, the link failed, or tuning quit without saving), 2 bad config or arguments,
+4 no robot answers on the port (nothing moved), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 
 from .. import cli_common
 from ..cli_common import add_config_argument
+from ..exit_status import ExitStatus
 
 EXAMPLES = {
     "jog": """examples:
@@ -166,12 +168,14 @@ def _run(args, body, check=None) -> int:
             check(config)
         except (BringupError, TuneError) as exc:
             print(f"cube-robot {args.command}: {exc}", file=sys.stderr)
-            return 2
+            return ExitStatus.BAD_CONFIG
     out = Output(args)
     result = {"command": args.command, "simulated": bool(args.sim)}
-    code = 0
+    code = ExitStatus.OK
+    connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
         with Bench(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime) as bench:
+            connected = True
             result["robot"] = bench.backend
             if args.sim:
                 out.say(f"Robot: {bench.backend}.")
@@ -183,19 +187,19 @@ def _run(args, body, check=None) -> int:
                 raise
             result.update(extra)
             _state_into(result, bench, config, out)
-            code = 0 if ok else 1
+            code = ExitStatus.OK if ok else ExitStatus.NOT_DONE
     except BenchInterrupted as exc:
         result["error"] = str(exc)
-        code = 130
+        code = ExitStatus.INTERRUPTED
     except (LinkError, BringupError, TuneError, EmulatorError, EOFError) as exc:
         result["error"] = str(exc)
-        code = 3
+        code = ExitStatus.NOT_DONE if connected else ExitStatus.NOT_STARTED
     if "error" in result:
         print(f"cube-robot {args.command}: {result['error']}", file=sys.stderr)
-    result["ok"] = code == 0
+    result["ok"] = code == ExitStatus.OK
     if args.json:
         print(json.dumps(result))
-    return code
+    return int(code)
 
 
 def _state_into(result: dict, bench, config, out, quiet: bool = False) -> None:
@@ -220,10 +224,10 @@ def run_jog(args) -> int:
     arm = args.arm.upper()
     if arm not in "RLFB" or len(arm) != 1:
         print(f"cube-robot jog: {args.arm!r} is not an arm (R, L, F, B)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     if (args.degrees is None) == (args.steps is None):
         print("cube-robot jog: give DEGREES or --steps N (one of them)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
 
     def steps_of(config) -> int:
         from .. import firmware_header
@@ -381,12 +385,12 @@ def run_tune(args) -> int:
             out.say(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
             result["saved"] = []
         elif save and widths.changed:
-            tune_module.save(config.path, widths)
-            out.say(f"Saved {len(widths.changed)} width(s) into {config.path} "
+            written = tune_module.save(config.path, widths)
+            out.say(f"Saved {len(widths.changed)} width(s) into {written} "
                     f"(motion.arms.<arm>.servo_*_us lines only).")
             result["saved"] = sorted(f"{a}.{w}" for a, w in widths.changed)
         elif not save:
-            out.say("Not saved: config.yaml is unchanged.")
+            out.say(f"Not saved: {config.path} is unchanged.")
         return save or bool(args.set), result  # quitting the keys without saving: not done
 
     def settings_parse(config) -> None:

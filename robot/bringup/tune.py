@@ -130,8 +130,13 @@ def rewrite_gripper_widths(text: str, widths: Widths, path="config") -> str:
     return text
 
 
-def save(path, widths: Widths) -> None:
-    """Rewrite the changed width lines of the config file at `path`, validated, atomically."""
-    from ..config_edit import replace_validated
+def save(path, widths: Widths) -> Path:
+    """Rewrite the changed width lines of the config file at `path`, validated, atomically; the file
+    really written (a symlink's target) is returned.  TuneError when it cannot be written."""
+    from ..config_edit import SaveError, replace_validated, save_target
 
-    replace_validated(path, rewrite_gripper_widths(Path(path).read_text(), widths, path))
+    try:
+        replace_validated(path, rewrite_gripper_widths(Path(path).read_text(), widths, path))
+    except SaveError as exc:
+        raise TuneError(str(exc)) from None
+    return save_target(path)

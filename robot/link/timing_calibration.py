@@ -119,16 +119,21 @@ def rewrite_timing(text: str, values: dict, path="config") -> str:
     return "".join(lines)
 
 
-def save_timing(path, values: dict) -> None:
-    """Rewrite the three timing numbers in the config file at `path`, validated, atomically."""
-    from ..config_edit import replace_validated
+def save_timing(path, values: dict) -> Path:
+    """Rewrite the three timing numbers in the config file at `path`, validated, atomically; the file
+    really written (a symlink's target) is returned.  TimingCalibrationError when it cannot be written."""
+    from ..config_edit import SaveError, replace_validated, save_target
 
     def reads_back_as_measured(loaded) -> None:
         got = {key: loaded["robot"]["timing"][key] for key in values}
         if got != {k: int(v) for k, v in values.items()}:
             raise TimingCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
 
-    replace_validated(path, rewrite_timing(Path(path).read_text(), values, path), reads_back_as_measured)
+    try:
+        replace_validated(path, rewrite_timing(Path(path).read_text(), values, path), reads_back_as_measured)
+    except SaveError as exc:
+        raise TimingCalibrationError(str(exc)) from None
+    return save_target(path)
 
 
 @contextmanager
@@ -218,10 +223,10 @@ def run_timing(args) -> int:
         if measured == current and not derived:
             say(f"\n{config.path} already has these values; nothing to change")
             return 0
-        save_timing(config.path, measured)
+        written = save_timing(config.path, measured)
     except (config_module.ConfigError, LinkError, EmulatorError, TimingCalibrationError, OSError) as exc:
         print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
         return 1
-    say(f"\nsaved robot.timing in {config.path}; the solver's robot cost table will be rebuilt "
+    say(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
         "for the new timings on next use (this takes a while once)")
     return 0
