@@ -19,6 +19,7 @@ import sys
 from . import __version__
 from .cli_common import add_config_argument  # noqa: F401  (old home; command modules use cli_common)
 from .config import ConfigError
+from .exit_status import ExitStatus
 
 COMMAND_MODULES = [
     "robot.solver.commands",
@@ -59,7 +60,7 @@ def register_calibrate_group(subparsers) -> None:
         description="Guided calibrations. Their results live in calibration/ (see calibration/README.md).",
     )
     group = parser.add_subparsers(dest="calibration", metavar="WHAT")
-    parser.set_defaults(handler=lambda args: parser.print_help() or 1)
+    parser.set_defaults(handler=lambda args: parser.print_help() or ExitStatus.BAD_CONFIG)  # no WHAT given
     for name in CALIBRATE_MODULES:
         importlib.import_module(name).register_calibrate(group)
 
@@ -69,19 +70,19 @@ def main(argv=None) -> int:
         parser = build_parser()  # imports every command's module: Ctrl-C may come here too
     except KeyboardInterrupt:
         print("cube-robot: interrupted (before the command started: nothing moved)", file=sys.stderr)
-        return 130
-    args = parser.parse_args(argv)
-    if not getattr(args, "handler", None):
+        return ExitStatus.INTERRUPTED
+    args = parser.parse_args(argv)  # a bad argument: argparse exits with 2 (ExitStatus.BAD_CONFIG)
+    if not getattr(args, "handler", None):  # no command given
         parser.print_help()
-        return 1
+        return ExitStatus.BAD_CONFIG
     try:
-        return int(args.handler(args) or 0)
+        return int(args.handler(args) or ExitStatus.OK)
     except ConfigError as exc:
         print(f"cube-robot: bad config: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     except KeyboardInterrupt:
         print("cube-robot: interrupted", file=sys.stderr)
-        return 130
+        return ExitStatus.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ def test_jog_and_grip_arguments_are_checked(capsys):
 
 
 def test_bad_targets_and_widths_are_refused_before_anything_connects(tmp_path, capsys):
-    # A port that does not exist: a command that connected first would fail on the port (exit 3).
+    # A port that does not exist: a command that connected first would fail on the port (exit 4, NOT STARTED).
     port = str(tmp_path / "no-such-port")
     most = firmware_header.limits()["JOG_STEPS_MAX"]
     cases = [
@@ -127,7 +127,7 @@ def test_bad_targets_and_widths_are_refused_before_anything_connects(tmp_path, c
         assert cli.main([*args, "--port", port]) == 2, args
         err = capsys.readouterr().err
         assert message in err and "no-such-port" not in err, (args, err)
-    assert cli.main(["grip", "LR", "open", "--port", port]) == 3, "a pair in either order is a pair: it connects"
+    assert cli.main(["grip", "LR", "open", "--port", port]) == 4, "a pair in either order is a pair: it connects"
     assert "no-such-port" in capsys.readouterr().err
 
 
@@ -206,7 +206,7 @@ def test_home_names_a_missing_or_stuck_sensor(emu, tmp_path, capsys, fault, alar
     if fault == "stuck":
         emu.stick_sensor("B")
     code, out, err = run(["home", "--arms", "R", "--port", emu.port, "--config", config], capsys)
-    assert code == 3
+    assert code == 1  # the robot answered and latched an alarm: not done (as a run that stops)
     assert alarm in err
 
 

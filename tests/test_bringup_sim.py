@@ -138,7 +138,7 @@ def test_load_gives_up_when_nobody_presses_start(tmp_path, capsys, monkeypatch):
     code = cli.main(["load", "--sim", "--firmware", "mock", "--json", "--config", str(config)])
     captured = capsys.readouterr()
     result = json.loads(captured.out)
-    assert code == 3 and "nobody pressed Enter or the start button within 1 s" in result["error"]
+    assert code == 1 and "nobody pressed Enter or the start button within 1 s" in result["error"]
     assert result["where"]["grippers"] == {a: "open" for a in "RLFB"}, "the grippers stay open: no cube was held"
 
 
@@ -151,7 +151,7 @@ def test_every_moving_command_is_refused_while_the_estop_is_held(command, capsys
         emu.press("estop")
         code, out, err = cube_robot(capsys, monkeypatch, *command, "--port", emu.port, "--json", stdin="\n" * 8)
         result = json.loads(out)
-        assert code == 3 and result["ok"] is False
+        assert code == 1 and result["ok"] is False  # refused after the robot answered: not done
         assert "ESTOP" in result["error"], result["error"]
         assert all(v == 0 for v in (emu.arm_position(a) for a in "RLFB"))
 

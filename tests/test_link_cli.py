@@ -36,7 +36,7 @@ def test_doctor_reports_firmware_on_given_port(tmp_path, capsys):
 def test_doctor_fails_clearly_when_port_has_no_firmware(tmp_path, capsys):
     code = cli.main(["doctor", "--port", "/dev/does-not-exist", "--config", _fast_config(tmp_path)])
     out = capsys.readouterr().out
-    assert code == 1
+    assert code == 4  # no robot answers: NOT STARTED, as `run` says it
     assert "cannot open serial port '/dev/does-not-exist': no such port" in out
     assert "--port or link.port" in out  # the fix for a port that is not there...
     assert "PORT=/dev/does-not-exist" not in out  # ...is not flashing it
@@ -102,7 +102,7 @@ def test_reset_alarm_while_the_estop_is_held_says_to_release_it(tmp_path, capsys
         mock.estop_input()
         code = cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)])
         err = capsys.readouterr().err
-        assert code == 3 and "ESTOP_INPUT" in err and "release it" in err
+        assert code == 1 and "ESTOP_INPUT" in err and "release it" in err  # the board refused: not done
         assert "clear the alarm with" not in err  # not "run reset-alarm" as the only advice
         mock.release_estop_input()
         assert cli.main(["link", "reset-alarm", "--port", mock.url, "--config", _fast_config(tmp_path)]) == 0

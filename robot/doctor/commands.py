@@ -14,8 +14,12 @@ import argparse
 import sys
 
 from ..cli_common import add_config_argument
+from ..exit_status import ExitStatus
 from . import FAIL, Result, format_table, preflight
 from .preflight import PREFLIGHT_CHECKS
+
+# Its FAIL means no robot answers (on the named port, or on any): exit NOT_STARTED, as a run would end.
+NO_ROBOT_CHECK = next(title for title, target in PREFLIGHT_CHECKS if target.endswith(":check_handshake"))
 
 CHECKS = PREFLIGHT_CHECKS + [  # the run's pre-flight checks (robot/doctor/preflight.py), then the rest
     ("firmware emulator", "robot.sim.doctor_checks:check_emulator"),
@@ -44,7 +48,9 @@ def run_doctor(args) -> int:
     config = config_module.load(args.config)
     rows = run_checks(config, args)
     print(format_table(rows))
-    failed = any(r.status == FAIL for _, r in rows)
+    failed = {title for title, r in rows if r.status == FAIL}
     if failed:
         print("\nSome checks failed: see the detail column.", file=sys.stderr)
-    return 1 if failed else 0
+    if NO_ROBOT_CHECK in failed:
+        return ExitStatus.NOT_STARTED
+    return ExitStatus.NOT_DONE if failed else ExitStatus.OK

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ..cli_common import add_config_argument
+from ..exit_status import ExitStatus
 
 EXAMPLES = """examples:
   cube-robot link info                       identity and status of the board
@@ -36,22 +37,36 @@ def register(subparsers) -> None:
         parser.set_defaults(handler=handler)
 
 
+class _NotStarted(Exception):
+    """No robot answered when the port was opened (a LinkError inside): nothing was sent to it."""
+
+
 def _open(args, configure=True):
     from .. import config as config_module
     from .driver import Link
+    from .errors import LinkError
 
-    return Link.open(config_module.load(args.config), port=args.port, configure=configure)
+    config = config_module.load(args.config)
+    try:
+        return Link.open(config, port=args.port, configure=configure)
+    except LinkError as exc:
+        raise _NotStarted(exc) from exc
 
 
 def _guard(fn):
+    """Exit statuses (robot/exit_status.py): no robot answering is NOT_STARTED; a failure after it
+    answered (a refusal, an alarm, the link lost) is NOT_DONE."""
     def wrapper(args):
         from .errors import LinkError
 
         try:
             return fn(args)
+        except _NotStarted as exc:
+            print(f"cube-robot link: {exc.args[0]}", file=sys.stderr)
+            return ExitStatus.NOT_STARTED
         except LinkError as exc:
             print(f"cube-robot link: {exc}", file=sys.stderr)
-            return 3
+            return ExitStatus.NOT_DONE
     return wrapper
 
 
@@ -82,7 +97,7 @@ def run_reset_alarm(args) -> int:
                      "its cause is still present: fix it, then run 'cube-robot link reset-alarm' again")
             print(f"cube-robot link: the board refused to clear alarm {code.name}: {cause} "
                   f"({exc.args[0].splitlines()[0].split(':')[0]})", file=sys.stderr)
-            return 3
+            return ExitStatus.NOT_DONE
         print(f"alarm cleared; state {link.status().state.value}")
     return 0
 
@@ -138,7 +153,7 @@ def run_plan(args) -> int:
         actions = _read_plan(args.plan)
     except ValueError as exc:
         print(f"cube-robot link run: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     with _open(args) as link:
         bar = ProgressBar(len(actions), "streaming")
         result = link.run(actions, progress=lambda p: bar.update(p.completed))

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..cli_common import SIM_NOT_SAVED, add_config_argument, simulated
+from ..exit_status import ExitStatus
 from ..plan import HALF, Grip, Turn, normalise_angle
 from .motion import TIMING_KEYS, robot_timing
 
@@ -197,19 +198,21 @@ def run_timing(args) -> int:
 
     if args.repeats < 1:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     if args.sim and args.save:
         path = args.config or config_module.DEFAULT_CONFIG_PATH
         print(f"cube-robot calibrate timing: {SIM_NOT_SAVED.format(what='timings measured on', path=path)}",
               file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
 
     def say(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
         print(simulated(text) if args.sim else text)
+    connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
         config = config_module.load(args.config)
         current = robot_timing(config)  # null values: derived from `motion`
         with _robot_link(config, args) as (link, where):
+            connected = True
             say(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
             samples = measure(link, args.repeats)
         measured = medians(samples)
@@ -224,9 +227,15 @@ def run_timing(args) -> int:
             say(f"\n{config.path} already has these values; nothing to change")
             return 0
         written = save_timing(config.path, measured)
-    except (config_module.ConfigError, LinkError, EmulatorError, TimingCalibrationError, OSError) as exc:
+    except config_module.ConfigError as exc:
+        print(f"cube-robot calibrate timing: bad config: {exc}", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    except (LinkError, EmulatorError) as exc:
         print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.NOT_DONE if connected else ExitStatus.NOT_STARTED
+    except (TimingCalibrationError, OSError) as exc:
+        print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
+        return ExitStatus.NOT_DONE
     say(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
         "for the new timings on next use (this takes a while once)")
     return 0

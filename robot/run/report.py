@@ -12,12 +12,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..exit_status import ExitStatus
+
 # What a run ended as, and `cube-robot run`'s exit status for it (documented in `run --help`,
 # README "Everyday commands" and docs/running.md).  SOLVED on a real robot means VERIFIED: the
 # rescan after the solve saw a solved cube.  A simulated run says SIMULATED on every line.
 SOLVED, EXECUTED, NOT_SOLVED, NOT_STARTED, STOPPED = (
     "SOLVED", "EXECUTED (NOT VERIFIED)", "NOT SOLVED", "NOT STARTED", "EMERGENCY STOP")
-EXIT_STATUS = {SOLVED: 0, NOT_SOLVED: 1, EXECUTED: 3, NOT_STARTED: 4, STOPPED: 130}
+EXIT_STATUS = {SOLVED: ExitStatus.OK, NOT_SOLVED: ExitStatus.NOT_DONE, EXECUTED: ExitStatus.NOT_VERIFIED,
+               NOT_STARTED: ExitStatus.NOT_STARTED, STOPPED: ExitStatus.INTERRUPTED}
 EXIT_STATUS_HELP = """exit status:
   0    SOLVED: a real robot's rescan after the solve saw a solved cube (VERIFIED), or a
        simulated run's virtual cube ended solved (the report then says SIMULATED on every line)

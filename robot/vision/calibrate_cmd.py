@@ -67,6 +67,7 @@ def _robot_presenter(config, args, say):
 
 def _colours(args) -> int:
     from .. import config as config_module
+    from ..exit_status import ExitStatus
     from ..link.errors import LinkError
     from .calibrate import Answers, CalibrationAborted, run
     from .camera import CameraError, FileCamera
@@ -84,7 +85,11 @@ def _colours(args) -> int:
         solved = FileCamera(args.solved_images) if args.solved_images else None
         scrambled = FileCamera(args.scrambled_images) if args.scrambled_images else None
         use_window = bool(os.environ.get("DISPLAY")) and not args.no_window
-        presenter, link = _robot_presenter(config, args, print)
+        try:
+            presenter, link = _robot_presenter(config, args, print)
+        except LinkError as exc:  # the named robot does not answer: nothing moved
+            print(f"cube-robot calibrate colours: {exc}", file=sys.stderr)
+            return ExitStatus.NOT_STARTED
         try:
             outcome = run(config, answers, solved, scrambled, presenter=presenter, use_window=use_window,
                           colours_path=args.colours_out, regions_path=args.regions_out)
@@ -93,6 +98,6 @@ def _colours(args) -> int:
                 link.close()
     except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError, LinkError) as exc:
         print(f"cube-robot calibrate colours: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.NOT_DONE
     print(f"calibration done ({outcome.verified} on a scrambled cube, {len(outcome.warnings)} warning(s))")
     return 0
