@@ -65,7 +65,7 @@ def test_unknown_machine_time_is_said_and_never_ranked(tmp_path):
     log.append(config, failed)
     lines = log.summary(log.read(log.log_path(config), print), log.log_path(config), last=10)
     real = lines.index("real robot: 3 runs, 2 solved (67%)")
-    simulated = lines.index("SIMULATED: 1 runs, 1 solved (100%)")
+    simulated = lines.index("SIMULATED realtime: 1 runs, 1 solved (100%)")
     assert real < simulated
     measured = [line for line in lines if "measured_machine_ms" in line and "median" in line]
     assert measured[0].strip() == "measured_machine_ms    median 1800  best 1800  worst 1800"  # real: 80 ms lost
@@ -88,7 +88,7 @@ def test_solve_log_round_trip_and_history(tmp_path):
     runs = log.read(path, warnings.append)
     assert len(runs) == 3 and warnings == [f"{path}:4: skipped a line that is not JSON"]
     lines = log.summary(runs, path, last=2)
-    assert lines[1].startswith("SIMULATED: 3 runs, 2 solved (67%)")
+    assert lines[1].startswith("SIMULATED realtime: 3 runs, 2 solved (67%)")
     assert any("predicted_machine_ms" in line and "median 900  best 700  worst 900" in line for line in lines)
     assert lines[-1].endswith("NOT SOLVED: the start button was not pressed in time") and len(lines) == 6
 

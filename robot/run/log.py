@@ -1,8 +1,18 @@
-"""The solve log (one JSON line per run, in run.data_dir) and its summary, `cube-robot history`."""
+"""The solve log (one JSON line per run, in run.data_dir) and its summary, `cube-robot history`.
+
+A record is appended whole: one write of the whole line, flushed to the disk; a write that fails
+part-way is cut back off, so a full disk leaves no torn line.  A torn last line left by something
+else (a killed run, an older version) does not swallow the next record: it starts on a new line,
+and `history` reads past the torn one and says so.  Writing the log never loses the run: a log
+that cannot be written is said in one line and the run goes on to its result.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import sys
 from pathlib import Path
 
 LOG_NAME = "solve-log.jsonl"
@@ -14,27 +24,95 @@ def log_path(config) -> Path:
     return project_path(config["run"]["data_dir"]) / LOG_NAME
 
 
-def append(config, report) -> None:
-    """Add one run (a RunReport) to the log."""
+def _append_line(path: Path, line: str) -> None:
+    """Append `line` (ending in a newline) to `path` in one write and flush it; OSError leaves the file as it was."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        data = (("\n" if torn else "") + line).encode()  # a torn last line keeps its own line
+        try:
+            written = os.write(fd, data)
+            if written != len(data):  # a short write: the disk filled up part-way
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(fd)
+        except OSError:
+            if os.fstat(fd).st_size <= size + len(data):  # only our bytes came after `size`: take them back
+                try:
+                    os.ftruncate(fd, size)
+                except OSError:
+                    pass
+            raise
+    finally:
+        os.close(fd)
+
+
+def append(config, report, warn=None) -> bool:
+    """Add one run (a RunReport) to the log.  A log that cannot be written never stops the caller: it is
+    said with warn(text) (default: a line on stderr) and False is returned; True when logged."""
     path = log_path(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        f.write(json.dumps(report.to_json()) + "\n")
+    line = json.dumps(report.to_json()) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _append_line(path, line)
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            why = f"no space left in {path.parent}: the record needs {len(line.encode()) + 1} bytes there"
+        else:
+            why = f"cannot write {path}: {exc.strerror or exc}"
+        (warn or (lambda text: print(text, file=sys.stderr)))(
+            f"cube-robot: this run is not in the solve log ({why}); its result is reported all the same")
+        return False
+
+
+RECORD_START = '{"time": '  # every record's first key (RunReport.to_json)
+
+
+def _recover(line: str) -> dict | None:
+    """A record that was appended onto a torn line (by a version that did not start it on a new line)."""
+    start = line.find(RECORD_START, 1)
+    while start != -1:
+        try:
+            run = json.loads(line[start:])
+        except ValueError:
+            pass
+        else:
+            if isinstance(run, dict) and "mode" in run:
+                return run
+        start = line.find(RECORD_START, start + 1)
+    return None
 
 
 def read(path: Path, warn) -> list[dict]:
-    """The logged runs; a line that is not JSON is skipped with warn(text) naming it."""
+    """The logged runs; a line that is not a whole record is skipped with warn(text) naming it."""
     runs = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
         try:
-            runs.append(json.loads(line))
+            run = json.loads(line)
         except ValueError:
+            run = None
+        if isinstance(run, dict):
+            runs.append(run)
+        elif not line.startswith("{"):
             warn(f"{path}:{number}: skipped a line that is not JSON")
+        elif (after := _recover(line)) is not None:
+            runs.append(after)
+            warn(f"{path}:{number}: skipped a torn record (a run whose line was cut short); "
+                 "read the run written after it on the same line")
+        else:
+            warn(f"{path}:{number}: skipped a torn record (a run whose line was cut short)")
     return runs
 
 
 def _is_simulated(run: dict) -> bool:
     return bool(run.get("simulated", run.get("mode") == "simulated"))
+
+
+def _sped_up(run: dict) -> bool:
+    """A simulated run whose times are compressed (not --realtime): the report's timing_note says so, and
+    only for such a run (run/simulated.py)."""
+    return _is_simulated(run) and bool(run.get("timing_note"))
 
 
 def _outcome(run: dict) -> str:
@@ -59,27 +137,39 @@ def _rankable(run: dict, key: str) -> bool:
     return isinstance(run.get(key), (int, float))
 
 
+def _measured(run: dict, key: str) -> str:
+    return f"{run[key]:g}" if _rankable(run, key) else "-"
+
+
+GROUPS = (("real robot", lambda r: not _is_simulated(r)),
+          ("SIMULATED realtime", lambda r: _is_simulated(r) and not _sped_up(r)),
+          ("SIMULATED sped up (times compressed, not the robot's)", lambda r: _is_simulated(r) and _sped_up(r)))
+
+
 def summary(runs: list[dict], path: Path, last: int) -> list[str]:
-    """The `history` lines: real and simulated runs apart; success rate, median/best/worst times of solved
-    runs (never a time with an unmeasured action), then the last runs with the reason of every failure."""
+    """The `history` lines: real, realtime simulated and sped-up simulated runs apart; success rate,
+    median/best/worst times of solved runs (never a time with an unmeasured action), then the last runs
+    with what was measured (start press to solved, machine time) and the reason of every failure."""
     lines = [f"{len(runs)} runs -- {path}"]
-    for title, group in (("real robot", [r for r in runs if not _is_simulated(r)]),
-                         ("SIMULATED", [r for r in runs if _is_simulated(r)])):
+    for title, belongs in GROUPS:
+        group = [r for r in runs if belongs(r)]
         if not group:
             continue
         solved = [r for r in group if _outcome(r) == "SOLVED"]
         lines.append(f"{title}: {len(group)} runs, {len(solved)} solved ({len(solved) / len(group):.0%})")
-        for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms"):
+        for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms",
+                    "button_to_solved_ms"):
             values = sorted(r[key] for r in solved if _rankable(r, key))
             if values:
                 lines.append(f"  {key:<22} median {values[len(values) // 2]}  best {values[0]}  worst {values[-1]}")
         unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
         if unknown:
             lines.append(f"  measured_machine_ms unknown in {unknown} run(s) (an action's time was lost): not ranked")
-    lines.append(f"last {min(last, len(runs))}:")
+    lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured):")
     for r in runs[-last:] if last > 0 else []:
         outcome = _outcome(r)
         text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"[:160]
-        kind = "SIMULATED" if _is_simulated(r) else "real"
-        lines.append(f"  {r.get('time')}  {kind:9} {r.get('predicted_machine_ms', '-'):>6} ms  {text}")
+        kind = ("SIM fast" if _sped_up(r) else "SIMULATED") if _is_simulated(r) else "real"
+        lines.append(f"  {r.get('time')}  {kind:9} {_measured(r, 'button_to_solved_ms'):>7} ms "
+                     f"{_measured(r, 'measured_machine_ms'):>6} ms  {text}")
     return lines
