@@ -285,8 +285,23 @@ class Pipeline:
         report.errors[at:at] = noise
         if self.scan_result is not None:
             report.scan_images = [str(p) for p in wait_pictures(self.scan_result)]
+            self._name_readings(report)
             if getattr(self.scan_result, "picture_error", None):
                 report.warnings = (report.warnings or []) + [self.scan_result.picture_error]
+
+    def _name_readings(self, report: RunReport) -> None:
+        """The scan's readings file, beside its pictures, and the command that decodes it as the run did."""
+        from pathlib import Path
+
+        from ..vision.scan import READINGS_FILE
+
+        if not report.scan_images:
+            return
+        readings = Path(report.scan_images[0]).parent / READINGS_FILE
+        if readings.exists():
+            report.scan_readings = str(readings)
+            uncalibrated = " --no-calibration" if getattr(self.scanner, "calibration", None) is None else ""
+            report.scan_replay = f"cube-robot vision decode{uncalibrated} {readings}"
 
     def _wait_start(self) -> float:
         # A simulated robot presses its own emulated button (robot.start_note says so).
@@ -456,6 +471,7 @@ class Pipeline:
 
         self.robot.before_scan(None)
         result = self.scanner.scan()  # its presenter resumes after a lost connection, like the plan
+        report.verify_images = [str(p) for p in result.images] or None
         if result.decoded is None:
             report.verify = f"rescan refused: {result.error}"
             return

@@ -51,6 +51,8 @@ class RunReport:
     facelets: str | None = None
     confidence: float | None = None
     scan_images: list | None = None
+    scan_readings: str | None = None  # the scan's 24 readings (readings.json beside its pictures)
+    scan_replay: str | None = None  # the command that decodes them again as the run did
     failed_scan_images: list | None = None  # [{"attempt": n, "error": ..., "images": [...]}] of doubtful scans
     warnings: list | None = None
     # The plan.
@@ -70,6 +72,7 @@ class RunReport:
     execute_ok: bool | None = None
     verify: str | None = None
     verified_solved: bool | None = None
+    verify_images: list | None = None  # the rescan's pictures (its folder also keeps its raw frames and readings)
     # Simulation: the virtual cube and the serial faults made.
     final_state: str | None = None
     turned_quarters: int | None = None
@@ -147,7 +150,10 @@ def format_report(report: RunReport) -> str:
                      f"{report.scan_attempts} attempt(s)"
                      + (f", {report.scan_views} view(s)" if report.scan_views else "") + ")")
     if report.scan_images:
-        lines.append(f"  pictures    {Path(report.scan_images[0]).parent}")
+        lines.append(f"  pictures    {Path(report.scan_images[0]).parent}"
+                     + (" (raw frames and readings.json too)" if report.scan_readings else ""))
+    if report.scan_replay:
+        lines.append(f"  replay      {report.scan_replay}")
     for attempt in report.failed_scan_images or []:
         lines.append(f"  doubtful    attempt {attempt['attempt']}: {', '.join(attempt['images']) or '(none saved)'}")
     if report.plan:
@@ -168,6 +174,8 @@ def format_report(report: RunReport) -> str:
         lines.extend(f"    {line}" for line in format_waterfall(report.waterfall))
     if report.verify:
         lines.append(f"  check       {report.verify}")
+    if report.verify_images:
+        lines.append(f"  check pics  {Path(report.verify_images[0]).parent}")
     for warning in report.warnings or []:
         lines.append(f"  warning     {warning}")
     for error in report.errors:

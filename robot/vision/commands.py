@@ -16,7 +16,9 @@ DECODE_EXAMPLES = """examples:
   cube-robot vision decode - < readings.json
 
 FILE holds a JSON list of 24 [R, G, B] readings (sRGB 0-255) in facelet order
-U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net).
+U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net);
+null for a sticker no view showed.  Every scan of a run keeps its readings so:
+runs/scans/<time>/readings.json (scan.images_dir), beside the raw frames.
 Exit status: 0 decoded, 1 refused (not confident: rescan the named stickers),
 2 unreadable input."""
 
@@ -107,14 +109,25 @@ def run_decode(args) -> int:
     except (ValueError, CalibrationError) as exc:
         print(f"cube-robot vision decode: {exc}", file=sys.stderr)
         return 2
+    unseen = [i for i, reading in enumerate(readings) if reading is None] if isinstance(readings, list) else []
     try:
-        result = decode(readings, calibration, config)
+        if unseen:  # a scan that stopped once it was sure: decoded as it was then
+            from .partial import decode_partial
+            from .readings import check_readings
+
+            check_readings([[0, 0, 0] if r is None else r for r in readings])  # 24, and the seen ones 0-255
+            if len(unseen) == len(readings):
+                raise VisionError("every reading is null: no sticker was seen")
+            result = decode_partial(readings, unseen, calibration, config)
+        else:
+            result = decode(readings, calibration, config)
     except VisionError as exc:
         if exc.result is None:  # not a scan we could even try: bad shape or values
             print(f"cube-robot vision decode: {args.file}: {exc}", file=sys.stderr)
             return 2
         if args.net and exc.result is not None:  # the readings as read, doubtful stickers framed
-            save_net(None, args.net, rgb=readings, doubtful=exc.stickers)
+            grey = [128, 128, 128]  # a sticker no view showed
+            save_net(None, args.net, rgb=[grey if r is None else r for r in readings], doubtful=exc.stickers)
             print(f"net of the readings (doubtful stickers framed) drawn to {args.net}", file=sys.stderr)
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "stickers": list(exc.stickers),
@@ -123,7 +136,9 @@ def run_decode(args) -> int:
             print(f"refused: {exc}")
         return 1
     if args.net:
-        save_net(result, args.net)
+        from ..cube import facelet_name
+
+        save_net(result, args.net, inferred=set(result.unread) | {facelet_name(i) for i in unseen})
         print(f"net drawn to {args.net}", file=sys.stderr)
     if args.json:
         print(json.dumps({

@@ -8,7 +8,9 @@ facelet order (robot.cube):
             D
 
 Doubtful stickers get a thick magenta frame and a '?', so a person sees at
-once which stickers to check.  Usage:
+once which stickers to check; stickers inferred rather than seen (read past by
+the decoder, or shown by no view) a cyan frame and a '*', explained below the
+net.  Usage:
 
     image = draw_net("UUUURRRRFFFFDDDDLLLLBBBB")            # BGR uint8 array
     save_net(decode_result, "net.png")                       # decoded colours
@@ -37,16 +39,19 @@ for _letter, _face in COLOUR_LETTERS.items():
     DEFAULT_PALETTE.setdefault(_letter.upper(), DEFAULT_PALETTE[_face])
 BACKGROUND = (40, 40, 40)  # BGR
 DOUBT = (255, 0, 255)  # BGR magenta: unlike any sticker colour
+INFERRED = (255, 255, 0)  # BGR cyan: unlike any sticker colour and unlike DOUBT
+INFERRED_NOTE = "* inferred (not seen): the rest of the cube decides it"
 
 
 def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None, doubtful=(),
-             labels: bool = True, sticker_px: int = 48) -> np.ndarray:
+             labels: bool = True, sticker_px: int = 48, inferred=()) -> np.ndarray:
     """The net as a BGR image.
 
     facelets: 24 letters (any 6 symbols); colours: symbol -> (R, G, B) for
     them (default: the usual scheme for URFDLB and the colour letters wrgyob, grey otherwise).  rgb: (24, 3)
     readings to paint instead (e.g. when decoding failed).  doubtful: facelet
-    names to highlight.  labels: write each facelet's name (and letter).
+    names to highlight.  labels: write each facelet's name (and letter).  inferred:
+    facelet names whose colour was inferred, not seen (framed cyan, '*', explained below the net).
     """
     import cv2
 
@@ -59,11 +64,12 @@ def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None,
     else:
         palette = colours or DEFAULT_PALETTE
         fills = np.array([palette.get(c, (128, 128, 128)) for c in facelets], dtype=float)
-    doubtful = set(doubtful)
+    doubtful, inferred = set(doubtful), set(inferred) - set(doubtful)
     gap = max(2, sticker_px // 16)
     margin = sticker_px // 2
     face_px = 2 * sticker_px + 3 * gap
-    image = np.full((3 * face_px + 2 * margin, 4 * face_px + 2 * margin, 3), BACKGROUND, dtype=np.uint8)
+    note_px = sticker_px // 2 if inferred else 0  # a line below the net explaining the '*'
+    image = np.full((3 * face_px + 2 * margin + note_px, 4 * face_px + 2 * margin, 3), BACKGROUND, dtype=np.uint8)
     for index in range(FACELET_COUNT):
         face, within = FACES[index // 4], index % 4
         column, row = NET_POSITIONS[face]
@@ -75,14 +81,22 @@ def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None,
         if name in doubtful:
             cv2.rectangle(image, (x, y), (x + sticker_px - 1, y + sticker_px - 1), DOUBT,
                           thickness=max(3, sticker_px // 10))
-        if labels or name in doubtful:
+        if name in inferred:
+            cv2.rectangle(image, (x, y), (x + sticker_px - 1, y + sticker_px - 1), INFERRED,
+                          thickness=max(2, sticker_px // 16))
+        if labels or name in doubtful or name in inferred:
             ink = (0, 0, 0) if 0.299 * r + 0.587 * g + 0.114 * b > 110 else (255, 255, 255)
             text = name + (f" {facelets[index]}" if labels and facelets is not None else "")
             if name in doubtful:
                 text += " ?"
+            elif name in inferred:
+                text += " *"
             scale = sticker_px / 110
             cv2.putText(image, text, (x + 4, y + sticker_px // 2 + 4), cv2.FONT_HERSHEY_SIMPLEX, scale, ink,
                         1, cv2.LINE_AA)
+    if inferred:
+        cv2.putText(image, INFERRED_NOTE, (margin, image.shape[0] - note_px // 2), cv2.FONT_HERSHEY_SIMPLEX,
+                    sticker_px / 110, INFERRED, 1, cv2.LINE_AA)
     return image
 
 
@@ -96,7 +110,13 @@ def net_for(source, **options) -> np.ndarray:
         return draw_net(source, **options)
     if decoded is not None and hasattr(decoded, "facelets"):
         doubtful = options.pop("doubtful", ())
-        return draw_net(decoded.facelets, colours=decoded.centres_rgb, doubtful=doubtful, **options)
+        inferred = options.pop("inferred", None)
+        if inferred is None:  # read past by the decoder, or on no view of a scan that stopped early
+            samples = getattr(getattr(source, "readings", None), "samples", None) or ()
+            inferred = set(getattr(decoded, "unread", ())) | {
+                facelet_name(i) for i, sample in enumerate(samples) if sample is None}
+        return draw_net(decoded.facelets, colours=decoded.centres_rgb, doubtful=doubtful, inferred=inferred,
+                        **options)
     readings = getattr(source, "readings", None)
     rgb = getattr(readings, "rgb", readings)
     error = getattr(source, "error", None)

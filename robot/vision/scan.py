@@ -371,8 +371,24 @@ def add_legend(image: np.ndarray, lines: list) -> np.ndarray:
     return np.vstack([image, band])
 
 
+READINGS_FILE = "readings.json"  # in each scan's folder: what `cube-robot vision decode` reads
+
+
+def readings_json(readings: StickerReadings) -> str:
+    """The 24 readings as `cube-robot vision decode` reads them: [R, G, B] per facelet, U1..B4, null for
+    a sticker no view showed (an adaptive scan that stopped early); full float precision, so decoding
+    the file gives the same cube as the scan did."""
+    import json
+
+    rows = [None if s is None else [float(c) for c in s.rgb] for s in readings.samples]
+    return "[\n" + ",\n".join(f"  {json.dumps(row)}" for row in rows) + "\n]\n"
+
+
 def save_pictures(result: ScanResult, sequence: ScanSequence, regions, folder) -> list[Path]:
-    """Annotated frames (regions, facelet names, read colour) and the decoded net, in a timestamped folder."""
+    """A scan as kept, in a new timestamped folder: the raw frames as the camera gave them
+    (raw-NN-<view>.png) and the 24 readings (READINGS_FILE), so a misread can be replayed and reported;
+    then the pictures it returns: annotated frames (regions, facelet names, read colour) and the
+    decoded net (stickers inferred rather than seen marked)."""
     import cv2
 
     from .regions import draw_regions
@@ -380,6 +396,9 @@ def save_pictures(result: ScanResult, sequence: ScanSequence, regions, folder) -
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     folder = Path(folder) / stamp
     folder.mkdir(parents=True, exist_ok=True)
+    for v, view in enumerate(sequence.views):
+        cv2.imwrite(str(folder / f"raw-{v + 1:02d}-{view.name}.png"), result.frames[view.name])
+    (folder / READINGS_FILE).write_text(readings_json(result.readings))
     paths = []
     for v, view in enumerate(sequence.views):
         finals = sequence.final_positions(v)
