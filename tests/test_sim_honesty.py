@@ -16,7 +16,7 @@ from robot import config as config_module
 from robot.sim import emulator
 
 OK, REASON = emulator.available()
-needs_emulator = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"emulator unavailable: {REASON}")]
+needs_emulator = pytest.mark.skipif(not OK, reason=f"emulator unavailable: {REASON}")
 ROOT = config_module.PROJECT_ROOT
 
 
@@ -29,3 +29,135 @@ def test_a_run_with_the_shipped_config_writes_nothing_into_the_repository(capsys
     assert code == 0 and report["scan_images"], report
     written = [Path(p) for p in report["scan_images"]] + [run_log.log_path(config_module.load())]
     assert all(path.exists() and not path.is_relative_to(ROOT) for path in written), written
+
+
+# ---------------------------------------------------------------------------
+# The emulator's temporary folders, and signals
+
+
+@pytest.fixture
+def emu_tmp(tmp_path, monkeypatch):
+    """The temporary folder the emulators make theirs in (tempfile's, and TMPDIR for a subprocess)."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def emu_folders(folder: Path) -> list[Path]:
+    return sorted(folder.glob(emulator.FOLDER_PREFIX + "*"))
+
+
+class Terminal:
+    """A command run in its own process group with a pty as its stdin, as a shell runs it in a
+    terminal (so a Ctrl-C is a SIGINT to that group)."""
+
+    def __init__(self, args, tmpdir: Path):
+        import os
+        import pty
+        import subprocess
+
+        self.master, slave = pty.openpty()
+        env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "robot", *args], cwd=ROOT, stdin=slave,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self.output = b""
+
+    def wait_for(self, text: str, limit_s: float = 120.0) -> None:
+        """Read the command's output until `text` appears (the limit only ends a hung test)."""
+        import os
+        import select
+        import time
+
+        deadline = time.monotonic() + limit_s
+        fd = self.proc.stdout.fileno()
+        while text.encode() not in self.output:
+            assert time.monotonic() < deadline and self.proc.poll() is None, self.output.decode()
+            if select.select([fd], [], [], 1.0)[0]:
+                self.output += os.read(fd, 65536)
+
+    def signal(self, sig, group: bool = True) -> tuple[int, str]:
+        import os
+
+        if group:
+            os.killpg(self.proc.pid, sig)
+        else:
+            self.proc.send_signal(sig)
+        rest, _ = self.proc.communicate(timeout=120)
+        os.close(self.master)
+        return self.proc.returncode, (self.output + rest).decode()
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_run_that_stops_before_the_start_leaves_no_emulator_folder(emu_tmp, monkeypatch):
+    from robot.run.options import RunOptions
+    from robot.run.pipeline import PreflightFailed
+    from robot.run.report import NOT_STARTED
+    from robot.run.simulated import run_simulated
+    from robot.sim.robot_sim import SimulatedRobot
+
+    def preflight_fails(robot):
+        assert emu_folders(emu_tmp), "the emulator runs, in its folder"
+        raise PreflightFailed(["motors and homing: arm R: no sensor found"])
+    monkeypatch.setattr(SimulatedRobot, "prepare_arms", preflight_fails)
+    report = run_simulated(config_module.defaults(), RunOptions(sim=True, seed=3, firmware="emulator"),
+                           say=lambda *a, **k: None)
+    assert report.result() == NOT_STARTED
+    assert emu_folders(emu_tmp) == []
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_terminated_command_removes_its_emulator_folder(emu_tmp):
+    import signal
+
+    term = Terminal(["home", "--sim", "--firmware", "emulator"], emu_tmp)
+    term.wait_for("Arm R [")
+    assert len(emu_folders(emu_tmp)) == 1
+    code, output = term.signal(signal.SIGTERM, group=False)
+    assert code == 128 + signal.SIGTERM, output
+    assert emu_folders(emu_tmp) == [], output
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_the_folder_of_a_killed_host_goes_at_the_next_start_and_nothing_else_does(emu_tmp):
+    import os
+    import signal
+    import subprocess
+
+    term = Terminal(["home", "--sim", "--firmware", "emulator"], emu_tmp)
+    term.wait_for("Arm R [")
+    term.signal(signal.SIGKILL, group=False)  # nothing can clean up after SIGKILL
+    [stale] = emu_folders(emu_tmp)
+    foreign = emu_tmp / (emulator.FOLDER_PREFIX + "not-ours")  # no owner file: not made by this program
+    foreign.mkdir()
+    with subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE) as alive:
+        busy = emu_tmp / (emulator.FOLDER_PREFIX + "in-use")  # its owner still runs
+        busy.mkdir()
+        (busy / emulator.OWNER_FILE).write_text(str(alive.pid))
+        with emulator.Emulator() as emu:
+            made = Path(emu._dir)
+            assert not stale.exists()
+            assert foreign.is_dir() and busy.is_dir() and made.is_dir()
+        alive.stdin.close()
+    assert os.path.isdir(foreign) and not made.exists()
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_bench_that_fails_to_start_leaves_no_emulator_folder(emu_tmp, monkeypatch):
+    from robot.bringup.bench import Bench
+
+    def wiring_fails(mechanics, config):
+        assert emu_folders(emu_tmp), "the emulator runs, in its folder"
+        raise emulator.EmulatorError("harness refused 'wiring R reversed'")
+    monkeypatch.setattr(Bench, "set_up_mechanics", staticmethod(wiring_fails))
+    with pytest.raises(emulator.EmulatorError):
+        Bench(config_module.defaults(), sim=True, firmware="emulator").start()
+    assert emu_folders(emu_tmp) == []

@@ -40,9 +40,9 @@ class Bench:
         from ..link.driver import Link
 
         url = self.port
-        if self.sim:
-            url = self._start_simulation()
         try:
+            if self.sim:
+                url = self._start_simulation()
             self.link = Link.open(self.config, port=url, motors=False)
         except BaseException:
             self.close()

@@ -14,29 +14,42 @@ The harness (firmware/harness/harness.c) holds the CPU until the pty is
 opened, resets it when the pty is closed and opened again (the Uno's DTR
 reset), and logs every pin change with its cycle.  Several emulators can run
 at once: each has its own pty and a private temporary directory.
+
+The harness runs in its own session, so a terminal's Ctrl-C reaches only the host, which then
+stops the robot in order and reads its state.  Its temporary directory goes on every exit: close()
+(the context manager), at interpreter exit, on SIGTERM/SIGHUP (they raise SystemExit while an
+emulator runs); a host killed outright (SIGKILL) leaves it, and the next start removes every
+such directory whose owner process is gone (`remove_stale_folders`).
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
+import weakref
 from pathlib import Path
 
+from .. import paths
 from . import pinlog
 
-FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "firmware"
-BUILD_DIR = FIRMWARE_DIR / "build"
+FIRMWARE_DIR = paths.FIRMWARE_DIR
+BUILD_DIR = paths.firmware_build_dir()  # firmware/build in a checkout; never inside site-packages
 ELF = BUILD_DIR / "cube_robot.elf"
 HARNESS = BUILD_DIR / "harness"
 ARDUINO_CORE = Path("/usr/share/arduino/hardware/arduino/avr/cores/arduino")
 INPUTS = ("estop", "start")
 START_TIMEOUT_S = 10.0
 CONTROL_TIMEOUT_S = 10.0
+FOLDER_PREFIX = "cube-robot-emu-"
+OWNER_FILE = "owner.pid"  # the host's pid: marks a folder this program made, and whose it is
 
 _TOOLS = ("make", "avr-gcc", "avr-g++", "avr-gcc-ar", "avr-objcopy", "avr-size", "gcc", "pkg-config")
 _INSTALL_HINT = "install with: apt-get install gcc-avr avr-libc binutils-avr arduino-core-avr make " \
@@ -73,17 +86,17 @@ def build(targets=("all", "harness")) -> None:
     ok, reason = available()
     if not ok:
         raise BuildError(f"cannot build the firmware: {reason}")
-    BUILD_DIR.mkdir(exist_ok=True)
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
     # One build at a time (parallel test processes share firmware/build).
     with open(BUILD_DIR / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        make = ["make", "-C", str(FIRMWARE_DIR), *targets]
+        make = paths.make_command(*targets)
         if subprocess.run([*make, "-q"], capture_output=True).returncode == 0:
             return
         result = subprocess.run(make, capture_output=True, text=True)
         if result.returncode != 0:
             raise BuildError(
-                f"firmware build failed (make -C {FIRMWARE_DIR} {' '.join(targets)}, exit {result.returncode}):\n"
+                f"firmware build failed ({' '.join(make)}, exit {result.returncode}):\n"
                 f"{result.stdout[-4000:]}{result.stderr[-4000:]}"
             )
 
@@ -101,6 +114,61 @@ def size() -> dict[str, int]:
     return result
 
 
+def remove_stale_folders(parent: str | Path | None = None) -> list[Path]:
+    """Remove the temporary folders of emulators whose host process is gone (a host killed with
+    SIGKILL cannot clean up).  Only folders with this program's owner file are touched; returns them."""
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        try:
+            pid = int((folder / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue  # not ours, or its owner is still writing the file
+        if pid != os.getpid() and not _process_alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+_running: "weakref.WeakSet[Emulator]" = weakref.WeakSet()
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_saved_handlers: dict = {}
+
+
+def _close_all() -> None:
+    for emulator in list(_running):
+        emulator.close()
+
+
+atexit.register(_close_all)
+
+
+def _terminate(signum, frame):
+    # Unwinds the main thread: every `with` closes its emulator (and stops the robot in order).
+    raise SystemExit(128 + signum)
+
+
+def _watch_termination(on: bool) -> None:
+    """While an emulator runs, SIGTERM/SIGHUP raise SystemExit instead of killing the host outright (which
+    would leave the temporary folder); a handler someone else installed is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in _TERMINATING:
+        if on and sig not in _saved_handlers and signal.getsignal(sig) == signal.SIG_DFL:
+            _saved_handlers[sig] = signal.signal(sig, _terminate)
+        elif not on and sig in _saved_handlers and signal.getsignal(sig) is _terminate:
+            signal.signal(sig, _saved_handlers.pop(sig))
+
+
 class Emulator:
     """One simavr instance running the firmware; use as a context manager."""
 
@@ -114,6 +182,7 @@ class Emulator:
         self._log_path: Path | None = None
         self._log_reader: pinlog.LogReader | None = None
         self._stdout_buf = b""
+        self._stderr = None
 
     def __enter__(self) -> "Emulator":
         self.start()
@@ -124,18 +193,29 @@ class Emulator:
 
     def start(self) -> "Emulator":
         build()
-        self._dir = tempfile.mkdtemp(prefix="cube-robot-emu-")
-        cmd = [str(HARNESS), str(ELF), "--boot-delay-ms", str(self.boot_delay_ms)]
-        if self.pin_log:
-            self._log_path = Path(self._dir) / "pins.log"
-            cmd += ["--log", str(self._log_path)]
-        if self.realtime:
-            cmd.append("--realtime")
-        self._stderr = open(Path(self._dir) / "harness.stderr", "w+")
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-        self.port = self._read_line(START_TIMEOUT_S, "the pty path")
-        if not self.port.startswith("/dev/"):
-            raise EmulatorError(f"harness printed {self.port!r} instead of a pty path")
+        remove_stale_folders()
+        _running.add(self)
+        _watch_termination(True)
+        try:
+            self._dir = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
+            (Path(self._dir) / OWNER_FILE).write_text(str(os.getpid()))
+            cmd = [str(HARNESS), str(ELF), "--boot-delay-ms", str(self.boot_delay_ms)]
+            if self.pin_log:
+                self._log_path = Path(self._dir) / "pins.log"
+                cmd += ["--log", str(self._log_path)]
+            if self.realtime:
+                cmd.append("--realtime")
+            self._stderr = open(Path(self._dir) / "harness.stderr", "w+")
+            # Its own session: a terminal's Ctrl-C (sent to the foreground process group) reaches only
+            # the host, which stops the robot in order; the harness ends when its stdin closes.
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                          start_new_session=True)
+            self.port = self._read_line(START_TIMEOUT_S, "the pty path")
+            if not self.port.startswith("/dev/"):
+                raise EmulatorError(f"harness printed {self.port!r} instead of a pty path")
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def _read_line(self, timeout: float, what: str) -> str:
@@ -257,8 +337,13 @@ class Emulator:
                 self._proc.kill()
                 self._proc.wait()
             self._proc.stdout.close()
-            self._stderr.close()
             self._proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+        _running.discard(self)
+        if not _running:
+            _watch_termination(False)

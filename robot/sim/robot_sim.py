@@ -97,9 +97,16 @@ class SimulatedRobot:
     # -- life cycle ----------------------------------------------------------
 
     def start(self) -> "SimulatedRobot":
+        self._check_baud()  # before anything starts: nothing to clean up
+        try:
+            return self._start()
+        except BaseException:  # a run that stops before the start: `with` calls no __exit__ for it
+            self.close()
+            raise
+
+    def _start(self) -> "SimulatedRobot":
         from ..scan_sequence import ScanSequence
 
-        self._check_baud()  # before anything starts: nothing to clean up
         if self.uses_emulator:
             self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
             device_url = self.emulator.port
