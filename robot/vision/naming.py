@@ -29,8 +29,10 @@ def rough_colour_name(lab) -> str:
     if chroma < 12 + 0.1 * (100 - lightness):
         return "white" if lightness > 60 else "grey" if lightness > 25 else "black"
     hue = np.degrees(np.arctan2(b, a)) % 360
+    # Lab hue bends blue towards purple: sRGB blue (0,0,255) is at 306 degrees, sticker blues at 285-300,
+    # purples (128,0,128), (100,0,150) at 316-328.
     for limit, name in ((20, "pink"), (50, "red"), (75, "orange"), (105, "yellow"), (190, "green"),
-                        (290, "blue"), (340, "purple"), (360, "pink")):
+                        (310, "blue"), (340, "purple"), (360, "pink")):
         if hue < limit:
             return name
     return "pink"
