@@ -20,14 +20,16 @@ from pathlib import Path
 
 import yaml
 
+from . import paths
 from .config_schema import SCHEMA, Setting  # the schema lives there; config.SCHEMA still works
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config.yaml"
+# A checkout's root, or an installed copy's per-user data folder (robot/paths.py says which).
+PROJECT_ROOT = paths.data_root()
+DEFAULT_CONFIG_PATH = paths.default_config_path()
 
 
 def project_path(value) -> Path:
-    """A path from a setting: absolute, or relative to the project root."""
+    """A path from a setting: absolute, or relative to the project root (robot/paths.py)."""
     path = Path(value)
     return path if path.is_absolute() else PROJECT_ROOT / path
 
@@ -87,7 +89,10 @@ def defaults() -> Config:
 
 
 def load(path: str | os.PathLike | None = None) -> Config:
-    """Load and validate a config file (default: config.yaml at the project root)."""
+    """Load and validate a config file (default: config.yaml at the project root, made on
+    an installed copy's first use)."""
+    if path is None:
+        paths.ensure_default_config()
     path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
     try:
         text = path.read_text()

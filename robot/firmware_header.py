@@ -5,8 +5,9 @@ error and alarm codes (the X-macro lists in protocol.h) and its limits and
 defaults (defaults.h).  The host (robot.link.protocol, robot.config, the mock
 firmware, the pin-log decoder) reads them here at import instead of copying them.
 
-This module imports nothing from `robot` so that any module (config.py
-included) may use it without an import cycle.
+This module imports nothing from `robot` but robot.paths (which imports nothing), so
+that any module (config.py included) may use it without an import cycle.  The headers
+are the checkout's firmware/, or the copy an installed package carries (robot/paths.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-FIRMWARE_SRC = Path(__file__).resolve().parent.parent / "firmware" / "cube_robot"
+from .paths import FIRMWARE_SRC
 PROTOCOL_H = FIRMWARE_SRC / "protocol.h"
 DEFAULTS_H = FIRMWARE_SRC / "defaults.h"
 
@@ -42,7 +43,8 @@ def _text(path: Path) -> str:
     try:
         return path.read_text()
     except OSError as exc:
-        raise FirmwareHeaderError(f"cannot read {path}: {exc.strerror} (the firmware sources must be present)") from None
+        raise FirmwareHeaderError(f"cannot read {path}: {exc.strerror} (the firmware sources must be present: "
+                                 f"a checkout's firmware/, or the copy a built package carries)") from None
 
 
 def _value(text: str):

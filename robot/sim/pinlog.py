@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..firmware_header import cpu_hz
+from ..firmware_header import FIRMWARE_SRC, cpu_hz
 
-PINS_H = Path(__file__).resolve().parents[2] / "firmware" / "cube_robot" / "pins.h"
+PINS_H = FIRMWARE_SRC / "pins.h"
 CYCLES_PER_SECOND = cpu_hz()  # defaults.h CPU_HZ
 ARMS = ("R", "L", "F", "B")
 RESET = "reset"
