@@ -23,6 +23,7 @@ NO_ROBOT_CHECK = next(title for title, target in PREFLIGHT_CHECKS if target.ends
 
 CHECKS = PREFLIGHT_CHECKS + [  # the run's pre-flight checks (robot/doctor/preflight.py), then the rest
     ("firmware emulator", "robot.sim.doctor_checks:check_emulator"),
+    ("folders", "robot.doctor.folders:check_folders"),
 ]
 
 
