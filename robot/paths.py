@@ -98,3 +98,11 @@ def ensure_default_config() -> Path:
         except FileExistsError:
             pass  # made meanwhile by another process: keep it
     return path
+
+
+def make_advice(*args: str) -> str:
+    """The make command to tell a maker: `make -C firmware ...` in a checkout (run from its
+    root, as the docs say), the full command over the packaged sources in an installed copy."""
+    if CHECKOUT_ROOT is not None:
+        return " ".join(("make -C firmware", *args))
+    return " ".join(make_command(*args))
