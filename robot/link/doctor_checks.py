@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..doctor import FAIL, INFO, OK, WARN, Result
+from ..paths import make_advice
 from . import ports
 from .driver import LinkSettings
 
@@ -31,8 +32,8 @@ def check_serial(config, args) -> list[Result]:
         else:
             results.append(Result(label, FAIL if device == wanted else WARN, probe.answer))
     if not found and not wanted_unopenable:  # (an unopenable port's row names its fix: flashing cannot help)
-        results.append(Result("robot", FAIL, "the cube-robot firmware answers on no port: flash firmware/ "
-                                              f"(make -C firmware flash PORT={wanted or '<port>'}) or check the cable"))
+        results.append(Result("robot", FAIL, "the cube-robot firmware answers on no port: flash the firmware "
+                                              f"({make_advice('flash', 'PORT=' + (wanted or '<port>'))}) or check the cable"))
     elif settings.port is None and len(found) > 1:
         results.append(Result("robot", WARN, f"firmware on several ports ({', '.join(found)}): set link.port"))
     return results

@@ -21,6 +21,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from ..paths import make_advice
 from . import protocol as P
 from .errors import (
     DisconnectedError,
@@ -379,13 +380,13 @@ class Connection:
         if identity.firmware != P.FIRMWARE_NAME:
             raise WrongFirmwareError(
                 f"wrong firmware on {self.url or 'the port'}: it calls itself {identity.firmware!r}, "
-                f"not {P.FIRMWARE_NAME!r}; flash firmware/ (make -C firmware flash PORT={self.url or '<port>'})"
+                f"not {P.FIRMWARE_NAME!r}; flash the firmware ({make_advice('flash', 'PORT=' + (self.url or '<port>'))})"
             )
         if identity.proto != P.PROTOCOL_VERSION:
             raise WrongFirmwareError(
                 f"the firmware on {self.url or 'the port'} ({identity.firmware} {identity.version}) speaks "
                 f"protocol {identity.proto}, this program speaks {P.PROTOCOL_VERSION}: flash the firmware from "
-                f"this checkout (make -C firmware flash PORT={self.url or '<port>'})"
+                f"this copy of the program ({make_advice('flash', 'PORT=' + (self.url or '<port>'))})"
             )
 
     def _handshake_failure(self, foreign, ours) -> LinkError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from ..paths import make_advice
 from .options import RunOptions
 from .report import NOT_STARTED, STOPPED, RunReport
 from .waterfall import Waterfall
@@ -108,7 +109,7 @@ def advice_for(exc) -> str:
     if isinstance(exc, LinkError):
         return "check the USB cable and the robot's power, then run again"
     if isinstance(exc, EmulatorError):
-        return "the firmware emulator failed: run 'make -C firmware harness' to see the build error"
+        return f"the firmware emulator failed: run '{make_advice('harness')}' to see the build error"
     return "see the error above; 'cube-robot doctor' checks the whole setup"
 
 

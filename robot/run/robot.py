@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Protocol
 
+from ..paths import make_advice
 from .pipeline import PreflightFailed, RobotNotReady  # noqa: F401  (raised here, caught by run_robot)
 
 
@@ -67,7 +68,7 @@ class HardwareRobot:
                                        "the last run's report names the layer): turn that layer square by hand, then "
                                        "'cube-robot run --resume'"]) from None
             raise PreflightFailed([f"firmware handshake: {port}: {exc}: check the USB cable and the robot's power, "
-                                   f"or flash the firmware (make -C firmware flash PORT={port})"]) from None
+                                   f"or flash the firmware ({make_advice('flash', f'PORT={port}')})"]) from None
         if self.resume:
             try:
                 self._clear_cut_alarm()
@@ -205,7 +206,7 @@ def choose_port(config, port=None) -> str | None:
     from ..link.driver import LinkSettings
 
     settings = LinkSettings.from_config(config)
-    fix = "check the USB cable and the robot's power; flash the firmware with 'make -C firmware flash PORT={}'"
+    fix = "check the USB cable and the robot's power; flash the firmware with '" + make_advice("flash", "PORT={}") + "'"
     named = port or settings.port
     if named:
         probe = ports.probe(named, settings)
