@@ -92,7 +92,11 @@ def load(path: str | os.PathLike | None = None) -> Config:
     """Load and validate a config file (default: config.yaml at the project root, made on
     an installed copy's first use)."""
     if path is None:
-        paths.ensure_default_config()
+        try:
+            paths.ensure_default_config()
+        except OSError as exc:
+            raise ConfigError(DEFAULT_CONFIG_PATH, None, "", f"cannot make the default config file "
+                              f"({exc.filename}: {exc.strerror})") from None
     path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
     try:
         text = path.read_text()
