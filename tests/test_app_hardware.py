@@ -145,13 +145,23 @@ def _main(config, *argv):
     return code, out.getvalue(), err.getvalue()
 
 
+def _logged(folder) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (folder / "data" / "solve-log.jsonl").read_text().splitlines()]
+
+
 def test_named_port_that_does_not_answer_is_an_error_not_a_simulation(setup, tmp_path):
     config, mock, sequence, scrambled = setup
     code, out, err = _main(config, "--port", "/dev/nonexistent-robot")
-    assert code == 4 and "RESULT" not in out and "SIMULATED" not in out + err
-    assert "'/dev/nonexistent-robot': no such port" in err and "port from --port" in err
-    assert "cable" in err and "PORT=/dev/nonexistent-robot" not in err  # no advice to flash a port that is not there
-    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+    assert code == 4 and "SIMULATED" not in out + err
+    results = [line for line in out.splitlines() if "RESULT" in line]
+    assert len(results) == 1 and "NOT STARTED: cannot open serial port '/dev/nonexistent-robot'" in results[0]
+    assert results[0].endswith("nothing moved"), results
+    assert "'/dev/nonexistent-robot': no such port" in out and "port from --port" in out
+    assert "cable" in out and "PORT=/dev/nonexistent-robot" not in out  # no advice to flash a port that is not there
+    [logged] = _logged(tmp_path)  # the solve log keeps every run, those that did not start too
+    assert logged["outcome"] == "NOT STARTED" and "no such port" in logged["errors"][0]
 
 
 def test_named_port_that_does_not_answer_with_json_still_prints_one_json_object(setup, tmp_path):
@@ -164,7 +174,8 @@ def test_named_port_that_does_not_answer_with_json_still_prints_one_json_object(
     assert code == 4 and report["outcome"] == "NOT STARTED" and report["simulated"] is False
     assert "'/dev/nonexistent-robot': no such port" in report["errors"][0]
     assert report["cube_state_after_stop"] == "as it was put in: nothing moved"
-    assert not (tmp_path / "data" / "solve-log.jsonl").exists()  # nothing ran, nothing logged as a solve
+    assert "NOT STARTED, nothing moved" in err  # a person beside the JSON reads why
+    assert [r["outcome"] for r in _logged(tmp_path)] == ["NOT STARTED"]
 
 
 def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
@@ -173,7 +184,7 @@ def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
     path.write_text(config.path.read_text().replace("  port: null", "  port: /dev/nonexistent-robot", 1))
     assert "/dev/nonexistent-robot" in path.read_text()
     code, out, err = _main(config_module.load(path), "--no-verify")
-    assert code == 4 and "link.port in config.yaml" in err and "SIMULATED" not in out + err
+    assert code == 4 and "link.port in config.yaml" in out and "SIMULATED" not in out + err
 
 
 def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
@@ -184,7 +195,7 @@ def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
         code, out, err = _main(config, "--port", other.url)
     finally:
         other.stop()
-    assert code == 4 and other.url in err and "wrong firmware" in err and "make -C firmware flash" in err
+    assert code == 4 and other.url in out and "wrong firmware" in out and "make -C firmware flash" in out
     assert not other.executed  # nothing moved
 
 
@@ -295,7 +306,7 @@ def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(
         code, out, err = _main(config)
     finally:
         other.stop()
-    assert code == 4 and other.url in err and "wrong firmware" in err and "SIMULATED" not in out + err
+    assert code == 4 and other.url in out and "wrong firmware" in out and "SIMULATED" not in out + err
 
 
 def test_a_refused_rescan_is_executed_not_verified(setup, tmp_path):

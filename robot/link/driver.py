@@ -71,20 +71,24 @@ class Link(NoiseStops, Connection):
     # -- opening -----------------------------------------------------------
 
     @classmethod
-    def open(cls, config=None, port: str | None = None, configure: bool = True, motors: bool = True) -> "Link":
+    def open(cls, config=None, port: str | None = None, configure: bool = True, motors: bool = True,
+             probed: "Link | None" = None) -> "Link":
         """Open the configured port (or auto-detect), handshake, send the motion settings (MOTION, SERVO, the
-        per-arm and per-gripper settings) and, unless motors=False, switch the stepper drivers on."""
+        per-arm and per-gripper settings) and, unless motors=False, switch the stepper drivers on.  The port
+        is opened once (each open resets an Uno): `probed` or an auto-detected robot's probe is kept."""
         from .. import config as config_module
 
         config = config if config is not None else config_module.load()
         settings = LinkSettings.from_config(config)
         url = port or settings.port
-        if url is None:
-            url = ports.find_robot(settings).port
-        link = cls(ports.open_port(url, settings.baud), settings, config["motion"], url=url)
+        if probed is None and url is None:
+            probed = ports.find_robot(settings, keep=cls).connection
+        link = probed if probed is not None else cls(ports.open_port(url, settings.baud), settings, url=url)
+        link.motion = config["motion"]
         link.motors = motors
         try:
-            link.handshake()
+            if link.identity is None:  # a probed connection has answered the handshake already
+                link.handshake()
             if configure:
                 link.configure()
         except BaseException:

@@ -1,8 +1,9 @@
 """Serial ports: open one (any pyserial URL), list them, ask each what answers.
 
-A real Uno resets when its port is opened, so probing a port takes up to
-link.handshake_timeout_ms; `find_robot` probes every port and keeps the one
-where the cube-robot firmware answers.
+A real Uno resets when its port is opened (about 2 s of bootloader), so probing a port takes up to
+link.handshake_timeout_ms; `find_robot` probes every port and keeps the one where the cube-robot
+firmware answers.  A probe asked to keep its connection (`keep=`) hands it on open: the robot's
+port is opened once, never probed and then opened again.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class ProbeResult:
     answer: str  # what answered, in words
     identity: object = None  # protocol.Identity when ok
     kind: str = ""  # "ok", "no answer", "wrong firmware", "wrong baud", "cannot open", "error"
+    connection: object = None  # probe(keep=...) and ok: the open, handshaken connection (the caller closes it)
 
     def said(self) -> str:
         """'kind: answer' in words, the kind left out when the answer already says it ("no answer on ...")."""
@@ -69,18 +71,24 @@ def list_ports() -> list[tuple[str, str]]:
     return [(p.device, p.description or "") for p in sorted(serial.tools.list_ports.comports(), key=lambda p: p.device)]
 
 
-def probe(url: str, settings, description: str = "") -> ProbeResult:
-    """Open `url`, handshake (without configuring), and say what answered."""
+def probe(url: str, settings, description: str = "", keep=None) -> ProbeResult:
+    """Open `url`, handshake (without configuring), and say what answered.
+
+    keep: a Connection class (e.g. driver.Link) to build the connection with; when our firmware
+    answers it is left open in the result's `connection` (the caller closes it), so the port is not
+    opened a second time (each open resets a real Uno).  Without keep the port is always closed."""
     try:
         port = open_port(url, settings.baud)
     except PortError as exc:
         return ProbeResult(url, description, False, str(exc), kind="cannot open")
-    link = Connection(port, settings, url=url)
+    link = (keep or Connection)(port, settings, url=url)
+    kept = None
     try:
         identity = link.handshake()
         answer = (f"{identity.firmware} {identity.version}, protocol {identity.proto}, board {identity.board}, "
                   f"queue {identity.queue_depth}, rx {identity.rx_bytes} bytes")
-        return ProbeResult(url, description, True, answer, identity, kind="ok")
+        kept = link if keep is not None else None
+        return ProbeResult(url, description, True, answer, identity, kind="ok", connection=kept)
     except NoAnswerError as exc:
         return ProbeResult(url, description, False, str(exc), kind="no answer")
     except WrongFirmwareError as exc:
@@ -90,19 +98,29 @@ def probe(url: str, settings, description: str = "") -> ProbeResult:
     except (HandshakeError, LinkError) as exc:
         return ProbeResult(url, description, False, str(exc), kind="error")
     finally:
-        link.close()
+        if link is not kept:
+            link.close()
 
 
-def find_robot(settings) -> ProbeResult:
-    """The one port where the cube-robot firmware answers (link.port: null)."""
+def close_kept(results) -> None:
+    """Close the connections that probe(keep=...) left open in `results`."""
+    for result in results:
+        if result.connection is not None:
+            result.connection.close()
+
+
+def find_robot(settings, keep=None) -> ProbeResult:
+    """The one port where the cube-robot firmware answers (link.port: null); with keep (see probe) its
+    connection is left open in the result."""
     ports = list_ports()
     if not ports:
         raise PortError("no serial ports found: is the robot's USB cable plugged in? "
                         "(or set link.port in config.yaml)")
-    results = [probe(device, settings, description) for device, description in ports]
+    results = [probe(device, settings, description, keep) for device, description in ports]
     found = [r for r in results if r.ok]
     if len(found) == 1:
         return found[0]
+    close_kept(found)
     if len(found) > 1:
         raise PortError("the cube-robot firmware answers on several ports ("
                         + ", ".join(r.port for r in found) + "): set link.port in config.yaml")

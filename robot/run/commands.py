@@ -7,6 +7,7 @@ import json
 import sys
 
 from ..cli_common import add_config_argument, simulated
+from ..exit_status import ExitStatus
 from .report import EXIT_STATUS_HELP
 
 RUN_EXAMPLES = """examples:
@@ -103,8 +104,7 @@ def run_command(args) -> int:
     from .. import config as config_module
     from . import log
     from .options import RunOptions
-    from .report import EXIT_STATUS, NOT_STARTED
-    from .robot import RobotNotReady, choose_port, run_hardware
+    from .robot import RobotNotReady, choose_robot, not_started_report, run_hardware
     from .simulated import run_simulated
 
     config = config_module.load(args.config)
@@ -115,34 +115,28 @@ def run_command(args) -> int:
         print(f"cube-robot run: --port {options.port} names a real robot, but {', '.join(simulated_by)} "
               f"{'is' if len(simulated_by) == 1 else 'are'} for the simulated one: give one or the other "
               "(nothing moved)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
+    report = link = None
     if not options.sim:
         try:
-            port = choose_port(config, options.port)
-        except RobotNotReady as exc:
-            print(f"cube-robot run: NOT STARTED: {exc}", file=sys.stderr)
-            if options.json:  # one JSON object, as promised (not logged: no run took place)
-                import datetime as dt
-
-                from .pipeline import CUBE_NOT_STARTED
-                from .report import RunReport
-
-                print(json.dumps(RunReport(
-                    time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware", errors=[str(exc)],
-                    outcome=NOT_STARTED, cube_state_after_stop=CUBE_NOT_STARTED).to_json()))
-            return EXIT_STATUS[NOT_STARTED]
-        if port is None:
-            say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
-                "running the simulated robot (--sim says so; --port PATH names a robot).")
-            options = options.replace(sim=True)
+            link = choose_robot(config, options.port)  # the probe's connection: the port is opened once
+        except RobotNotReady as exc:  # no robot answers: NOT STARTED, reported and logged like any run
+            report = not_started_report(exc)
+            if options.json:  # the text report says it all; beside JSON a person still reads why
+                print(f"cube-robot run: NOT STARTED, nothing moved: {exc}", file=sys.stderr)
         else:
-            options = options.replace(port=port)
-    if options.sim:
+            if link is None:
+                say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
+                    "running the simulated robot (--sim says so; --port PATH names a robot).")
+                options = options.replace(sim=True)
+            else:
+                options = options.replace(port=link.url)
+    if report is None and options.sim:
         report = run_simulated(config, options, lambda text: say(simulated(text)))
-    else:
-        report = run_hardware(config, options, say)
+    elif report is None:
+        report = run_hardware(config, options, say, probed=link)
     log.append(config, report)
     print(json.dumps(report.to_json()) if options.json else report.format())
     if report.execute_ok is not None:  # the robot took the cube, and still holds it

@@ -116,6 +116,8 @@ class RunReport:
             error = self.errors[0] if self.result() == NOT_STARTED else self.errors[-1]
             said = self.result().lower() + ": "  # "EMERGENCY STOP: emergency stop: Ctrl-C" says it twice
             reason = f": {error[len(said):] if error.lower().startswith(said) else error}"
+            if self.result() == NOT_STARTED and "nothing moved" not in reason:
+                reason += "; nothing moved"
         elif self.result() == SOLVED and not self.simulated:
             reason = " (VERIFIED: the rescan saw a solved cube)"
         return ("SIMULATED " if self.simulated else "") + self.result() + reason

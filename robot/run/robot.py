@@ -42,8 +42,10 @@ class HardwareRobot:
 
     calibration = "auto"  # the scan uses scan.colours_file when it exists
 
-    def __init__(self, config, port=None, say=None, arms_straight: bool = False, resume: bool = False):
+    def __init__(self, config, port=None, say=None, arms_straight: bool = False, resume: bool = False,
+                 probed=None):
         self.config, self.port, self.resume = config, port, resume
+        self.probed = probed  # the Link choose_robot's probe left open on `port`: opened once (a Uno resets)
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = self.tables = None
@@ -61,7 +63,8 @@ class HardwareRobot:
 
         port = self.port or self.config["link"]["port"]
         try:
-            self.link = Link.open(self.config, port=self.port, configure=not self.resume)
+            probed, self.probed = self.probed, None  # Link.open owns it now (and closes it if it fails)
+            self.link = Link.open(self.config, port=self.port, configure=not self.resume, probed=probed)
         except LinkError as exc:
             if getattr(exc, "code", None) == AlarmCode.RESET_DURING_MOTION:
                 raise PreflightFailed([f"{port}: a board reset cut a move in an earlier run (alarm RESET_DURING_MOTION; "
@@ -152,6 +155,9 @@ class HardwareRobot:
             self.camera.release()
         if self.link is not None:
             self.link.close()
+        if self.probed is not None:  # never started: the probe's connection is still open
+            self.probed.close()
+            self.probed = None
 
     def __enter__(self):
         return self.start()
@@ -194,44 +200,67 @@ class HardwareRobot:
 _SOMETHING_ANSWERED = ("wrong firmware", "wrong baud", "error")
 
 
-def choose_port(config, port=None) -> str | None:
-    """The port to drive, or None to simulate.
+class PortNotReady(RobotNotReady):
+    """No robot to drive: the named port does not answer as our firmware, or auto-detection found a wrong
+    answer or several robots.  str() is the problem and its fix; `problem`, `fix` and `answered` (what
+    answered, for the report's header) apart for the NOT STARTED report."""
+
+    def __init__(self, problem: str, fix: str | None, answered: str):
+        super().__init__(f"{problem}\n  fix: {fix}" if fix else problem)
+        self.problem, self.fix, self.answered = problem, fix, answered
+
+
+def choose_robot(config, port=None):
+    """The robot to drive: its open, handshaken Link (the probe's own connection, so the port is opened
+    once: each open resets a real Uno), or None to simulate.  The caller closes the Link.
 
     Simulation only when no port is named anywhere (neither --port nor link.port) and nothing
     answers on any port.  A named port that does not answer as our firmware (silent, another
-    firmware, another protocol version) raises RobotNotReady naming the port, what answered
+    firmware, another protocol version) raises PortNotReady naming the port, what answered
     and the fix; so does an auto-detected port where something wrong answers.
     """
     from ..link import ports
-    from ..link.driver import LinkSettings
+    from ..link.driver import Link, LinkSettings
 
     settings = LinkSettings.from_config(config)
     fix = "check the USB cable and the robot's power; flash the firmware with '" + make_advice("flash", "PORT={}") + "'"
     named = port or settings.port
     if named:
-        probe = ports.probe(named, settings)
+        probe = ports.probe(named, settings, keep=Link)
         if probe.ok:
-            return named
+            return probe.connection
         source = "--port" if port else "link.port in config.yaml"
+        answered = f"none on {named} ({probe.kind})"
         if probe.kind == "cannot open":  # the answer names the fix; flashing a port that is not there cannot help
-            raise RobotNotReady(f"{probe.answer} (port from {source}; the --sim flag runs the simulated robot "
-                                "instead)")
-        raise RobotNotReady(f"the robot's port {named} (from {source}) does not answer as the cube-robot firmware: "
-                            f"{probe.said()}\n  fix: {fix.format(named)} (the --sim flag runs the "
-                            "simulated robot instead)")
-    results = [ports.probe(device, settings, description) for device, description in ports.list_ports()]
+            raise PortNotReady(f"{probe.answer} (port from {source}; the --sim flag runs the simulated robot "
+                               "instead)", None, answered)
+        raise PortNotReady(f"the robot's port {named} (from {source}) does not answer as the cube-robot firmware: "
+                           f"{probe.said()}", f"{fix.format(named)} (the --sim flag runs the simulated robot instead)",
+                           answered)
+    results = [ports.probe(device, settings, description, keep=Link) for device, description in ports.list_ports()]
     found = [r for r in results if r.ok]
     if len(found) == 1:
-        return found[0].port
+        return found[0].connection
+    ports.close_kept(found)
     if len(found) > 1:
-        raise RobotNotReady("the cube-robot firmware answers on several ports ("
-                            + ", ".join(r.port for r in found) + "): name one with --port or link.port")
+        raise PortNotReady("the cube-robot firmware answers on several ports ("
+                           + ", ".join(r.port for r in found) + "): name one with --port or link.port", None,
+                           "several robots: " + ", ".join(r.port for r in found))
     wrong = [r for r in results if r.kind in _SOMETHING_ANSWERED]
     if wrong:
-        raise RobotNotReady("no port answers as the cube-robot firmware, but something answers on "
-                            + "; ".join(f"{r.port}: {r.said()}" for r in wrong)
-                            + f"\n  fix: {fix.format(wrong[0].port)} (the --sim flag runs the simulated robot)")
+        raise PortNotReady("no port answers as the cube-robot firmware, but something answers on "
+                           + "; ".join(f"{r.port}: {r.said()}" for r in wrong),
+                           f"{fix.format(wrong[0].port)} (the --sim flag runs the simulated robot)", "none")
     return None
+
+
+def choose_port(config, port=None) -> str | None:
+    """The port to drive, or None to simulate (choose_robot, its connection closed again)."""
+    link = choose_robot(config, port)
+    if link is None:
+        return None
+    link.close()
+    return link.url
 
 
 def robot_attached(config, port=None) -> bool:
@@ -252,15 +281,29 @@ def ask_arms_straight(arms: str, stdin=None, stderr=None) -> bool:
     return stdin.readline().strip().lower() in ("y", "yes")
 
 
-def run_hardware(config, options, say):
-    """The real robot: serial link to the board, the configured camera and calibrated regions."""
+def not_started_report(exc: RobotNotReady):
+    """The report of a run that no robot answered (choose_robot): NOT STARTED, nothing moved."""
+    import datetime as dt
+
+    from .pipeline import CUBE_NOT_STARTED
+    from .report import NOT_STARTED, RunReport
+
+    return RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware", outcome=NOT_STARTED,
+                     errors=[getattr(exc, "problem", str(exc))], advice=getattr(exc, "fix", None),
+                     firmware=getattr(exc, "answered", None), cube_state_after_stop=CUBE_NOT_STARTED)
+
+
+def run_hardware(config, options, say, probed=None):
+    """The real robot: serial link to the board, the configured camera and calibrated regions.
+    probed: the robot's Link as choose_robot left it open (else the port is opened here)."""
     import datetime as dt
 
     from .pipeline import run_robot
     from .report import RunReport
 
     report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight, resume=options.resume)
+    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight, resume=options.resume,
+                          probed=probed)
 
     def finish():
         # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);
