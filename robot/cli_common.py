@@ -15,7 +15,7 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
     """Every command takes --config PATH."""
     parser.add_argument(
         "--config", metavar="PATH", default=None,
-        help=f"settings file (default: {DEFAULT_CONFIG_PATH.name} in the project root)",
+        help=f"settings file (default: {str(DEFAULT_CONFIG_PATH).replace('%', '%%')})",  # argparse formats %
     )
 
 
