@@ -124,6 +124,15 @@ def test_installed_copy_solves_runs_and_keeps_its_files_in_the_data_folder(insta
     assert "RESULT      SIMULATED SOLVED" in run.stdout
     assert (data / "data" / "solve-log.jsonl").is_file()
 
+    # Flashing from the installed copy: the advised command builds from the packaged sources into the data folder.
+    advice = subprocess.run([str(bin_dir / "python"), "-c", "from robot import paths; "
+                             "print(paths.make_advice('flash', 'PORT=/dev/ttyACM0'))"],
+                            cwd=elsewhere, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert advice[:3] == ["make", "-C", str(site / "robot" / "_bundled" / "firmware")]
+    if shutil.which("make"):
+        dry_run = subprocess.run([*advice, "-n"], cwd=elsewhere, env=env, capture_output=True, text=True)
+        assert f"flash:w:{data / 'firmware-build' / 'cube_robot.hex'}:i" in dry_run.stdout, dry_run.stderr
+
     # A config.yaml the user edited is never replaced.
     edited = (data / "config.yaml").read_text() + "# edited by the maker\n"
     (data / "config.yaml").write_text(edited)
