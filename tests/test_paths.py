@@ -78,3 +78,15 @@ def test_config_load_names_the_file_it_could_not_make(installed, monkeypatch):
     monkeypatch.setattr(config_module, "DEFAULT_CONFIG_PATH", paths.default_config_path())
     with pytest.raises(config_module.ConfigError, match=r"cannot make the default config file .*missing\.yaml"):
         config_module.load()
+
+
+def test_doctor_names_each_folder_of_a_checkout():
+    import argparse
+
+    from robot.doctor.folders import check_folders
+
+    items = [r.item for r in check_folders(config_module.load(), argparse.Namespace(config=None))]
+    for expected in [f"data folder {ROOT}", f"config {ROOT / 'config.yaml'}", f"tables {ROOT / 'tables'}",
+                     f"data {ROOT / 'data'}", f"runs {ROOT / 'runs'}", f"calibration {ROOT / 'calibration'}",
+                     f"firmware {ROOT / 'firmware'}"]:
+        assert expected in items
