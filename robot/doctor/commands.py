@@ -31,10 +31,16 @@ def register(subparsers) -> None:
     doctor = subparsers.add_parser(
         "doctor", help="check the robot's connections and settings",
         description="Run every health check (serial ports, ...) and print what each found.",
-        epilog="examples:\n  cube-robot doctor\n  cube-robot doctor --port /dev/ttyACM0",
+        epilog="examples:\n  cube-robot doctor\n  cube-robot doctor --port /dev/ttyACM0\n"
+               "  cube-robot doctor --sim   (rehearse: the emulated robot and the simulated webcam)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     doctor.add_argument("--port", metavar="PATH", help="also (or only) ask this serial port or pyserial URL")
+    doctor.add_argument("--sim", action="store_true",
+                        help="check the emulated robot (the firmware in simavr, else the mock) and the simulated "
+                             "webcam instead of the real ones; every line says SIMULATED")
+    doctor.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
+                        help="with --sim: the real firmware in simavr (emulator), the Python mock, or auto")
     add_config_argument(doctor)
     doctor.set_defaults(handler=run_doctor)
 
@@ -47,11 +53,32 @@ def run_doctor(args) -> int:
     from .. import config as config_module
 
     config = config_module.load(args.config)
+    if args.sim:
+        return _run_simulated(config, args)
     rows = run_checks(config, args)
     print(format_table(rows))
+    return _exit_status(rows)
+
+
+def _run_simulated(config, args) -> int:
+    from ..cli_common import simulated
+    from . import simulated as sim
+
+    if args.port:
+        print("cube-robot doctor: --sim checks the emulated robot; --port names a real one: give one of them",
+              file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    backend, rows = sim.run_checks(config, args, CHECKS, NO_ROBOT_CHECK)
+    print(simulated(f"doctor against the emulated robot ({backend.removeprefix('SIMULATED: ')}) and the "
+                    "simulated webcam: a rehearsal, not your robot"))
+    print(simulated(format_table(rows)))
+    return _exit_status(rows, simulated)
+
+
+def _exit_status(rows, mark=str) -> int:
     failed = {title for title, r in rows if r.status == FAIL}
     if failed:
-        print("\nSome checks failed: see the detail column.", file=sys.stderr)
+        print("\n" + mark("Some checks failed: see the detail column."), file=sys.stderr)
     if NO_ROBOT_CHECK in failed:
         return ExitStatus.NOT_STARTED
     return ExitStatus.NOT_DONE if failed else ExitStatus.OK

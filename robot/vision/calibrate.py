@@ -17,7 +17,9 @@ whole run also works without a person, e.g. in tests):
 6. Verification: a scrambled cube is scanned with the new calibration and its
    decoded net shown for the user to confirm.
 7. Saved: calibration/colors.yaml (versioned, timestamped, with the camera
-   settings used) and calibration/regions.yaml.
+   settings used) and calibration/regions.yaml.  Simulated (`--sim`: the
+   virtual robot presents the views to the simulated webcam) nothing is
+   saved: it says what a real calibration would save, and where.
 
 Answers (YAML mapping; every key optional, missing ones are asked, or take
 their default with --yes):
@@ -84,7 +86,12 @@ class Answers:
     @classmethod
     def from_file(cls, path, **kwargs) -> "Answers":
         try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
+            if str(path) == "-":  # the answers on stdin
+                import sys
+
+                data = yaml.safe_load(sys.stdin.read()) or {}
+            else:
+                data = yaml.safe_load(Path(path).read_text()) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise CalibrationAborted(f"cannot read answers file {path}: {exc}") from None
         if not isinstance(data, dict):
@@ -338,8 +345,9 @@ def _annotated(frame, quads, labels, inner_fraction):
     return draw_regions(frame, quads, labels, inner_fraction=inner_fraction)
 
 
-def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print):
-    """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click."""
+def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print, default_mode=None):
+    """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click.
+    default_mode: the default answer (else keep when the regions file exists, detect when not)."""
     from ..sim.render import scan_regions
     from . import pose_fit
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
@@ -348,7 +356,8 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     inner = config["scan"]["sampling"]["inner_fraction"]
     regions_path = project_path(config["scan"]["regions_file"])
     mode = str(answers.get("regions", "Regions: detect, keep (the saved file), fix (redo some views of the "
-                           "saved file) or click?", "keep" if regions_path.exists() else "detect")).strip().lower()
+                           "saved file) or click?",
+                           default_mode or ("keep" if regions_path.exists() else "detect"))).strip().lower()
     first = frames[sequence.views[0].name]
     size = (first.shape[1], first.shape[0])
     kept: dict = {}
@@ -432,8 +441,14 @@ def _pose_for(config, size):
 
 
 def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, presenter=None,
-        use_window: bool = False, colours_path=None, regions_path=None, say=print) -> CalibrationOutcome:
-    """The guided calibration (see the module doc).  Returns what was learned and where it was saved."""
+        use_window: bool = False, colours_path=None, regions_path=None, say=print,
+        simulated: bool = False, put_in=None) -> CalibrationOutcome:
+    """The guided calibration (see the module doc).  Returns what was learned and where it was saved.
+
+    simulated: the cameras show a virtual cube: nothing is saved (the outcome's paths are None), the
+    saved regions file (for the real camera) is not the default, and the run says what it would save.
+    put_in(kind): called once the person said a "solved" / "scrambled" cube is in (the simulation puts
+    that cube in the virtual robot)."""
     from .camera import open_camera
     from .colour import CalibrationError
     from .decode import VisionError, decode
@@ -459,11 +474,14 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
             say(f"camera: {camera_settings}")
             if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
                 raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
+            if put_in:
+                put_in("solved")
             expected = _expected_regions(config, sequence, regions_path)
             live = LivePresenter(presenter, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
             frames = capture_views(solved_camera, sequence, live)
         # 3. Regions.
-        regions = setup_regions(frames, sequence, config, answers, preview, say)
+        regions = setup_regions(frames, sequence, config, answers, preview, say,
+                                default_mode="detect" if simulated else None)
         regions.check(sequence)
         # 4. Learn.
         readings = read_stickers(frames, sequence, regions, sampling)
@@ -484,6 +502,8 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
         # 6. Verify on a scrambled cube.
         verified = "skipped"
         if answers.yes("scrambled_ready", "Now put a SCRAMBLED cube in the robot to check. Ready?"):
+            if put_in:
+                put_in("scrambled")
             with scrambled_camera:
                 check_frames = capture_views(scrambled_camera, sequence, presenter)
             check = read_stickers(check_frames, sequence, regions, sampling)
@@ -508,6 +528,11 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
                         "the check scan was wrong; nothing saved. Check the regions previews, the light, then rerun."
                     )
         # 7. Save.
+        if simulated:  # the virtual cube's colours are the renderer's, not the maker's camera's
+            say(f"not saved (simulated): a real calibration writes the {len(calibration.colours)} colours "
+                f"above into {colours_path} and the regions of {len(sequence.views)} views "
+                f"({regions.source}) into {regions_path}; both files are unchanged")
+            return CalibrationOutcome(calibration, regions, None, None, warnings, verified)
         try:
             saved_colours = calibration.save(colours_path)
         except (OSError, CalibrationError) as exc:

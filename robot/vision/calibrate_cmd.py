@@ -6,6 +6,7 @@ The `calibrate` group itself is made in robot/cli.py, which calls
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -19,13 +20,18 @@ def register_calibrate(group) -> None:
             "Walks you through: camera check, sticker regions (detected or clicked), a solved cube scan, "
             "colour separability, a check on a scrambled cube.  Saves the colours (scan.colours_file) and "
             "the regions (scan.regions_file).  Without a person: --answers FILE (and/or --yes) plus "
-            "--solved-images/--scrambled-images folders of <view>.png pictures."
+            "--solved-images/--scrambled-images folders of <view>.png pictures.  --sim rehearses it: the "
+            "emulated robot presents each view of a virtual cube to the simulated webcam; nothing is saved."
         ),
-        epilog="example: cube-robot calibrate colours --answers answers.yaml --solved-images shots/solved "
-               "--scrambled-images shots/scrambled --no-window",
+        epilog="examples:\n  cube-robot calibrate colours --answers answers.yaml --solved-images shots/solved "
+               "--scrambled-images shots/scrambled --no-window\n"
+               "  cube-robot calibrate colours --sim            (you answer the prompts)\n"
+               "  cube-robot calibrate colours --sim --yes --no-window   (every default answer)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_config_argument(colours)
-    colours.add_argument("--answers", metavar="FILE", help="YAML answers to the prompts (see robot/vision/calibrate.py)")
+    colours.add_argument("--answers", metavar="FILE",
+                         help="YAML answers to the prompts (see robot/vision/calibrate.py); '-' reads them from stdin")
     colours.add_argument("--yes", action="store_true", help="take the default for every prompt not in --answers")
     colours.add_argument("--solved-images", metavar="DIR", help="pictures of the solved cube (<view>.png) instead of the camera")
     colours.add_argument("--scrambled-images", metavar="DIR", help="pictures of a scrambled cube for the check")
@@ -37,6 +43,13 @@ def register_calibrate(group) -> None:
                          help="the robot presents each view itself (default: link.port, else a robot "
                               "found on any port; none: you turn the cube by hand)")
     colours.add_argument("--no-robot", action="store_true", help="turn the cube by hand even if a robot answers")
+    colours.add_argument("--sim", action="store_true",
+                         help="rehearse on the emulated robot (the firmware in simavr, else the mock) and the "
+                              "simulated webcam: it presents each view of a virtual cube; saves nothing and "
+                              "says what it would save")
+    colours.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
+                         help="with --sim: the real firmware in simavr (emulator), the Python mock, or auto")
+    colours.add_argument("--seed", type=int, default=None, help="with --sim: seed of the scrambled check cube")
     colours.set_defaults(handler=_colours)
 
 
@@ -65,10 +78,45 @@ def _robot_presenter(config, args, say):
     return LinkPresenter(link), link
 
 
+# Options that name real pictures, a real robot or files to write: refused with --sim.
+SIM_REFUSED = {"solved_images": "--solved-images", "scrambled_images": "--scrambled-images",
+               "colours_out": "--colours-out", "regions_out": "--regions-out", "port": "--port",
+               "no_robot": "--no-robot"}
+
+
+def _simulated(config, args, answers, use_window: bool):
+    """The calibration rehearsed on the emulated robot: it presents each view of a virtual cube (solved,
+    then a scrambled one for the check) to the simulated webcam; nothing is saved."""
+    import numpy as np
+
+    from .. import cube
+    from ..cli_common import simulated
+    from ..sim.robot_sim import SimulatedRobot
+    from .calibrate import run
+
+    def say(text):
+        print(simulated(text))
+    answers.say = say
+    if answers.interactive:
+        answers.ask = lambda prompt: input(simulated(prompt))
+    rng = np.random.default_rng(args.seed)
+
+    def put_in(kind: str) -> None:  # what the person does at the robot, done to the virtual cube
+        robot.virtual.state = cube.SOLVED if kind == "solved" else cube.random_placed_state(rng)
+        say(f"a {kind} cube is now in the virtual robot: {robot.virtual.facelets()}")
+    robot = SimulatedRobot(config, cube.SOLVED, firmware=args.firmware, seed=int(rng.integers(1 << 30)))
+    with robot:
+        say(f"the emulated robot ({robot.backend}) presents each view to the simulated webcam")
+        return run(config, answers, robot.camera, presenter=robot.presenter, use_window=use_window, say=say,
+                   simulated=True, put_in=put_in)
+
+
 def _colours(args) -> int:
     from .. import config as config_module
+    from ..cli_common import simulated
     from ..exit_status import ExitStatus
     from ..link.errors import LinkError
+    from ..sim.emulator import EmulatorError
     from .calibrate import Answers, CalibrationAborted, run
     from .camera import CameraError, FileCamera
     from .colour import CalibrationError
@@ -76,12 +124,23 @@ def _colours(args) -> int:
     from .scan import ScanConfigError
 
     config = config_module.load(args.config)
+    if args.sim:
+        given = [flag for name, flag in SIM_REFUSED.items() if getattr(args, name)]
+        if given:
+            print(f"cube-robot calibrate colours: --sim presents a virtual cube on the emulated robot and saves "
+                  f"nothing; {', '.join(given)} cannot go with it", file=sys.stderr)
+            return ExitStatus.BAD_CONFIG
     interactive = args.answers is None and not args.yes and sys.stdin.isatty()
     try:
         if args.answers:
             answers = Answers.from_file(args.answers, interactive=False, assume_yes=args.yes)
         else:
             answers = Answers({}, interactive=interactive, assume_yes=args.yes)
+        if args.sim:
+            outcome = _simulated(config, args, answers, bool(os.environ.get("DISPLAY")) and not args.no_window)
+            print(simulated(f"calibration rehearsed ({outcome.verified} on a scrambled cube, "
+                            f"{len(outcome.warnings)} warning(s)); nothing saved"))
+            return ExitStatus.OK
         solved = FileCamera(args.solved_images) if args.solved_images else None
         scrambled = FileCamera(args.scrambled_images) if args.scrambled_images else None
         use_window = bool(os.environ.get("DISPLAY")) and not args.no_window
@@ -96,8 +155,9 @@ def _colours(args) -> int:
         finally:
             if link is not None:
                 link.close()
-    except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError, LinkError) as exc:
-        print(f"cube-robot calibrate colours: {exc}", file=sys.stderr)
+    except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError, LinkError,
+            EmulatorError) as exc:
+        print(f"cube-robot calibrate colours: {simulated(exc) if args.sim else exc}", file=sys.stderr)
         return ExitStatus.NOT_DONE
     print(f"calibration done ({outcome.verified} on a scrambled cube, {len(outcome.warnings)} warning(s))")
     return 0
