@@ -30,13 +30,22 @@ QUARTER, HALF = 90, 180
 
 @dataclass(frozen=True)
 class RobotProfile:
-    """Arm layout and timings.  Built from config.yaml's `robot` section."""
+    """Arm layout and timings.  Built from config.yaml's `robot` section.
 
-    pairs: tuple  # ((name, (face, ...)), ...)
+    The order of the pairs and of the arms in a pair in config.yaml means nothing (robot.pairs is a
+    YAML mapping, and a tool may sort it); the profile puts them in one canonical order, arms by
+    face in U R F D L B order and pairs by their arms, so that the cost table's rows, the plans
+    (ties are broken in this order) and the tables' fingerprint do not depend on the file's order.
+    """
+
+    pairs: tuple  # ((name, (face, ...)), ...) in canonical order (see canonical_pairs)
     turn_angles: tuple  # e.g. (90, 180, -90)
     quarter_turn_ms: int
     half_turn_ms: int
     regrip_ms: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "pairs", canonical_pairs(self.pairs))
 
     @classmethod
     def from_config(cls, config) -> "RobotProfile":
@@ -81,9 +90,10 @@ class RobotProfile:
         return sum(self.cost(action) for action in actions[charged_from(actions):])
 
     def describe(self) -> dict:
-        """JSON-able identity of this profile (stored in table manifests)."""
+        """JSON-able identity of this profile (stored in table manifests).  The pairs are a list in
+        the cost table's row order: a mapping would compare equal whatever its order."""
         return {
-            "pairs": {name: list(faces) for name, faces in self.pairs},
+            "pairs": [[name, list(faces)] for name, faces in self.pairs],
             "turn_angles": list(self.turn_angles),
             "quarter_turn_ms": self.quarter_turn_ms,
             "half_turn_ms": self.half_turn_ms,
@@ -94,6 +104,13 @@ class RobotProfile:
     def time_unit_ms(self) -> int:
         """Greatest common divisor of all durations (cost tables count in these units)."""
         return math.gcd(self.quarter_turn_ms, self.half_turn_ms, self.regrip_ms)
+
+
+def canonical_pairs(pairs) -> tuple:
+    """((name, faces), ...) with each pair's faces in U R F D L B order and the pairs ordered by
+    their faces (the default layout RL: [R, L], FB: [F, B] is already in this order)."""
+    faces_first = tuple((name, tuple(sorted(faces, key=cube.FACES.index))) for name, faces in pairs)
+    return tuple(sorted(faces_first, key=lambda pair: ([cube.FACES.index(f) for f in pair[1]], pair[0])))
 
 
 def charged_from(actions) -> int:

@@ -6,9 +6,10 @@ Files in the tables directory (default tables/):
                   solved = 0, range 0..11
   qtm.npy         uint8[3,674,160]  the same in the quarter-turn metric; range 0..14
   robot-cost.npy  uint16[n_pairs, 3,674,160]  exact robot time to solved, in ms, for each holding
-                  pair (config order); solved = 0; 65535 = unreachable with this arm layout
-  manifest.json   format version, the robot profile robot-cost.npy was built for, and the SHA-256 and
-                  size of every file
+                  pair in the profile's canonical order (plan.RobotProfile: not the order of
+                  config.yaml); solved = 0; 65535 = unreachable with this arm layout
+  manifest.json   format version, the robot profile robot-cost.npy was built for (its pairs listed in
+                  row order), and the SHA-256 and size of every file
 
 A table whose checksum or size does not match, built by another format version, or (robot-cost) for
 another robot profile, is rebuilt with a message and never used.
