@@ -85,8 +85,10 @@ def test_doctor_names_each_folder_of_a_checkout():
 
     from robot.doctor.folders import check_folders
 
-    items = [r.item for r in check_folders(config_module.load(), argparse.Namespace(config=None))]
-    for expected in [f"data folder {ROOT}", f"config {ROOT / 'config.yaml'}", f"tables {ROOT / 'tables'}",
-                     f"data {ROOT / 'data'}", f"runs {ROOT / 'runs'}", f"calibration {ROOT / 'calibration'}",
-                     f"firmware {ROOT / 'firmware'}"]:
+    config = config_module.load()
+    items = [r.item for r in check_folders(config, argparse.Namespace(config=None))]
+    where = config_module.project_path  # (tests point run and scan folders at temporary folders)
+    for expected in [f"data folder {ROOT}", f"config {ROOT / 'config.yaml'}", f"tables {where(config['tables']['dir'])}",
+                     f"data {where(config['run']['data_dir'])}", f"runs {where(config['scan']['images_dir']).parent}",
+                     f"calibration {where(config['scan']['colours_file']).parent}", f"firmware {ROOT / 'firmware'}"]:
         assert expected in items
