@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from .report import NOT_STARTED
+
 LOG_NAME = "solve-log.jsonl"
 
 
@@ -155,8 +157,12 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
         group = [r for r in runs if belongs(r)]
         if not group:
             continue
+        not_started = sum(1 for r in group if _outcome(r) == NOT_STARTED)  # nothing moved: not a failed solve
+        started = len(group) - not_started
         solved = [r for r in group if _outcome(r) == "SOLVED"]
-        lines.append(f"{title}: {len(group)} runs, {len(solved)} solved ({len(solved) / len(group):.0%})")
+        lines.append(f"{title}: {started} runs, {len(solved)} solved"
+                     + (f" ({len(solved) / started:.0%})" if started else "")
+                     + (f"; {not_started} NOT STARTED (nothing moved; not counted as runs)" if not_started else ""))
         for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms",
                     "button_to_solved_ms"):
             values = sorted(r[key] for r in solved if _rankable(r, key))
