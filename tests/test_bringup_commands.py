@@ -64,9 +64,16 @@ def write_config(tmp_path, **changes) -> str:
     return str(path)
 
 
-def run(args, capsys, stdin: str = "", monkeypatch=None) -> tuple[int, str, str]:
+class TerminalInput(io.StringIO):
+    """What a person types at a terminal (a command that needs one checks isatty)."""
+
+    def isatty(self):
+        return True
+
+
+def run(args, capsys, stdin: str = "", monkeypatch=None, terminal: bool = False) -> tuple[int, str, str]:
     if monkeypatch is not None:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        monkeypatch.setattr(sys, "stdin", (TerminalInput if terminal else io.StringIO)(stdin))
     code = cli.main(args)
     out, err = capsys.readouterr()
     return code, out, err
@@ -178,7 +185,7 @@ def test_home_by_eye_squares_each_arm(emu, capsys, monkeypatch):
     for arm, off in {"R": 7, "L": -4, "F": 0, "B": 12}.items():
         emu.turn_by_hand(arm, off)
     answers = "-7\n\n+\n-\n4\n\n\n-\n-\n-2\n\n"  # R: -7; L: +5 -5 +4; F: straight; B: -5 -5 -2
-    code, out, err = run(["home", "--port", emu.port], capsys, answers, monkeypatch)
+    code, out, err = run(["home", "--port", emu.port], capsys, answers, monkeypatch, terminal=True)
     assert code == 0, err
     assert [emu.arm_position(a) for a in "RLFB"] == [0, 0, 0, 0]
     assert "Confirmed straight: R, L, F, B" in out

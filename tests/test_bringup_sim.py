@@ -28,17 +28,24 @@ COMMANDS = ["jog", "grip", "motors", "home", "load", "release", "tune grippers"]
 ROOT = config_module.PROJECT_ROOT
 
 
-def cube_robot(capsys, monkeypatch, *args, stdin: str = ""):
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+class TerminalInput(io.StringIO):
+    """What a person types at a terminal (a command that needs one checks isatty)."""
+
+    def isatty(self):
+        return True
+
+
+def cube_robot(capsys, monkeypatch, *args, stdin: str = "", terminal: bool = False):
+    monkeypatch.setattr(sys, "stdin", (TerminalInput if terminal else io.StringIO)(stdin))
     code = cli.main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def sim(capsys, monkeypatch, backend, *args, stdin: str = "", config: str | None = None):
+def sim(capsys, monkeypatch, backend, *args, stdin: str = "", config: str | None = None, terminal: bool = False):
     extra = ["--config", config] if config else []
     code, out, err = cube_robot(capsys, monkeypatch, *args, "--sim", "--firmware", backend, "--json", *extra,
-                                stdin=stdin)
+                                stdin=stdin, terminal=terminal)
     result = json.loads(out)  # --json: one object on stdout, the commentary on stderr
     assert result["simulated"] is True and result["robot"].startswith("SIMULATED"), result
     assert ("simavr" if backend == "emulator" else "mock") in result["robot"]
@@ -75,7 +82,7 @@ def test_motors_jog_grip_release_on_the_emulated_robot(backend, capsys, monkeypa
 def test_home_by_eye_on_the_emulated_robot_is_told_where_the_arms_stand(backend, capsys, monkeypatch):
     # The simulation says where each arm really stands; the user jogs it back and confirms.
     answers = "".join(f"{-off}\n\n" for off in SIM_HAND_OFFSETS.values())
-    code, result, err = sim(capsys, monkeypatch, backend, "home", stdin=answers)
+    code, result, err = sim(capsys, monkeypatch, backend, "home", stdin=answers, terminal=True)
     assert code == 0 and result["method"] == "by eye", err
     assert f"arm R stands {SIM_HAND_OFFSETS['R']} steps clockwise of straight" in err
     assert "Simulated arms now at (steps from straight): R 0, L 0, F 0, B 0." in err
@@ -149,9 +156,12 @@ def test_load_gives_up_when_nobody_presses_start(tmp_path, capsys, monkeypatch):
 def test_every_moving_command_is_refused_while_the_estop_is_held(command, capsys, monkeypatch):
     with emulator.Emulator() as emu:
         emu.press("estop")
-        code, out, err = cube_robot(capsys, monkeypatch, *command, "--port", emu.port, "--json", stdin="\n" * 8)
+        code, out, err = cube_robot(capsys, monkeypatch, *command, "--port", emu.port, "--json", stdin="\n" * 8,
+                                    terminal=True)
         result = json.loads(out)
-        assert code == 1 and result["ok"] is False  # refused after the robot answered: not done
+        # The board refuses its settings while the e-stop is latched: not ready, nothing moved (NOT STARTED,
+        # as a run whose pre-flight finds the alarm).
+        assert code == 4 and result["ok"] is False
         assert "ESTOP" in result["error"], result["error"]
         assert all(v == 0 for v in (emu.arm_position(a) for a in "RLFB"))
 

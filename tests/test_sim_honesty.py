@@ -161,3 +161,82 @@ def test_a_bench_that_fails_to_start_leaves_no_emulator_folder(emu_tmp, monkeypa
     with pytest.raises(emulator.EmulatorError):
         Bench(config_module.defaults(), sim=True, firmware="emulator").start()
     assert emu_folders(emu_tmp) == []
+
+
+# ---------------------------------------------------------------------------
+# Ctrl-C in a terminal, and commands without one
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_ctrl_c_in_a_terminal_during_a_simulated_move_reaches_only_the_host(emu_tmp):
+    import signal
+
+    import time
+
+    from robot.sim import pinlog
+
+    term = Terminal(["jog", "R", "--steps", "6400", "--sim", "--realtime", "--firmware", "emulator"], emu_tmp)
+    term.wait_for("Opened gripper R first")
+    [folder] = emu_folders(emu_tmp)
+    log = pinlog.LogReader(folder / "pins.log")
+    deadline = time.monotonic() + 60  # only ends a hung test
+    while not pinlog.step_events(log.events())["R"]:  # arm R steps: the jog is under way
+        assert time.monotonic() < deadline and term.proc.poll() is None
+        time.sleep(0.01)  # polls the pin log, which the emulator writes on its own
+    code, output = term.signal(signal.SIGINT)  # to the command's process group, as a terminal does
+    assert code == 130, output
+    assert "sent the e-stop ('!') first" in output and "alarm ESTOP_BYTE latched" in output, output
+    assert "could not be read" not in output and "SerialException" not in output, output
+    assert emu_folders(emu_tmp) == []
+
+
+@pytest.mark.firmware
+@needs_emulator
+@pytest.mark.parametrize("command, prompt", [(["load"], "put the cube between them"), (["home"], "Arm R [")])
+def test_ctrl_c_at_a_prompt_stops_in_order_and_latches_no_alarm(command, prompt, emu_tmp):
+    import signal
+
+    term = Terminal([*command, "--sim", "--firmware", "emulator"], emu_tmp)
+    term.wait_for(prompt)
+    code, output = term.signal(signal.SIGINT)
+    assert code == 130, output
+    assert "nothing was moving, so no stop was sent and no alarm is latched" in output, output
+    assert "state IDLE; drivers on" in output and "latched;" not in output, output
+    assert "e-stop" not in output and "SerialException" not in output, output
+    assert emu_folders(emu_tmp) == []
+
+
+def test_home_by_eye_without_a_terminal_says_so_at_the_start_and_moves_nothing(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # as `cube-robot home --sim </dev/null`
+    code = cli.main(["home", "--sim", "--firmware", "mock"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", out
+    [line] = err.splitlines()
+    assert "needs a person at a terminal" in line and "nothing moved" in line
+    assert "motion.homing.sensors" in line and "cube-robot run --arms-straight" in line
+
+
+def test_load_without_a_terminal_goes_on_and_says_what_it_assumed(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # as `cube-robot load --sim </dev/null`
+    code = cli.main(["load", "--sim", "--firmware", "mock", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out)["pair"] == "RL", err
+    assert "stdin is not a terminal: going on without a person at the keyboard" in err
+    assert "Cube held by pair RL" in err
+
+
+def test_home_by_eye_in_simulation_says_how_far_off_the_arms_were_left(capsys, monkeypatch):
+    from robot.bringup.bench import SIM_HAND_OFFSETS
+
+    class TerminalInput(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(sys, "stdin", TerminalInput("+\n\n\n\n\n"))  # R: one small step; then Enter for each
+    code = cli.main(["home", "--sim", "--firmware", "mock"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "`+` turns it 5 steps clockwise seen from outside that arm's face, `-` anticlockwise" in out
+    left = dict(SIM_HAND_OFFSETS, R=SIM_HAND_OFFSETS["R"] + 5)
+    assert ("Confirmed straight: R, L, F, B (their positions are now 0); but the simulated arms were left off "
+            f"straight by {', '.join(f'{a} {o:+d}' for a, o in left.items())} steps (+ is clockwise)." in out), out

@@ -119,15 +119,16 @@ def home_with_sensors(link, arms: str, say) -> P.Where:
 SMALL_STEP_TURNS = 1 / 80  # `+` / `-` while squaring by eye: 4.5 degrees
 
 
-def square_by_eye(link, arms: str, ask, say, hint=None) -> P.Where:
+def square_by_eye(link, arms: str, ask, say, hint=None, left_off=None) -> P.Where:
     """Walk the user through squaring each arm: jog in small steps until it looks straight, confirm.
 
-    `ask(prompt)` returns the user's line; `hint(arm)` (simulation) describes where the arm really is.
+    `ask(prompt)` returns the user's line; `hint(arm)` (simulation) describes where the arm really is and
+    `left_off(arm)` (simulation) gives its true steps from straight, said with the confirmation.
     Lines: `+` / `-` (a small step), a signed number of steps (`-7`), `Enter` = straight."""
     _open_for_turning_in_the_air(link, arms, say, " so the arms turn in the air")
     small = max(1, round(link.motion["steps_per_rev"] * SMALL_STEP_TURNS))
-    say(f"Square each arm by eye: `+` / `-` turn it {small} steps, a number turns it that many steps "
-        "(e.g. -3), Enter when the gripper stands straight.")
+    say(f"Square each arm by eye: `+` turns it {small} steps clockwise seen from outside that arm's face, `-` "
+        "anticlockwise, a number turns it that many steps (e.g. -3), Enter when the gripper stands straight.")
     for arm in arms:
         while True:
             if hint:
@@ -145,7 +146,13 @@ def square_by_eye(link, arms: str, ask, say, hint=None) -> P.Where:
             if steps:
                 link.run([P.jog_command(arm, steps)])
     link.request(P.zero_command(arms))
-    say(f"Confirmed straight: {', '.join(arms)} (their positions are now 0).")
+    said = f"Confirmed straight: {', '.join(arms)} (their positions are now 0)"
+    if left_off is not None:
+        offsets = {arm: left_off(arm) for arm in arms}
+        crooked = ", ".join(f"{arm} {off:+d}" for arm, off in offsets.items() if off)
+        said += (f"; but the simulated arms were left off straight by {crooked} steps (+ is clockwise)" if crooked
+                 else "; the simulated arms are exactly straight")
+    say(said + ".")
     return link.where()
 
 

@@ -33,6 +33,7 @@ class Bench:
         self.firmware, self.realtime = firmware, realtime
         self.emulator = self.mock = self.link = None
         self.backend = None
+        self.interrupted_streaming = False  # Ctrl-C came while actions were streamed (Link.run)
 
     # -- life cycle ----------------------------------------------------------------
 
@@ -47,6 +48,7 @@ class Bench:
         except BaseException:
             self.close()
             raise
+        self.link.run = self._noting_interrupts(self.link.run)
         if not self.sim:
             identity = self.link.identity
             self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
@@ -71,6 +73,17 @@ class Bench:
             mechanics, url = self.mock, self.mock.url
         self.set_up_mechanics(mechanics, self.config)
         return url
+
+    def _noting_interrupts(self, run):
+        """Link.run, noting a Ctrl-C that came while it streamed actions: only then may the robot be
+        moving (a prompt, Enter or the start button come between actions)."""
+        def run_noting(*args, **kwargs):
+            try:
+                return run(*args, **kwargs)
+            except KeyboardInterrupt:
+                self.interrupted_streaming = True
+                raise
+        return run_noting
 
     @staticmethod
     def set_up_mechanics(mechanics, config) -> None:
@@ -137,6 +150,10 @@ def stop_on_interrupt(bench: Bench, say):
         yield
     except KeyboardInterrupt:
         link = bench.link
+        idle = None if bench.interrupted_streaming else _idle_state(bench)
+        if idle is not None:  # a stop that moves nothing latches no alarm: the drivers stay as they were
+            raise BenchInterrupted(f"interrupted between actions; nothing was moving, so no stop was sent "
+                                   f"and no alarm is latched. {idle}.") from None
         try:
             link.estop()
         except Exception as exc:  # the port is gone: nothing more can be sent
@@ -151,3 +168,15 @@ def stop_on_interrupt(bench: Bench, say):
             f"interrupted: sent the e-stop ('!') first. {state}. "
             "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
         ) from None
+
+
+def _idle_state(bench: Bench) -> str | None:
+    """The robot's state when the board says it is idle with nothing queued, else None (moving, in an
+    alarm, or unreadable: then the real-time stop is sent)."""
+    try:
+        status = bench.link.status()
+        if status.state != P.State.IDLE or status.queued or status.running:
+            return None
+        return describe(bench.link.where(), status, bench.config["motion"]["steps_per_rev"])
+    except Exception:
+        return None

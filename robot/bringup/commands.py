@@ -3,7 +3,9 @@
 Every command takes --config, --port, --sim (the emulated robot: the real firmware in simavr, or
 the mock with --firmware mock) and --json (one JSON object on stdout; the running commentary goes
 to stderr).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
-state.  Exit status (robot/exit_status.py, the same in every command): 0 done, 1 not done (the robot
+state; Ctrl-C at a prompt, with nothing moving, sends no stop and latches no alarm.  `home` by eye
+needs a person at a terminal (it says so at the start otherwise); `load` goes on without one.
+Exit status (robot/exit_status.py, the same in every command): 0 done, 1 not done (the robot
 refused, an alarm latched, the link failed, or tuning quit without saving), 2 bad config or arguments,
 4 no robot answers on the port (nothing moved), 130 interrupted.
 """
@@ -284,27 +286,41 @@ def run_motors(args) -> int:
 def run_home(args) -> int:
     from . import actions
 
+    def by_eye(config) -> bool:
+        return args.by_eye or not config["motion"]["homing"]["sensors"]
+
+    def check(config) -> None:
+        actions.arms_of(args.arms)
+        if by_eye(config) and not (sys.stdin is not None and sys.stdin.isatty()):
+            raise actions.BringupError(
+                "squaring the arms by eye needs a person at a terminal, and stdin is not one (nothing moved); "
+                "without one: home with sensors (motion.homing.sensors: true), or square the arms by hand and "
+                "confirm it with `cube-robot run --arms-straight`")
+
     def body(bench, config, out):
         arms = actions.arms_of(args.arms)
-        if config["motion"]["homing"]["sensors"] and not args.by_eye:
+        if not by_eye(config):
             actions.home_with_sensors(bench.link, arms, out.say)
             method = "sensors"
         else:
-            hint = None
+            hint = left_off = None
             if args.sim:
                 rev = config["motion"]["steps_per_rev"]
 
+                def left_off(arm) -> int:  # the virtual robot knows how far off straight the arm stands
+                    return (bench.arm_angle(arm) + rev // 2) % rev - rev // 2
+
                 def hint(arm):
-                    off = (bench.arm_angle(arm) + rev // 2) % rev - rev // 2
+                    off = left_off(arm)
                     return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
-            actions.square_by_eye(bench.link, arms, out.ask, out.say, hint)
+            actions.square_by_eye(bench.link, arms, out.ask, out.say, hint, left_off)
             method = "by eye"
         if args.sim:
             out.say("Simulated arms now at (steps from straight): "
                     + ", ".join(f"{a} {bench.arm_angle(a)}" for a in arms) + ".")
         return True, {"arms": arms, "method": method}
 
-    return _run(args, body, check=lambda config: actions.arms_of(args.arms))
+    return _run(args, body, check=check)
 
 
 def run_load(args) -> int:
@@ -332,6 +348,10 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
 
     entered = threading.Event()
     keyboard = sys.stdin is not None and not sys.stdin.closed
+    if not (keyboard and sys.stdin.isatty()):  # no person at a terminal is needed: say what is assumed
+        out.say("stdin is not a terminal: going on without a person at the keyboard ("
+                + ("the simulation presses the emulated start button)" if sim
+                   else "a line on stdin counts as Enter; else the robot's start button)"))
 
     def read():
         if sys.stdin.readline():
@@ -343,7 +363,7 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
     while time.monotonic() < deadline:
         if entered.is_set() or bench.link.wait_button(timeout_s=0.2):
             return
-        if sim and not pressed_in_sim and not sys.stdin.isatty() and not entered.is_set():
+        if sim and not pressed_in_sim and not (keyboard and sys.stdin.isatty()) and not entered.is_set():
             out.say("(simulation: nobody at the keyboard; pressing the emulated start button)")
             bench.press_start()
             pressed_in_sim = True
