@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
+import signal
 import sys
 
 from . import __version__
@@ -65,7 +68,41 @@ def register_calibrate_group(subparsers) -> None:
         importlib.import_module(name).register_calibrate(group)
 
 
+# The reader of our output went away (`cube-robot solve ... | head`): 128 + SIGPIPE, the status a shell
+# reports for a Unix tool stopped by the closed pipe.
+BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
+
+
 def main(argv=None) -> int:
+    """Run one command; when the reader of its output goes away, end quietly (BROKEN_PIPE_EXIT)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            if sys.stdout is not None:
+                sys.stdout.flush()  # output still buffered goes now, while a closed pipe can be handled here
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # another pipe (a link, a child process): a real failure
+        # Python would flush stdout again at exit and print a traceback: point it at nothing.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_EXIT
+
+
+def _stdout_reader_gone() -> bool:
+    """Is stdout a pipe or socket whose reading end is closed? (poll reports an error on it)"""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by something without a descriptor
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _main(argv) -> int:
     try:
         parser = build_parser()  # imports every command's module: Ctrl-C may come here too
     except KeyboardInterrupt:
