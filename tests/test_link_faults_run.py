@@ -354,3 +354,52 @@ def test_no_start_press_stops_with_the_cube_as_put_in(monkeypatch):
     report = _run(firmware="mock")
     assert "start button was not pressed" in report.errors[0]
     assert report.cube_state_after_stop.startswith(CUBE_AS_PUT_IN) and report.virtual_cube == report.true_state
+
+
+@pytest.mark.parametrize("firmware", ["mock", pytest.param("emulator", marks=[
+    pytest.mark.firmware,
+    pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")])])
+def test_a_line_resent_before_the_boards_resend_request_is_not_renumbered_into_duplicates(
+        monkeypatch, tmp_path, firmware):
+    """bench/faults.py 2% seed 20023, replayed: after the resetting reconnect the first command line
+    arrived damaged, and the host had resent it before the board's `rs <last+1>` came back.  The board
+    (which takes any seq above `last` until its first line) took the resent copy; the host renumbered
+    its lines down to last+1, so the board answered the next lines `ok dup` without running them
+    (in that run MOTORS ON and three actions: each TURN was then refused MOTORS_OFF) while the host
+    counted them done; the stop said actions 1-5 and 7-17 ran, the virtual cube was at action 2."""
+    from robot.link import protocol as P
+    from robot.link.handshake import Connection
+    from robot.link.stream import LineWindow
+    from robot.sim import fault_proxy
+    from robot.sim.fault_proxy import TO_DEVICE, TO_HOST, LineFault
+
+    replay = [LineFault(TO_DEVICE, 2, rb"^N\d+ ", "corrupt"),  # the first command line after the reconnect
+              LineFault(TO_HOST, 2, rb"^rs ", "hold", release_after=1)]  # its `rs` arrives after the resend
+    proxy_class = fault_proxy.FaultProxy
+    monkeypatch.setattr(fault_proxy, "FaultProxy",
+                        lambda *args, **kwargs: proxy_class(*args, line_faults=replay, **kwargs))
+    # Exactly once, checked line by line: `ok <seq> dup` means the board already took that seq, so it
+    # may only answer a line whose seq went out before (an earlier copy of the same line).
+    sent, not_run = {}, []
+    mark_sent, apply = LineWindow.mark_sent, Connection._apply
+
+    def record_send(window, line):
+        sent.setdefault(line.seq, []).append(line.command)
+        mark_sent(window, line)
+
+    def check_dup(link, message):
+        if isinstance(message, P.Ok) and message.dup and len(sent.get(message.seq, ())) < 2:
+            not_run.append((message.seq, sent.get(message.seq)))  # answered dup: the board never ran it
+        apply(link, message)
+
+    monkeypatch.setattr(LineWindow, "mark_sent", record_send)
+    monkeypatch.setattr(Connection, "_apply", check_dup)
+    config = config_module.defaults()
+    config["link"]["silence_timeout_ms"] = 5000  # the held `rs` (and the `?` answers) wait for the host's resend
+    config["scan"]["images_dir"] = str(tmp_path / "scans")
+    report = run_simulated(config, RunOptions(sim=True, seed=3, firmware=firmware, disconnect_at=2),
+                           say=lambda *a, **k: None)
+    assert all(fault.fired for fault in replay), replay  # the sequence really happened
+    assert report.link_stats["board_resets"] >= 1
+    assert not not_run, f"lines answered `ok dup` that the board never ran: {not_run}"
+    assert report.solved and report.virtual_cube == report.final_state, (report.errors, report.link_stats)

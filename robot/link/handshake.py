@@ -255,7 +255,7 @@ class Connection:
                 self._answered(None)
                 self.stats["resend_requests"] += 1
                 self._lines.acknowledge_through(seq - 1)
-                if self._lines.pending and seq < min(self._lines.pending):
+                if self._lines.pending and seq < min(self._lines.pending) and not self._board_unsynced(seq):
                     self.stats["renumbered"] += 1
                     self._lines.renumber_from(seq)  # after a reset: lines we dropped are not coming
                 elif not self._lines.in_flight(seq):  # else the resent copy is already on its way
@@ -269,6 +269,14 @@ class Connection:
                 self._lines.rewind()
             case Disconnected(reason):
                 raise DisconnectedError(f"the serial port went away ({reason}); reconnect and call resume()")
+
+    def _board_unsynced(self, wanted: int) -> bool:
+        """Whether `rs <wanted>` comes from a board that has taken no line since its reset (it wants
+        `last` + 1, the `last` of its id line): it still takes any seq above `last`, so the pending
+        lines need no new numbers.  Renumbering them down there is harmful: a copy of a pending line
+        already on its way (resent before this `rs` arrived) is taken under its old number, and every
+        renumbered line is then answered `ok dup` without running."""
+        return self.identity is not None and wanted - 1 <= self.identity.last
 
     # -- handshake ---------------------------------------------------------
 

@@ -14,6 +14,11 @@ injected fault so a test can tell what happened (e.g. a `!` it created).
 `disconnect_after(n, direction)` closes the host's connection once n bytes
 have passed in that direction (a pulled USB cable); the host may connect again.
 
+`line_faults` replay a sequence seen in a run, whatever the timing: each
+LineFault hits the first whole line of one connection and direction that
+matches its pattern (its checksum damaged, or it and all after it held until
+lines have passed the other way).  The random faults still apply on top.
+
 The device side is any pyserial URL or path: the mock firmware's pty or
 socket, or the simavr emulator's pty.  With `reopen_device=True` the device
 port is opened per host connection (an Uno resets whenever its port opens);
@@ -24,6 +29,7 @@ host is connected (as a real port flushes input on open).
 from __future__ import annotations
 
 import random
+import re
 import socket
 import threading
 import time
@@ -36,6 +42,7 @@ TO_DEVICE, TO_HOST = "to_device", "to_host"
 # disconnect_now) raises TypeError/AttributeError from its emptied handles, not only SerialException.
 DEVICE_GONE = (serial.SerialException, OSError, TypeError, AttributeError)
 KINDS = ("corrupt", "drop", "duplicate", "delay")
+REAL_TIME_BYTES = b"?!"  # host -> board bytes outside lines: a line fault never holds them back
 
 
 @dataclass(frozen=True)
@@ -47,10 +54,26 @@ class Fault:
     replacement: int | None = None  # for corrupt
 
 
+@dataclass
+class LineFault:
+    """A fault a test places on one whole line (to replay a sequence a run showed).
+
+    kind "corrupt": one checksum digit of the line is changed (the board asks for a resend);
+    kind "hold": the line and everything after it in its direction wait until `release_after`
+    more lines have passed the other way (an answer that arrives only after the host resent)."""
+
+    direction: str
+    connection: int  # the host connection (1: the first)
+    pattern: bytes  # a regular expression searched in the line
+    kind: str
+    release_after: int = 1
+    fired: bool = False
+
+
 class FaultProxy:
     def __init__(self, device_url: str, rate: float = 0.01, seed: int = 0, kinds=KINDS,
                  max_delay_s: float = 0.02, baud: int = 115200, reopen_device: bool = False,
-                 directions=(TO_DEVICE, TO_HOST), on_host_connect=None):
+                 directions=(TO_DEVICE, TO_HOST), on_host_connect=None, line_faults=()):
         self.device_url, self.rate, self.kinds = device_url, rate, tuple(kinds)
         self.max_delay_s, self.baud, self.reopen_device = max_delay_s, baud, reopen_device
         self._rng = {TO_DEVICE: random.Random(f"{seed}-{TO_DEVICE}"), TO_HOST: random.Random(f"{seed}-{TO_HOST}")}
@@ -70,6 +93,11 @@ class FaultProxy:
         self._device = None
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self.line_faults = list(line_faults)
+        self._script_lock = threading.Lock()
+        self._partial = {TO_DEVICE: bytearray(), TO_HOST: bytearray()}  # a line not yet whole
+        self._held = {TO_DEVICE: None, TO_HOST: None}  # bytes held back by a "hold" line fault
+        self._release_in = {TO_DEVICE: 0, TO_HOST: 0}  # lines the other way until the hold ends
 
     # -- control -----------------------------------------------------------
 
@@ -202,7 +230,55 @@ class FaultProxy:
             except OSError:
                 pass
 
+    def _scripted(self, direction: str, data: bytes) -> bytes:
+        """Apply the line faults: lines go on whole, held ones when their release comes."""
+        other = TO_HOST if direction == TO_DEVICE else TO_DEVICE
+        out = bytearray()
+        with self._script_lock:
+            partial = self._partial[direction]
+            for byte in data:
+                if direction == TO_DEVICE and byte in REAL_TIME_BYTES:
+                    out.append(byte)  # the board takes these wherever they are
+                    continue
+                partial.append(byte)
+                if byte != ord("\n"):
+                    continue
+                line = self._line_fault(direction, bytes(partial))
+                partial.clear()
+                held = self._held[direction]
+                (held if held is not None else out).extend(line)
+                self._line_passed(other)
+        return bytes(out)  # the lines before a hold (and real-time bytes) go now
+
+    def _line_fault(self, direction: str, line: bytes) -> bytes:
+        for fault in self.line_faults:
+            if (fault.fired or fault.direction != direction or fault.connection != self.connections
+                    or not re.search(fault.pattern, line)):
+                continue
+            fault.fired = True
+            if fault.kind == "corrupt":
+                star = line.rindex(b"*") + 1
+                digit = line[star:star + 1]
+                line = line[:star] + (b"0" if digit != b"0" else b"1") + line[star + 1:]
+            elif fault.kind == "hold":
+                self._held[direction] = bytearray()
+                self._release_in[direction] = fault.release_after
+            else:
+                raise ValueError(f"unknown line fault kind {fault.kind!r}")
+        return line
+
+    def _line_passed(self, direction_held: str) -> None:
+        """A line went the other way: a hold on `direction_held` may end (its bytes go now, in order)."""
+        if self._held[direction_held] is None:
+            return
+        self._release_in[direction_held] -= 1
+        if self._release_in[direction_held] <= 0:
+            data, self._held[direction_held] = bytes(self._held[direction_held]), None
+            self._forward_now(direction_held, data)
+
     def _inject(self, direction: str, data: bytes) -> bytes:
+        if self.line_faults:
+            data = self._scripted(direction, data)
         rng = self._rng[direction]
         out = bytearray()
         for byte in data:
