@@ -16,6 +16,6 @@ class ExitStatus(IntEnum):
     NOT_DONE = 1  # run: NOT SOLVED; others: stopped or refused part-way (the message says why), a check failed
     BAD_CONFIG = 2  # bad config or arguments: refused before anything connected or moved
     NOT_VERIFIED = 3  # run: EXECUTED (NOT VERIFIED): the plan ran, no rescan confirmed it
-    NOT_STARTED = 4  # no robot answers on the port (or the robot is not ready): nothing moved
+    NOT_STARTED = 4  # no robot answers on the port, or it is not ready (an alarm latched at open): nothing moved
     INTERRUPTED = 130  # Ctrl-C: the stop byte went to the robot first
 

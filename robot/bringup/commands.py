@@ -7,7 +7,7 @@ state; Ctrl-C at a prompt, with nothing moving, sends no stop and latches no ala
 needs a person at a terminal (it says so at the start otherwise); `load` goes on without one.
 Exit status (robot/exit_status.py, the same in every command): 0 done, 1 not done (the robot
 refused, an alarm latched, the link failed, or tuning quit without saving), 2 bad config or arguments,
-4 no robot answers on the port (nothing moved), 130 interrupted.
+4 no robot answers on the port or it is not ready (nothing moved), 130 interrupted.
 """
 
 from __future__ import annotations
