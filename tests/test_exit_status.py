@@ -114,3 +114,22 @@ def test_a_bad_config_is_exit_2_in_every_command(command, tmp_path, monkeypatch)
                                 "--config", str(bad))
     assert code == ExitStatus.BAD_CONFIG == 2, (code, out, err)
     assert str(bad) in err and "baud" in err and "never-opened" not in out + err  # refused before connecting
+
+
+def test_commands_take_their_exit_statuses_from_one_place():
+    """No command returns a bare number: each status is an ExitStatus (robot/exit_status.py)."""
+    import ast
+
+    from robot.cli import CALIBRATE_MODULES, COMMAND_MODULES
+
+    modules = {name for name in COMMAND_MODULES + CALIBRATE_MODULES if name.startswith("robot.")}
+    modules |= {"robot.cli", "robot.solver3.commands", "robot.solver3.robot_commands"}  # solve --puzzle 3x3x3
+    bare = []
+    for name in sorted(modules):
+        path = PROJECT_ROOT / (name.replace(".", "/") + ".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Return) and node.value is not None:
+                values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                if any(isinstance(v, ast.Constant) and type(v.value) is int for v in values):
+                    bare.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}")
+    assert not bare, f"exit statuses written as numbers (use robot.exit_status.ExitStatus): {bare}"

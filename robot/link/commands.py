@@ -79,7 +79,7 @@ def run_info(args) -> int:
     print(f"limits:    queue {identity.queue_depth} actions, receive buffer {identity.rx_bytes} bytes")
     print(f"state:     {status.state.value}, alarm {status.alarm.name}, last action seq {status.done}"
           + (f", a reset cut action seq {identity.cut}" if identity.cut else ""))
-    return 0
+    return ExitStatus.OK
 
 
 @_guard
@@ -99,7 +99,7 @@ def run_reset_alarm(args) -> int:
                   f"({exc.args[0].splitlines()[0].split(':')[0]})", file=sys.stderr)
             return ExitStatus.NOT_DONE
         print(f"alarm cleared; state {link.status().state.value}")
-    return 0
+    return ExitStatus.OK
 
 
 def _read_plan(name: str) -> list:
@@ -162,4 +162,4 @@ def run_plan(args) -> int:
         label = f"GRIP {action.pair}" if hasattr(action, "pair") else action.notation()
         print(f"{label:12} {'?' if ms is None else ms:>5} ms")
     print(f"total {result.elapsed_s:.3f} s")
-    return 0
+    return ExitStatus.OK

@@ -222,10 +222,10 @@ def run_timing(args) -> int:
             say("\nnot saved (" + ("timings measured on the emulator are never saved; measure on the robot "
                                    "with --port and --save" if args.sim else
                                    "add --save to write these into the config file") + ")")
-            return 0
+            return ExitStatus.OK
         if measured == current and not derived:
             say(f"\n{config.path} already has these values; nothing to change")
-            return 0
+            return ExitStatus.OK
         written = save_timing(config.path, measured)
     except config_module.ConfigError as exc:
         print(f"cube-robot calibrate timing: bad config: {exc}", file=sys.stderr)
@@ -238,4 +238,4 @@ def run_timing(args) -> int:
         return ExitStatus.NOT_DONE
     say(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
         "for the new timings on next use (this takes a while once)")
-    return 0
+    return ExitStatus.OK

@@ -153,7 +153,7 @@ def history_command(args) -> int:
     path = log.log_path(config)
     if not path.exists():
         print(f"no runs logged yet ({path})")
-        return 0
+        return ExitStatus.OK
     runs = log.read(path, warn=lambda text: print(text, file=sys.stderr))
     print("\n".join(log.summary(runs, path, args.last)))
-    return 0
+    return ExitStatus.OK

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ..cli_common import add_config_argument
+from ..exit_status import ExitStatus
 
 PUZZLES = ("2x2x2", "3x3x3")  # the 3x3x3 commands live in robot/solver3/commands.py
 SOLVE_EXAMPLES = """examples:
@@ -99,22 +100,22 @@ def run_solve(args) -> int:
     if args.metric == "axial" or args.max_length is not None or args.time_limit is not None:
         print("cube-robot solve: --metric axial, --max-length and --time-limit are for --puzzle 3x3x3 "
               "(the 2x2x2 solver is optimal and instant)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     args.metric = args.metric or "robot"
     if args.scramble is None and not args.facelets:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     config = config_module.load(args.config)
     pairs = list(config["robot"]["pairs"])
     if args.start_grip is not None and args.start_grip not in pairs + ["any"]:
         print(f"cube-robot solve: --start-grip {args.start_grip!r} is not an arm pair "
               f"(pairs: {', '.join(pairs)}, or any)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     try:
         solver = Solver(config)
     except TableError as exc:
         print(f"cube-robot solve: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.NOT_DONE
     failed = False
     for label, kwargs in _inputs(args):
         try:
@@ -134,7 +135,7 @@ def run_solve(args) -> int:
             print(json.dumps(plan.to_json()))
         else:
             print(describe_plan(plan, solver.profile))
-    return 2 if failed else 0
+    return ExitStatus.BAD_CONFIG if failed else ExitStatus.OK
 
 
 def describe_plan(plan, profile) -> str:
@@ -182,9 +183,9 @@ def run_tables_build(args) -> int:
             loaded.metric(metric, force=args.force)
     except tables.TableError as exc:
         print(f"cube-robot tables: {exc}", file=sys.stderr)
-        return 1
+        return ExitStatus.NOT_DONE
     print(f"tables ready in {directory} ({loaded.nbytes / 2**20:.1f} MiB)")
-    return 0
+    return ExitStatus.OK
 
 
 def run_tables_status(args) -> int:
@@ -197,7 +198,7 @@ def run_tables_status(args) -> int:
     config = config_module.load(args.config)
     puzzle = getattr(args, "puzzle", None)
     if puzzle == "3x3x3":
-        return 0 if print_tables_status3(config) else 1
+        return ExitStatus.OK if print_tables_status3(config) else ExitStatus.NOT_DONE
     store = tables.TableStore(tables.tables_dir(config))
     profile = RobotProfile.from_config(config).describe()
     ok = True
@@ -215,4 +216,4 @@ def run_tables_status(args) -> int:
         print("Rebuilt automatically on first use; to build now: cube-robot tables build")
     if puzzle is None:
         print_tables_status3(config)  # informational: a 2x2x2 robot does not need them
-    return 0 if ok else 1
+    return ExitStatus.OK if ok else ExitStatus.NOT_DONE

@@ -10,6 +10,8 @@ import json
 import sys
 import time
 
+from ..exit_status import ExitStatus
+
 BUILD_HINT = "cube-robot tables build --puzzle 3x3x3"
 
 
@@ -52,20 +54,20 @@ def run_solve3(args) -> int:
         api.check_metric(metric)
     except api.MetricNotReady as exc:
         print(f"cube-robot solve: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     if args.start_grip is not None:
         print("cube-robot solve: --start-grip is for the 2x2x2 robot; the 3x3x3 has no robot plans yet",
               file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     if args.scramble is None and not args.facelets:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     config = config_module.load(args.config)
     try:
         search = api.load_search(tables.directory_for(config))
     except tables.NotBuilt as exc:
         print(f"cube-robot solve: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     failed = False
     for facelets, scramble, label in _inputs(args):
         try:
@@ -80,7 +82,7 @@ def run_solve3(args) -> int:
         else:
             print(f"cube   {solution.facelets}\n{metric:6} {solution.length} moves: "
                   f"{solution.moves or '(already solved)'}\nsolved in {solution.solve_ms:.1f} ms\n", flush=True)
-    return 2 if failed else 0
+    return ExitStatus.BAD_CONFIG if failed else ExitStatus.OK
 
 
 def run_tables_build3(args) -> int:
@@ -95,7 +97,7 @@ def run_tables_build3(args) -> int:
     loaded = tables.load(directory, build=True, show_progress=None)
     print(f"3x3x3 tables ready in {directory} ({loaded.nbytes / 2**20:.0f} MiB, "
           f"{time.perf_counter() - started:.1f} s)")
-    return 0
+    return ExitStatus.OK
 
 
 def print_tables_status3(config) -> bool:

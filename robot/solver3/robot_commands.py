@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ..exit_status import ExitStatus
+
 DEFAULT_TIME_LIMIT_S = 2.0  # robot-aware search budget per cube without --time-limit (bench/solver3_robot.py: 20.5% at 2 s, 19.3% at 1 s)
 
 
@@ -24,14 +26,14 @@ def run(args, inputs, report_error) -> int:
         if getattr(args, option, None) is not None:
             print(f"cube-robot solve: --{option.replace('_', '-')} does not apply to --metric robot ({hint})",
                   file=sys.stderr)
-            return 2
+            return ExitStatus.BAD_CONFIG
     config = config_module.load(args.config)
     profile = Robot3Profile.from_config(config)
     try:
         solutions = robot_search.default_solutions(config)
     except (tables.NotBuilt, robot_search.SearchUnavailable) as exc:
         print(f"cube-robot solve: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     time_limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT_S
     failed = False
     for facelets, scramble, label in inputs:
@@ -44,4 +46,4 @@ def run(args, inputs, report_error) -> int:
             report_error(args, label, exc)
             continue
         print(json.dumps(plan.to_json()) if args.json else describe(plan, profile), flush=True)
-    return 2 if failed else 0
+    return ExitStatus.BAD_CONFIG if failed else ExitStatus.OK

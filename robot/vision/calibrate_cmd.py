@@ -160,4 +160,4 @@ def _colours(args) -> int:
         print(f"cube-robot calibrate colours: {simulated(exc) if args.sim else exc}", file=sys.stderr)
         return ExitStatus.NOT_DONE
     print(f"calibration done ({outcome.verified} on a scrambled cube, {len(outcome.warnings)} warning(s))")
-    return 0
+    return ExitStatus.OK

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..cli_common import add_config_argument
+from ..exit_status import ExitStatus
 
 DECODE_EXAMPLES = """examples:
   cube-robot vision decode readings.json
@@ -108,7 +109,7 @@ def run_decode(args) -> int:
         calibration = _calibration(args, config)
     except (ValueError, CalibrationError) as exc:
         print(f"cube-robot vision decode: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     unseen = [i for i, reading in enumerate(readings) if reading is None] if isinstance(readings, list) else []
     try:
         if unseen:  # a scan that stopped once it was sure: decoded as it was then
@@ -124,7 +125,7 @@ def run_decode(args) -> int:
     except VisionError as exc:
         if exc.result is None:  # not a scan we could even try: bad shape or values
             print(f"cube-robot vision decode: {args.file}: {exc}", file=sys.stderr)
-            return 2
+            return ExitStatus.BAD_CONFIG
         if args.net and exc.result is not None:  # the readings as read, doubtful stickers framed
             grey = [128, 128, 128]  # a sticker no view showed
             save_net(None, args.net, rgb=[grey if r is None else r for r in readings], doubtful=exc.stickers)
@@ -134,7 +135,7 @@ def run_decode(args) -> int:
                               "guess": exc.result.facelets if exc.result else None}))
         else:
             print(f"refused: {exc}")
-        return 1
+        return ExitStatus.NOT_DONE
     if args.net:
         from ..cube import facelet_name
 
@@ -147,7 +148,7 @@ def run_decode(args) -> int:
             "centres_rgb": {k: list(v) for k, v in result.centres_rgb.items()},
             "alternative": result.alternative, "calibration": str(calibration.created) if calibration else None,
         }))
-        return 0
+        return ExitStatus.OK
     worst = result.worst_sticker
     print(result.facelets)
     print(f"confidence {result.confidence:.2f} (margin {result.margin:.1f} noise units to the next-best cube)")
@@ -155,7 +156,7 @@ def run_decode(args) -> int:
     print(f"worst sticker: {worst.name} ({worst.distance:.1f} noise units from {worst.colour})")
     if result.doubtful:
         print("next-best cube differs at: " + " ".join(result.doubtful))
-    return 0
+    return ExitStatus.OK
 
 
 def run_show(args) -> int:
@@ -175,6 +176,6 @@ def run_show(args) -> int:
                         sticker_px=max(16, args.size))
     except (ValueError, OSError) as exc:
         print(f"cube-robot vision show: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.BAD_CONFIG
     print(f"wrote {path}")
-    return 0
+    return ExitStatus.OK
