@@ -5,8 +5,10 @@
 //   serial   UART ISRs and rings; `!` and `?` caught in the RX ISR
 //   framing  line assembly, checksum, sequence numbers, exactly-once
 //   command  parse and validate a whole command, then queue or execute it
-//   motion   the action queue (GRIP / TURN / DWELL), one action at a time
-//   stepper  the step ISR (Timer1 compare A): both arms of a pair together
+//   motion   the action queue (GRIP / TURN / DWELL / HOME), one action at a time
+//   homing   HOME's phases (seek, release, back off, approach, offset)
+//   stepper  the speed profile, planned in the main loop a few steps ahead,
+//            and the step ISR (Timer1 compare A) that only pops it
 //   servo    gripper pulses from Timer1 compare B
 //   report   every line the firmware sends
 //   system   IDLE / RUN / ALARM, e-stop, start button, LED, reset-proof counters
@@ -32,8 +34,13 @@ void setup() {
   report_identity();  // the banner (the transmit ring is empty, so it fits)
 }
 
+// stepper_poll() between the others: the step ISR runs out of planned steps
+// after 15 of them (1.9 ms at the 8000 steps/s limit).
 void loop() {
+  stepper_poll();
   system_poll();
+  stepper_poll();
   framing_poll();
+  stepper_poll();
   motion_poll();
 }

@@ -28,10 +28,11 @@
 
 // Bounds the MOTION / SERVO / DWELL / TURN commands are checked against.
 // STEPS_PER_REV must also be a multiple of 4 (a quarter turn is whole steps).
-// The step ISR needs up to ~1500 cycles (94 us) to plan the next step, so
-// 8000 steps/s (125 us between steps) keeps it inside its budget; a
-// step interval must fit Timer1's 16 bits at 2 MHz (32 ms), hence the minimum
-// speed and acceleration.
+// The main loop plans each step (~1000 cycles with its sqrt) a few steps ahead
+// of the step ISR, which then needs ~220-380 cycles: at 8000 steps/s (2000
+// cycles between steps) planning keeps ahead with time to spare for the rest of
+// the loop; a step interval must fit Timer1's 16 bits at 2 MHz (32 ms), hence
+// the minimum speed and acceleration.
 #define STEPS_PER_REV_MIN 4
 #define STEPS_PER_REV_MAX 6400
 #define MAX_SPEED_MIN 100

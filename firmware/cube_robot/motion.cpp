@@ -6,6 +6,7 @@
 #include "protocol.h"
 #include "report.h"
 #include "grippers.h"
+#include "homing.h"
 #include "system.h"
 
 static action_t queue[QUEUE_DEPTH];
@@ -19,7 +20,6 @@ static uint32_t started_ms;
 static uint32_t phase_ms;
 static uint8_t planned[ARM_COUNT];  // servo_position of each gripper after the queued actions
 static uint32_t idle_since_ms;       // the last action ended (or the drivers went on)
-static uint8_t home_phase;           // HOME: enum home_phase
 
 static const uint8_t PAIR_ARMS[3][2] = {{0, 0}, {ARM_R, ARM_L}, {ARM_F, ARM_B}};
 
@@ -72,78 +72,6 @@ void motion_flush(void) {
 
 uint32_t motion_running_seq(void) { return active ? queue[tail].seq : 0; }
 
-// HOME <arm>: seek the sensor, back off until it releases and a little more,
-// approach it slowly, then move by the arm's zero offset and call that zero.
-enum home_phase { HOME_SEEK, HOME_RELEASE, HOME_BACKOFF, HOME_APPROACH, HOME_OFFSET, HOME_DONE };
-
-static uint16_t clamp_speed(uint32_t speed) {
-  if (speed < HOME_SPEED_MIN) return HOME_SPEED_MIN;
-  return speed > settings.max_speed ? settings.max_speed : (uint16_t)speed;
-}
-
-static void home_move(uint8_t arm, int16_t steps, uint16_t speed, uint8_t watch) {
-  int16_t move[ARM_COUNT] = {0, 0, 0, 0};
-  move[arm] = steps;
-  stepper_start_watching(move, speed, watch);
-}
-
-static void home_start(uint8_t arm) {
-  uint16_t rev = settings.steps_per_rev;
-  if (system_home_sensor_active()) {  // already at the sensor: leave it first
-    home_phase = HOME_RELEASE;
-    home_move(arm, -(int16_t)(rev / HOME_RELEASE_DIVISOR), clamp_speed(rev * HOME_SEEK_TURNS_PER_S),
-              SENSOR_RELEASED);
-  } else {
-    home_phase = HOME_SEEK;
-    home_move(arm, (int16_t)(rev / 4 * HOME_SEARCH_QUARTERS), clamp_speed(rev * HOME_SEEK_TURNS_PER_S),
-              SENSOR_ACTIVE);
-  }
-}
-
-// The current phase's move has ended: start the next.  True when homing is done;
-// a sensor that does not switch latches an alarm (which flushes the queue).
-static bool home_step(uint8_t arm) {
-  uint16_t rev = settings.steps_per_rev;
-  uint16_t seek = clamp_speed(rev * HOME_SEEK_TURNS_PER_S);
-  bool hit = stepper_sensor_stopped();
-  switch (home_phase) {
-    case HOME_SEEK:
-      if (!hit) break;
-      home_phase = HOME_RELEASE;
-      home_move(arm, -(int16_t)(rev / HOME_RELEASE_DIVISOR), seek, SENSOR_RELEASED);
-      return false;
-    case HOME_RELEASE:
-      if (!hit) {
-        system_raise_alarm(ALARM_HOME_STUCK);
-        return false;
-      }
-      home_phase = HOME_BACKOFF;
-      home_move(arm, -(int16_t)(rev / HOME_BACKOFF_DIVISOR), seek, SENSOR_IGNORE);
-      return false;
-    case HOME_BACKOFF:
-      home_phase = HOME_APPROACH;
-      home_move(arm, (int16_t)(rev / HOME_BACKOFF_DIVISOR + rev / HOME_RELEASE_DIVISOR),
-                clamp_speed(rev * HOME_SEEK_TURNS_PER_S / HOME_APPROACH_DIVISOR), SENSOR_ACTIVE);
-      return false;
-    case HOME_APPROACH:
-      if (!hit) break;
-      stepper_set_zero((uint8_t)(1 << arm));  // the sensor's edge, for now
-      home_phase = HOME_OFFSET;
-      if (settings.zero_offset[arm] != 0) {
-        home_move(arm, settings.zero_offset[arm], seek, SENSOR_IGNORE);
-        return false;
-      }
-      // fall through: no offset
-    case HOME_OFFSET:
-      stepper_set_zero((uint8_t)(1 << arm));
-      return true;
-    default:
-      return true;
-  }
-  system_raise_alarm(ALARM_HOME_NOT_FOUND);
-  return false;
-}
-
 // Command the pair's two grippers to `position`; false when both already were
 // there (then nothing moves and that half of a GRIP costs no time).
 static bool set_pair(uint8_t pair, servo_position position) {
@@ -179,7 +107,7 @@ static void start(action_t &a) {
   if (a.type == ACTION_TURN) {
     stepper_start(a.steps);
   } else if (a.type == ACTION_HOME) {
-    home_start(a.arm);
+    homing_start(a.arm);
   } else if (a.type == ACTION_GRIPPERS) {
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
       if (a.grippers.mask & (1 << arm)) servo_set(arm, (servo_position)a.grippers.position);
@@ -200,7 +128,7 @@ static bool step(action_t &a) {
     case ACTION_GRIPPERS:
       return now - started_ms >= settings.grip_ms;
     case ACTION_HOME:
-      return !stepper_running() && home_step(a.arm);
+      return !stepper_running() && homing_step(a.arm);
     default:  // GRIP: a half whose grippers already were there is skipped (a pair that holds: 0 ms)
       if (grip_settling && now - phase_ms < settings.grip_ms) return false;
       if (grip_phase == 1) return true;

@@ -3,7 +3,6 @@
 #include <Arduino.h>
 #include <avr/interrupt.h>
 #include <math.h>
-#include <util/delay.h>
 
 #include "defaults.h"
 #include "io.h"
@@ -16,7 +15,7 @@ static const float TICKS_PER_S = F_CPU / 8.0f;
 
 // Profile of the current move, in timer ticks (set once per move).  Step m
 // fires when the ideal position passes m - 0.5; the ramps are written with
-// sqrt(2m - 1) so the ISR converts one integer and takes one sqrt.
+// sqrt(2m - 1) so the planner converts one integer and takes one sqrt.
 static float c_half;          // ticks to reach distance x from rest: c_half * sqrt(2x)
 static float ticks_per_step;  // at max speed
 static float cruise_base;     // cruise: t(m) = cruise_base + m * ticks_per_step
@@ -26,16 +25,34 @@ static uint16_t decel_first;  // first tick of the deceleration ramp
 static uint16_t move_steps;   // steps of the longest arm
 
 // Step "ticks" are numbered 1..move_steps (each steps the master arm), then
-// end_tick, which steps nothing and ends the move at t_total.
+// end_tick, which steps nothing and ends the move at t_total.  The main loop
+// plans them (stepper_poll: the sqrt, Bresenham) into a ring a few ticks ahead
+// of the step ISR, which only pops them (as GRBL's segment buffer): the ISR
+// stays short (~220 cycles, measured by bench/step_isr.py).
+struct planned_tick {
+  uint16_t interval;  // ticks from this tick to the next
+  uint8_t mask;       // arms that step on it (bit ARM_*), or END_TICK
+};
+static const uint8_t END_TICK = 0x80;
+static const uint8_t RING_SIZE = 16;  // power of two; 15 ticks ahead: 1.9 ms at 8000 steps/s
+static planned_tick ring[RING_SIZE];
+static volatile uint8_t ring_head;    // next slot the planner fills (main loop only)
+static volatile uint8_t ring_tail;    // next slot the ISR takes (ISR only, once running)
+// The planner fell behind: try again this much later (the schedule slips).
+static const uint16_t UNDERRUN_RETRY_TICKS = 40;
+// Timer1 ticks the pins stay high: one more than the pulse, as TCNT1 is read
+// anywhere within its first tick.
+static const uint8_t PULSE_TICKS = STEP_PULSE_US * 2 + 1;
+
 static volatile bool running;
 static volatile bool stop_requested;
 static bool stopping;
-static volatile bool planning;      // the ISR's interruptible part is running
-static uint16_t tick;               // last tick executed
+static volatile uint16_t tick;      // last tick the ISR executed
 static uint16_t end_tick;
-static uint32_t next_time;          // time of the tick already scheduled
-static uint8_t pend_mask;           // arms that step on the scheduled tick
-static uint16_t pend_interval;      // from the scheduled tick to the one after
+static uint16_t plan_tick;          // last tick planned (in the ring or executed)
+static uint32_t plan_time;          // time of tick plan_tick + 1
+static volatile uint16_t stop_tick;  // `!`: the last tick executed when it came
+static uint16_t stop_checked;       // `!`: the stop's first tick when last decided (0: never)
 static uint16_t arm_steps[ARM_COUNT];
 static uint16_t arm_error[ARM_COUNT];
 static uint16_t stop_steps;         // `!`: steps after stop_base_tick to the stop
@@ -43,6 +60,11 @@ static float stop_sqrt;             // sqrt(2 * stop_steps + 1)
 static uint16_t stop_base_tick;
 static uint32_t stop_base_time;
 static volatile uint32_t stopped_at_us;
+// The ISR ends a move without calling micros() (a call would make it save
+// every register): it keeps the end tick's compare time, which the main loop
+// turns into micros() within the 32 ms Timer1 takes to wrap.
+static volatile bool end_time_pending;
+static volatile uint16_t end_compare;
 static volatile int16_t position[ARM_COUNT];  // steps, updated by the ISR
 static int8_t step_sign[ARM_COUNT];           // +1/-1 per arm for the current move
 static uint8_t known_mask;
@@ -57,7 +79,7 @@ static inline void step_pins_high(uint8_t mask) {
   if (mask & (1 << ARM_B)) PIN_SET(PIN_STEP_B);
 }
 
-static inline void step_pins_low(void) {
+static inline __attribute__((always_inline)) void step_pins_low(void) {
   PIN_CLEAR(PIN_STEP_R);
   PIN_CLEAR(PIN_STEP_L);
   PIN_CLEAR(PIN_STEP_F);
@@ -127,79 +149,147 @@ static uint8_t tick_mask(void) {  // call once per tick, in order
   return mask;
 }
 
+static void untick_mask(uint8_t mask) {  // undo a tick_mask() that returned `mask`
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+    if (mask & (1 << arm)) arm_error[arm] += move_steps;
+    arm_error[arm] -= arm_steps[arm];
+  }
+}
+
 static uint16_t to_interval(uint32_t ticks) { return ticks > 0xFFFF ? 0xFFFF : (uint16_t)ticks; }
 
-// Switch to a stop at `accel` from the scheduled tick on (the `!` byte).
+// Plan tick plan_tick + 1 into the ring (caller: the ring has room).
+static void plan_one(void) {
+  uint16_t m = plan_tick + 1;
+  planned_tick p = {0, END_TICK};
+  if (m < end_tick) {
+    p.mask = tick_mask();
+    uint32_t t = tick_time(m + 1);
+    p.interval = to_interval(t - plan_time);
+    plan_time = t;
+  }
+  uint8_t h = ring_head;
+  ring[h] = p;
+  __asm__ __volatile__("" ::: "memory");  // the entry is written before the ISR can see it
+  ring_head = (uint8_t)((h + 1) & (RING_SIZE - 1));
+  plan_tick = m;
+}
+
+static bool ring_full(void) { return ((ring_head + 1) & (RING_SIZE - 1)) == ring_tail; }
+
+// `!`: decelerate at `accel` from the second tick after the byte came (the
+// first's time was set then: as when the ISR planned one tick ahead), or the
+// first tick still free if the main loop comes later.  The ticks planned from
+// there on are dropped and planned again as a stop.
 static void begin_stop(void) {
-  float v = TICKS_PER_S / (float)(pend_interval ? pend_interval : 1);  // steps/s now
+  uint8_t sreg = SREG;
+  cli();
+  uint8_t t = ring_tail, h = ring_head;
+  uint16_t executed = tick;
+  SREG = sreg;
+  uint16_t base = stop_tick + 2;
+  if (base < executed + 1) base = executed + 1;
+  if (base > plan_tick + 1) return;  // the ticks before it are not planned yet
+  if (base == stop_checked) return;  // decided for this tick already
+  stop_checked = base;
+  uint8_t keep = (uint8_t)(base - (executed + 1));  // 1: the tick before base is still queued
+  // The interval that leads to base: the kept entry's, or the one the ISR took last.
+  uint16_t interval = ring[keep ? t : (uint8_t)((t - 1) & (RING_SIZE - 1))].interval;
+  float v = TICKS_PER_S / (float)(interval ? interval : 1);  // steps/s now
   float n = v * v / (2.0f * (float)settings.accel) - 0.5f;
   uint16_t extra = n > 0 ? (uint16_t)(n + 0.5f) : 0;
-  uint16_t scheduled = tick + 1;
-  if ((uint32_t)scheduled + extra + 1 >= end_tick) return;  // already stopping at least as fast
+  if ((uint32_t)base + extra + 1 >= end_tick) return;  // already stopping at least as fast
+  uint8_t first_dropped = (uint8_t)((t + keep) & (RING_SIZE - 1));
+  cli();
+  if (ring_tail != t) {  // the ISR took a tick meanwhile: decide again
+    SREG = sreg;
+    stop_checked = 0;
+    return;
+  }
+  ring_head = first_dropped;
+  SREG = sreg;
+  for (uint8_t i = first_dropped; i != h; i = (uint8_t)((i + 1) & (RING_SIZE - 1)))
+    if (!(ring[i].mask & END_TICK)) untick_mask(ring[i].mask);
+  plan_tick = base - 1;
+  stop_base_time = tick_time(base);  // before `stopping`: the time it was planned for
+  plan_time = stop_base_time;
   stopping = true;
-  stop_base_tick = scheduled;
-  stop_base_time = next_time;
+  stop_base_tick = base;
   stop_steps = extra;
   stop_sqrt = sqrtf((float)(2 * extra + 1));
-  end_tick = scheduled + extra + 1;
+  end_tick = base + extra + 1;
 }
 
-// Prepare the tick after the scheduled one: which arms step on the scheduled
-// tick and how long after it the next one comes.  Runs with interrupts on.
-static void plan_next(void) {
-  if (stop_requested && !stopping) begin_stop();
-  uint16_t scheduled = tick + 1;
-  pend_mask = scheduled < end_tick ? tick_mask() : 0;
-  if (scheduled < end_tick) {
-    uint32_t t = tick_time(scheduled + 1);
-    pend_interval = to_interval(t - next_time);
-    next_time = t;
+static void resolve_end_time(void) {
+  uint8_t sreg = SREG;
+  cli();
+  if (end_time_pending) {
+    uint16_t ago_ticks = (uint16_t)(TCNT1 - end_compare);
+    stopped_at_us = micros() - ago_ticks / 2;
+    end_time_pending = false;
   }
+  SREG = sreg;
 }
 
-static void finish(void) {
+void stepper_poll(void) {
+  resolve_end_time();
+  if (!running) return;
+  if (stop_requested && !stopping) begin_stop();
+  while (plan_tick < end_tick && !ring_full()) plan_one();
+}
+
+// From the ISR: the move ended at `compare` (Timer1).
+static inline __attribute__((always_inline)) void finish(uint16_t compare) {
   TIMSK1 &= (uint8_t)~(1 << OCIE1A);
   running = false;
-  stopped_at_us = micros();
+  end_compare = compare;
+  end_time_pending = true;
 }
 
-// Budget: the part with interrupts off is kept short (~60 cycles after the
-// prologue) so the servo pulses stay exact; the step pulse's 2 us and
-// plan_next() run with interrupts on and must end before the next step:
-// 2000 cycles (125 us) at the 8000 steps/s limit.  Measured in simavr at that
-// limit: median 840 cycles, at most 1490 with the other interrupts.
+// Kept short and free of calls (a call makes it save every register): pop the
+// planned tick, step, count.  The pins go high first (the step's time is the
+// compare's plus a fixed latency) and low at the end, after at least the
+// driver's pulse width (the ISR's own work takes longer: it rarely waits).
+// Interrupts go back on once the timer is set up for the next tick (~70
+// cycles in), so the servo pulses (compare B) are late by at most that much;
+// the next step is at least 2000 cycles away, so this ISR never nests itself.
 ISR(TIMER1_COMPA_vect) {
   if (!running) return;
-  if (planning) {  // overrun: the previous tick is still planning; retry shortly
-    OCR1A += 40;
+  uint8_t t = ring_tail;
+  if (t == ring_head) {  // the planner is behind: retry shortly
+    OCR1A += UNDERRUN_RETRY_TICKS;
     return;
   }
-  uint8_t stepped = pend_mask;
-  step_pins_high(stepped);
-  OCR1A += pend_interval;
-  tick++;
-  if (tick >= end_tick) {  // the end tick steps nothing
-    finish();
+  planned_tick p = ring[t];
+  uint8_t mask = p.mask;
+  step_pins_high(mask);
+  uint16_t pulse_start = TCNT1;
+  uint16_t compare = OCR1A;
+  OCR1A = compare + p.interval;
+  ring_tail = (uint8_t)((t + 1) & (RING_SIZE - 1));
+  if (mask & END_TICK) {  // the end tick steps nothing
+    finish(compare);
     return;
   }
-  planning = true;
   sei();
-  _delay_us(STEP_PULSE_US);
-  step_pins_low();
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-    if (stepped & (1 << arm)) position[arm] += step_sign[arm];
-  persist_set_part(tick);  // tick m stepped the longest arm: m steps done (kept across a reset)
+  uint16_t done = tick + 1;
+  tick = done;
+  if (mask & (1 << ARM_R)) position[ARM_R] += step_sign[ARM_R];
+  if (mask & (1 << ARM_L)) position[ARM_L] += step_sign[ARM_L];
+  if (mask & (1 << ARM_F)) position[ARM_F] += step_sign[ARM_F];
+  if (mask & (1 << ARM_B)) position[ARM_B] += step_sign[ARM_B];
+  persist_set_part(done);  // tick m stepped the longest arm: m steps done (kept across a reset)
   // Homing: stop on the step that reached the sensor's edge (a slow move: no ramp needed).
   if (watch_for != SENSOR_IGNORE && system_home_sensor_active() == (watch_for == SENSOR_ACTIVE)) {
     cli();
-    planning = false;
-    sensor_stopped = true;
-    finish();
-    return;
+    if (running) {  // not halted by the e-stop meanwhile
+      sensor_stopped = true;
+      finish(compare);
+    }
   }
-  plan_next();
-  cli();
-  planning = false;
+  while ((uint16_t)(TCNT1 - pulse_start) < PULSE_TICKS) {
+  }
+  step_pins_low();
 }
 
 static int16_t wrap(int16_t p) {  // into 0..steps_per_rev-1
@@ -247,22 +337,17 @@ void stepper_start_watching(const int16_t steps[ARM_COUNT], uint16_t speed, uint
   if (decel_first < decel_from) decel_first++;
   stopping = false;
   stop_requested = false;
-  planning = false;
+  stop_checked = 0;
   tick = 0;
   end_tick = n + 1;
+  ring_head = ring_tail = 0;
   uint32_t first = tick_time(1);
-  next_time = first;
-  pend_interval = to_interval(first);
-  tick = 0;  // plan_next() looks one tick ahead of `tick`
-  // Scheduled: tick 1 at `first`.  Work out its mask and the interval after it.
-  pend_mask = tick_mask();
-  uint32_t second = tick_time(2);
-  uint16_t after_first = to_interval(second - first);
-  next_time = second;
+  plan_tick = 0;
+  plan_time = first;
+  plan_one();  // tick 1; stepper_poll() plans the rest while it waits
   uint8_t sreg = SREG;
   cli();
-  OCR1A = TCNT1 + pend_interval;
-  pend_interval = after_first;
+  OCR1A = TCNT1 + to_interval(first);
   TIFR1 = (1 << OCF1A);
   running = true;
   TIMSK1 |= (1 << OCIE1A);
@@ -278,12 +363,21 @@ void stepper_halt(void) {
     TIMSK1 &= (uint8_t)~(1 << OCIE1A);
     step_pins_low();
     running = false;
+    end_time_pending = false;
     stopped_at_us = micros();
   }
   SREG = sreg;
 }
 
-void stepper_stop_decelerating(void) { stop_requested = true; }
+void stepper_stop_decelerating(void) {
+  uint8_t sreg = SREG;
+  cli();
+  if (!stop_requested) {
+    stop_tick = tick;
+    stop_requested = true;
+  }
+  SREG = sreg;
+}
 
 bool stepper_sensor_stopped(void) { return sensor_stopped; }
 
@@ -321,6 +415,7 @@ void stepper_set_zero(uint8_t arm_mask) {
 void stepper_forget(uint8_t arm_mask) { known_mask &= (uint8_t)~arm_mask; }
 
 uint32_t stepper_stopped_us(void) {
+  resolve_end_time();
   uint8_t sreg = SREG;
   cli();
   uint32_t t = stopped_at_us;

@@ -22,6 +22,8 @@ enum sensor_watch { SENSOR_IGNORE, SENSOR_ACTIVE, SENSOR_RELEASED };
 void stepper_start_watching(const int16_t steps[ARM_COUNT], uint16_t speed, uint8_t watch);
 bool stepper_sensor_stopped(void);  // the last move ended because the sensor switched
 bool stepper_running(void);
+// Plan the running move's next ticks (main loop: the step ISR only pops them).
+void stepper_poll(void);
 
 // Drivers (the shared ENABLE pin).  Off: nothing holds the arms, so their
 // positions are forgotten; the host re-establishes them (HOME or ZERO).

@@ -101,8 +101,6 @@ void system_raise_alarm(uint8_t code) {
   sei();
 }
 
-bool system_home_sensor_active(void) { return PIN_READ(PIN_HOME) == settings.home_active_level; }
-
 bool system_estop_input_active(void) { return PIN_READ(PIN_ESTOP) == 0; }
 
 void system_init(void) {

@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #include "defaults.h"  // TIME_SLOTS
+#include "io.h"
+#include "pins.h"
 
 enum machine_state { STATE_IDLE, STATE_RUN, STATE_ALARM };
 
@@ -63,7 +65,9 @@ uint8_t system_alarm(void);          // ALARM_* code, ALARM_NONE when clear
 uint8_t system_clear_alarm(void);    // the RESET command: ERR_* code
 bool system_estop_input_active(void);
 void system_raise_alarm(uint8_t code);  // main loop: latch an alarm (homing failures)
-bool system_home_sensor_active(void);    // the shared homing input, after the polarity setting
+// The shared homing input, after the polarity setting.  Inline: the step ISR
+// reads it on every homing step and stays free of calls.
+static inline __attribute__((always_inline)) bool system_home_sensor_active(void) { return PIN_READ(PIN_HOME) == settings.home_active_level; }
 
 // Called from ISRs.
 void system_estop_byte(void);        // RX ISR: `!`

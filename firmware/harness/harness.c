@@ -37,6 +37,12 @@
  *   End of stdin ends the harness.
  * - --realtime paces the simulation against the wall clock; otherwise it
  *   runs as fast as it can (5-9x real time).
+ * - --isr-log FILE [--isr-vector N] traces interrupt vector N (default 11,
+ *   TIMER1_COMPA: the step ISR), one line per event: `pending <cycle>` when
+ *   it falls due (the compare match, within the instruction then running),
+ *   `run <entry cycle> <cycles>` for each run, from the vector's jump to the
+ *   instruction after its reti (interrupts nested inside it included).
+ *   For bench/step_isr.py and tests/test_firmware_step_isr.py.
  * No fixed paths: any number of harnesses can run side by side.
  */
 #define _GNU_SOURCE
@@ -245,6 +251,34 @@ static void after_reset(void) {
     avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
 }
 
+/* The ISR trace (--isr-log): avr_run executes one instruction and then
+ * services an interrupt, so the vector's address shows as the PC once per
+ * entry.  The ISR has returned when the stack pointer climbs above where it
+ * was at the entry (its return address popped); nested runs go deeper. */
+static FILE *isr_log;
+static int isr_vector = 11;
+static struct { uint64_t entry; uint16_t sp; } isr_frames[8];
+static int isr_depth;
+
+static void trace_isr(void) {
+    uint16_t sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
+    while (isr_depth > 0 && sp > isr_frames[isr_depth - 1].sp) {
+        isr_depth--;
+        fprintf(isr_log, "run %llu %llu\n", (unsigned long long)isr_frames[isr_depth].entry,
+                (unsigned long long)(now_cycle() - isr_frames[isr_depth].entry));
+    }
+    if (avr->pc == (avr_flashaddr_t)(isr_vector * 4) && isr_depth < (int)(sizeof isr_frames / sizeof isr_frames[0])) {
+        isr_frames[isr_depth].entry = now_cycle();
+        isr_frames[isr_depth].sp = sp;
+        isr_depth++;
+    }
+}
+
+static void isr_pending(avr_irq_t *irq, uint32_t value, void *param) {
+    (void)irq, (void)param;
+    if (value) fprintf(isr_log, "pending %llu\n", (unsigned long long)now_cycle());
+}
+
 /* The reset button: registers and I/O reset, RAM kept (simavr clears it). */
 static void reset_cpu(void) {
     size_t ram_size = (size_t)avr->ramend + 1 - RAM_START;
@@ -261,6 +295,7 @@ static void reset_cpu(void) {
     uart_xon = 0;
     memset(pin_level, 0xff, sizeof pin_level);
     if (pin_log) fprintf(pin_log, "%llu reset\n", (unsigned long long)now_cycle());
+    isr_depth = 0; /* a reset abandons any ISR */
     drive_inputs();
     enable_level = 1; /* the pins float after a reset; the firmware drives ENABLE high again */
     home_level = -1;
@@ -275,6 +310,7 @@ static double wall_seconds(void) {
 
 static void flush_output(int master) {
     if (pin_log) fflush(pin_log);
+    if (isr_log) fflush(isr_log);
     size_t done = 0;
     while (done < output_len) {
         ssize_t n = write(master, output_buf + done, output_len - done);
@@ -367,16 +403,19 @@ static void control_command(char *line) {
 }
 
 int main(int argc, char **argv) {
-    const char *firmware = NULL, *log_path = NULL;
+    const char *firmware = NULL, *log_path = NULL, *isr_log_path = NULL;
     int realtime = 0;
     double boot_delay = 0.1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--log") == 0 && i + 1 < argc) log_path = argv[++i];
         else if (strcmp(argv[i], "--realtime") == 0) realtime = 1;
         else if (strcmp(argv[i], "--boot-delay-ms") == 0 && i + 1 < argc) boot_delay = atof(argv[++i]) / 1000.0;
+        else if (strcmp(argv[i], "--isr-log") == 0 && i + 1 < argc) isr_log_path = argv[++i];
+        else if (strcmp(argv[i], "--isr-vector") == 0 && i + 1 < argc) isr_vector = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !firmware) firmware = argv[i];
         else {
-            fprintf(stderr, "usage: %s FIRMWARE.elf [--log FILE] [--realtime] [--boot-delay-ms N]\n", argv[0]);
+            fprintf(stderr, "usage: %s FIRMWARE.elf [--log FILE] [--realtime] [--boot-delay-ms N] "
+                            "[--isr-log FILE [--isr-vector N]]\n", argv[0]);
             return 2;
         }
     }
@@ -412,6 +451,13 @@ int main(int argc, char **argv) {
         pin_log = fopen(log_path, "w");
         if (!pin_log) die(log_path);
         fprintf(pin_log, "# cube-robot pin log: <cycle> <port><bit> <level>; %ld cycles/s\n", (long)FREQUENCY);
+    }
+    if (isr_log_path) {
+        isr_log = fopen(isr_log_path, "w");
+        if (!isr_log) die(isr_log_path);
+        fprintf(isr_log, "# cube-robot ISR log: vector %d, pending <cycle> | run <entry cycle> <cycles>; %ld cycles/s\n",
+                isr_vector, (long)FREQUENCY);
+        avr_irq_register_notify(avr_get_interrupt_irq(avr, (uint8_t)isr_vector) + AVR_INT_IRQ_PENDING, isr_pending, NULL);
     }
     memset(pin_level, 0xff, sizeof pin_level);
     for (char port = 'B'; port <= 'D'; port++)
@@ -521,6 +567,7 @@ int main(int argc, char **argv) {
         feed_uart();
         for (int i = 0; i < SLICE_INSTRUCTIONS; i++) {
             int state = avr_run(avr);
+            if (isr_log) trace_isr();
             if (state == cpu_Done || state == cpu_Crashed) {
                 flush_output(master);
                 fprintf(stderr, "harness: firmware %s at cycle %llu (pc 0x%x)\n",
@@ -531,5 +578,6 @@ int main(int argc, char **argv) {
         flush_output(master);
     }
     if (pin_log) fclose(pin_log);
+    if (isr_log) fclose(isr_log);
     return 0;
 }
