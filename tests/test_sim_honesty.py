@@ -240,3 +240,47 @@ def test_home_by_eye_in_simulation_says_how_far_off_the_arms_were_left(capsys, m
     left = dict(SIM_HAND_OFFSETS, R=SIM_HAND_OFFSETS["R"] + 5)
     assert ("Confirmed straight: R, L, F, B (their positions are now 0); but the simulated arms were left off "
             f"straight by {', '.join(f'{a} {o:+d}' for a, o in left.items())} steps (+ is clockwise)." in out), out
+
+
+# ---------------------------------------------------------------------------
+# How fast a sped-up simulated run ran: measured, not assumed
+
+
+def _sped_up_run(firmware: str):
+    from robot.run.options import RunOptions
+    from robot.run.simulated import run_simulated
+
+    return run_simulated(config_module.defaults(), RunOptions(sim=True, seed=3, firmware=firmware, verify=False),
+                         say=lambda *a, **k: None)
+
+
+def _assert_reports_the_measured_speed_up(report) -> float:
+    assert report.solved and report.sim_board_ms > 0 and report.sim_wall_ms > 0, report.errors
+    speedup = report.sim_board_ms / report.sim_wall_ms  # what the run recorded
+    assert report.sim_speedup == pytest.approx(speedup, abs=0.01)
+    text = report.format()
+    assert f"the simulation ran {report.sim_speedup:.1f}x faster than real time (measured: " in text, text
+    machine = report.measured_machine_ms / 1000
+    assert (f"button->solved  {report.button_to_solved_ms / 1000:.1f} s wall (compressed: the simulation ran "
+            f"{report.sim_speedup:.1f}x faster than real time; machine time {machine:.1f} s)") in text, text
+    return speedup
+
+
+@pytest.mark.firmware
+@needs_emulator
+def test_a_sped_up_emulator_run_reports_the_speed_up_it_measured():
+    report = _sped_up_run("emulator")
+    _assert_reports_the_measured_speed_up(report)
+    assert "ran 50x faster" not in report.format()  # the mock's scale is not the emulator's speed
+
+
+def test_a_sped_up_mock_run_reports_the_speed_up_its_board_clock_shows(monkeypatch):
+    import time
+
+    from robot.sim.mock_firmware import MockFirmware
+
+    # A board clock running 3x the wall clock: the report follows the clock, not the mock's time_scale (50x).
+    monkeypatch.setattr(MockFirmware, "clock_ms", lambda self: time.monotonic() * 3000)
+    report = _sped_up_run("mock")
+    speedup = _assert_reports_the_measured_speed_up(report)
+    assert speedup == pytest.approx(3.0, rel=0.05)

@@ -10,7 +10,7 @@ import datetime as dt
 
 from .options import RunOptions
 from .pipeline import run_robot
-from .report import RunReport
+from .report import RunReport, speed_words
 
 
 def run_simulated(config, options: RunOptions, say) -> RunReport:
@@ -39,10 +39,15 @@ def run_simulated(config, options: RunOptions, say) -> RunReport:
         report.final_state = robot.virtual.facelets()
         report.turned_quarters = robot.virtual.turned_quarters
 
-    if not options.realtime:
-        report.timing_note = (f"SIMULATED and sped up: the robot ran {1 / robot.time_scale:g}x faster than real "
-                              "time; --realtime predicts the real robot's times")
     run_robot(config, robot, options, say, report, finish)
+    measured = robot.measured_speed()  # board time / host wall time over the run (None: it stopped first)
+    if measured is not None and measured[1] > 0:
+        report.sim_board_ms, report.sim_wall_ms = round(measured[0], 1), round(measured[1], 1)
+        report.sim_speedup = round(measured[0] / measured[1], 2)
+    if not options.realtime:
+        ran = (f"ran {speed_words(report.sim_speedup)} (measured: {report.sim_board_ms / 1000:.1f} s of board "
+               f"time in {report.sim_wall_ms / 1000:.1f} s)" if report.sim_speedup else "was sped up (not measured)")
+        report.timing_note = f"SIMULATED and sped up: the simulation {ran}; --realtime predicts the real robot's times"
     report.virtual_cube = robot.virtual.facelets()
     if robot.proxy is not None:
         report.serial_faults, report.faults_made_estop_byte = robot.serial_fault_counts()

@@ -138,6 +138,10 @@ class MockFirmware(ArmsMixin, SerialDevice):
     def press_start(self):
         self.call(self._reply, P.Button("start"))
 
+    def clock_ms(self) -> float:
+        """The mock board's clock: its actions take their nominal time on it (wall time / time_scale)."""
+        return time.monotonic() * 1000 / self.time_scale
+
     def _identity(self) -> P.Identity:
         return P.Identity(self.firmware, self.version, self.proto, "mock", self.queue_depth, self.rx_bytes,
                           self.last, self.cut, *self.cut_part, self.boots)

@@ -81,6 +81,7 @@ class SimulatedRobot:
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
         self.emulator = self.mock = self.proxy = self.link = None
         self._cursor = 0  # mock: executed entries applied
+        self.clock_marks = {}  # "start"/"end" -> (host wall seconds, board ms), read together
         # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
         # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
         self._sync_lock = threading.Lock()
@@ -127,6 +128,7 @@ class SimulatedRobot:
                                     on_host_connect=self._reset_mock if resets and self.mock else None).start()
             url = self.proxy.url
         self.link = Link.open(self.config, port=url)
+        self._mark_clock("start")  # the board runs from its port's opening (the harness holds it until then)
         if self.mock:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
         self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
@@ -193,10 +195,12 @@ class SimulatedRobot:
             self.mock.reset()
 
     def close(self) -> None:
-        try:
-            self.sync()  # the virtual cube as the firmware left it (reports compare claims with it)
-        except Exception:
-            pass
+        for last_look in (lambda: self._mark_clock("end"),
+                          self.sync):  # the virtual cube as the firmware left it (reports compare claims with it)
+            try:
+                last_look()
+            except Exception:
+                pass
         for stop in (self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
                      self.emulator and self.emulator.close, self.mock and self.mock.stop):
             if stop:
@@ -204,6 +208,27 @@ class SimulatedRobot:
                     stop()
                 except Exception:  # closing is best effort; the first error was already reported
                     pass
+
+    # -- how fast the simulation ran ------------------------------------------
+
+    def board_ms(self) -> float:
+        """The board's clock: the emulated CPU's cycles, or the mock's scaled clock."""
+        return pinlog.cycles_to_ms(self.emulator.cycle()) if self.emulator else self.mock.clock_ms()
+
+    def _mark_clock(self, name: str) -> None:
+        if name in self.clock_marks or not (self.emulator or self.mock):
+            return
+        before = time.perf_counter()
+        board = self.board_ms()
+        self.clock_marks[name] = ((before + time.perf_counter()) / 2, board)
+
+    def measured_speed(self) -> tuple[float, float] | None:
+        """(board ms, host wall ms) elapsed over the run: the emulator runs as fast as the CPU lets it,
+        the mock at its time_scale; None when the run did not get that far."""
+        if "start" not in self.clock_marks or "end" not in self.clock_marks:
+            return None
+        (wall0, board0), (wall1, board1) = self.clock_marks["start"], self.clock_marks["end"]
+        return board1 - board0, (wall1 - wall0) * 1000
 
     def __enter__(self):
         return self.start()
