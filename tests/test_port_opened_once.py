@@ -89,3 +89,20 @@ def test_a_probe_that_finds_nothing_leaves_no_port_open(config, monkeypatch):
         ports.open_port(silent.url, 115200).close()
     finally:
         silent.stop()
+
+
+def test_calibrate_colours_opens_an_auto_detected_robot_once(board, config, monkeypatch):
+    from types import SimpleNamespace
+
+    from robot import config as config_module
+    from robot.vision import calibrate_cmd
+
+    opened = _counting_opens(monkeypatch)
+    monkeypatch.setattr(ports, "list_ports", lambda: [(board.url, "USB serial")])
+    args = SimpleNamespace(no_robot=False, port=None, solved_images=None)
+    presenter, link = calibrate_cmd._robot_presenter(config_module.load(config), args, lambda text: None)
+    try:
+        assert presenter is not None and link.url == board.url
+    finally:
+        link.close()
+    assert opened == [board.url] and board.boots == 1, (opened, board.boots)

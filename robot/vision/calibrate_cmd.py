@@ -64,16 +64,16 @@ def _robot_presenter(config, args, say):
     if args.no_robot:
         return None, None
     settings = LinkSettings.from_config(config)
-    port = args.port or settings.port
+    port, probed = args.port or settings.port, None
     if port is None:
         if args.solved_images:
             return None, None
-        try:
-            port = ports.find_robot(settings).port
+        try:  # the probe's connection is kept: the port is opened once (each open resets an Uno)
+            probed = ports.find_robot(settings, keep=Link).connection
         except LinkError:
             say("no robot answers on a serial port: you will be asked to turn the cube for each view")
             return None, None
-    link = Link.open(config, port=port)  # a named robot that does not answer is an error (LinkError)
+    link = Link.open(config, port=port, probed=probed)  # a named robot that does not answer: LinkError
     say(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
     return LinkPresenter(link), link
 
