@@ -392,3 +392,21 @@ def test_a_refusal_after_which_queued_actions_ran_names_no_plan_state(setup, mon
         "nothing, and action(s) [4] ran after it")
     text = report.format()
     assert "power cycle" not in text and "NOT_HOLDING" in text and "did not start" not in text, text
+
+
+def test_a_run_from_the_command_line_opens_the_port_once_and_streams(setup, monkeypatch):
+    """The probe that checks the named port is the run's connection: one open (each resets an Uno)."""
+    import json
+
+    from robot.link import ports
+
+    config, mock, sequence, scrambled = setup
+    opened = []
+    real_open = ports.open_port
+    monkeypatch.setattr(ports, "open_port", lambda url, baud: opened.append(url) or real_open(url, baud))
+    _press_start_when_connected(mock)
+    code, out, err = _main(config, "--port", mock.url, "--arms-straight", "--no-verify", "--json")
+    report = json.loads(out)
+    assert code == 3 and report["outcome"] == "EXECUTED (NOT VERIFIED)" and report["errors"] == [], err
+    assert opened == [mock.url]
+    assert len(mock.executed) > 0 and report["firmware"].startswith(protocol.FIRMWARE_NAME)
