@@ -403,3 +403,39 @@ def test_a_line_resent_before_the_boards_resend_request_is_not_renumbered_into_d
     assert report.link_stats["board_resets"] >= 1
     assert not not_run, f"lines answered `ok dup` that the board never ran: {not_run}"
     assert report.solved and report.virtual_cube == report.final_state, (report.errors, report.link_stats)
+
+
+def test_what_a_run_prints_after_a_lost_link_is_for_the_maker_not_the_api():
+    """The link's DisconnectedError keeps the API call (Link.resume()) in `api_hint`; what the run
+    shows says what happened, what to do at the robot and that the run goes on by itself."""
+    said = []
+    config = config_module.defaults()
+    report = run_simulated(config, RunOptions(sim=True, seed=3, firmware="mock", disconnect_at=5),
+                           say=lambda *a, **k: said.append(" ".join(str(x) for x in a)))
+    assert report.solved and report.virtual_cube == report.final_state
+    text = "\n".join(said)
+    [lost] = [line for line in text.splitlines() if "Serial link lost" in line]
+    assert "resume()" not in text and "call " not in lost
+    assert "plug the USB cable back in" in lost and "leave the cube in the grippers" in lost
+    assert "goes on by itself" in lost
+
+
+def test_what_a_bring_up_command_prints_after_a_lost_link_is_for_the_maker(monkeypatch, capsys):
+    """The port goes away as `jog` sends its move (the port closed under the link: a pulled cable):
+    the error line says what happened and what to do at the robot, not the link's API call."""
+    from robot import cli
+    from robot.bringup import actions
+
+    jog = actions.jog
+
+    def jog_with_the_cable_pulled(link, *args, **kwargs):
+        link._port.close()
+        return jog(link, *args, **kwargs)
+
+    monkeypatch.setattr(actions, "jog", jog_with_the_cable_pulled)
+    code = cli.main(["jog", "R", "90", "--sim", "--firmware", "mock"])
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if "went away" in line]
+    assert code == 1 and line.startswith("cube-robot jog: the serial port went away")  # NOT_DONE: it had answered
+    assert "resume()" not in err
+    assert "check the USB cable" in line and "plug the USB cable back in" in line and "'cube-robot home'" in line

@@ -158,7 +158,7 @@ def _run(args, body, check=None) -> int:
     """Load the config, check the arguments (check(config), before anything connects or moves: a
     bad one is exit 2), connect (real or --sim), run body(bench, config, out) -> (ok, extra), report."""
     from .. import config as config_module
-    from ..link.errors import LinkError
+    from ..link.errors import DisconnectedError, LinkError
     from ..sim.emulator import EmulatorError
     from .actions import BringupError
     from .bench import Bench, BenchInterrupted, stop_on_interrupt
@@ -195,6 +195,11 @@ def _run(args, body, check=None) -> int:
         code = ExitStatus.INTERRUPTED
     except (LinkError, BringupError, TuneError, EmulatorError, EOFError) as exc:
         result["error"] = str(exc)
+        if connected and isinstance(exc, DisconnectedError):  # what the person at the robot does next
+            result["error"] += (". The robot finishes what it had been sent, then waits: plug the USB cable back in "
+                                "and look at the arms before the next command (it may have completed this one); "
+                                "opening the port restarts an Uno, which forgets the arms' positions ('cube-robot "
+                                "home' finds them)")
         code = ExitStatus.NOT_DONE if connected else ExitStatus.NOT_STARTED
     if "error" in result:
         print(f"cube-robot {args.command}: {result['error']}", file=sys.stderr)

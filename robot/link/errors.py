@@ -56,7 +56,10 @@ class WrongBaudError(HandshakeError):
 
 
 class DisconnectedError(LinkError):
-    pass
+    """The port went away.  The message is for the person at the robot; a program using Link
+    continues the interrupted stream as `api_hint` says."""
+
+    api_hint = "reopen the port and call Link.resume() to continue the interrupted stream"
 
 
 class SilentBoardError(LinkError):

@@ -41,6 +41,7 @@ FIRST_RETRY_S = 0.03  # first handshake retry wait; doubles up to the poll inter
                       # answers HELLO in about 12 ms at 115200 baud)
 MIN_WAIT_S = 0.001  # shortest wait for the next message
 HOST_LATE_MAX = 4  # silence timeouts in a row excused because the board's bytes sat unread (a loaded host)
+CHECK_CABLE = "check the USB cable and the robot's power"  # what a lost port asks of the person at the robot
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,7 @@ class Connection:
             self._port.write(data)
         except Exception as exc:
             raise DisconnectedError(
-                f"the serial port went away while writing ({type(exc).__name__}: {exc}); "
-                "reconnect and call resume()"
+                f"the serial port went away while writing ({type(exc).__name__}: {exc}); {CHECK_CABLE}"
             ) from exc
 
     def _submit(self, command: str, entry=None) -> int:
@@ -268,7 +268,7 @@ class Connection:
                 self.stats["garbled_lines"] += 1
                 self._lines.rewind()
             case Disconnected(reason):
-                raise DisconnectedError(f"the serial port went away ({reason}); reconnect and call resume()")
+                raise DisconnectedError(f"the serial port went away ({reason}); {CHECK_CABLE}")
 
     def _board_unsynced(self, wanted: int) -> bool:
         """Whether `rs <wanted>` comes from a board that has taken no line since its reset (it wants
@@ -362,7 +362,7 @@ class Connection:
                 case Garbled(raw) if message.readable:
                     foreign.append(raw.decode("ascii"))
                 case Disconnected(reason):
-                    raise DisconnectedError(f"the serial port went away during the handshake ({reason})")
+                    raise DisconnectedError(f"the serial port went away during the handshake ({reason}); {CHECK_CABLE}")
                 case Garbled():
                     pass
                 case _:

@@ -113,6 +113,15 @@ def advice_for(exc) -> str:
     return "see the error above; 'cube-robot doctor' checks the whole setup"
 
 
+def link_lost_line(exc, when: str) -> str:
+    """The live line when the link is lost mid-run, for the person at the robot: what happened, what
+    to do now, and that the run goes on by itself (the link's exception also names an API call for
+    programs, `api_hint`, which is not theirs)."""
+    return (f"\nSerial link lost {when}: {exc.args[0].splitlines()[0]}. Reconnecting: plug the USB cable "
+            "back in if it came out and leave the cube in the grippers; the run goes on by itself once the "
+            "robot answers...")
+
+
 class ResumingPresenter:
     """A LinkPresenter whose view stream is resumed after a lost connection (as the plan's is)."""
 
@@ -125,7 +134,7 @@ class ResumingPresenter:
         try:
             self.inner.present(view)
         except (DisconnectedError, SilentBoardError) as exc:
-            self.say(f"\nSerial link lost during a scan ({exc.args[0].splitlines()[0]}); reconnecting...")
+            self.say(link_lost_line(exc, "during a scan"))
             self.inner.link.resume()
             self.report.errors.append(f"recovered: {type(exc).__name__} during a scan (the link was resumed)")
             if self.inner.after:
@@ -418,7 +427,7 @@ class Pipeline:
         try:
             return link.run(plan, progress=progress)
         except (DisconnectedError, SilentBoardError) as exc:
-            self.say(f"\nSerial link lost ({exc.args[0].splitlines()[0]}); reconnecting and resuming...")
+            self.say(link_lost_line(exc, "while the plan ran"))
             result = link.resume()
             report.errors.append(f"recovered: {type(exc).__name__} (the link was resumed)")
             return result
