@@ -186,15 +186,6 @@ def test_cli_says_how_to_build_missing_tables(tmp_path, capsys):
     assert not (tmp_path / "tables" / "3x3x3").exists()  # status never builds
 
 
-def test_table_removal_keeps_files_it_did_not_write(tmp_path):
-    from robot.solver3 import tables
-
-    for name in (*tables.FILES, "manifest.json", "notes.txt"):
-        (tmp_path / name).write_text("x")
-    tables.remove(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
-
-
 # -- with the full tables: built once per session in the project's tables/3x3x3 (about a
 # minute on a fresh clone, hence `slow`; loaded in under a second once built) -----------------
 

@@ -177,8 +177,10 @@ def run_tables_build(args) -> int:
     directory = tables.tables_dir(config)
     try:
         # --force rebuilds each table beside the current one and swaps it in once verified: a valid
-        # table is never deleted first, and no file we did not write is touched.
-        loaded = tables.load(config, show_progress=None, force=args.force)
+        # table is never deleted first, and no file we did not write is touched (refused before
+        # anything is built).
+        tables.TableStore(directory).check_ours(tables.TABLE_FILES)
+        loaded = tables.load(config, show_progress=None, force=args.force, explicit=True)
         for metric in tables.METRIC_TURNS:
             loaded.metric(metric, force=args.force)
     except tables.TableError as exc:

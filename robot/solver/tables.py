@@ -17,9 +17,12 @@ another robot profile, is rebuilt with a message and never used.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import secrets
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -41,6 +44,7 @@ METRIC_TURNS = {
     "htm": ("U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'"),
     "qtm": ("U", "U'", "R", "R'", "F", "F'"),
 }
+TABLE_FILES = ("coords.npz", "robot-cost.npy", *(f"{metric}.npy" for metric in METRIC_TURNS))
 
 
 class TableError(RuntimeError):
@@ -139,11 +143,12 @@ class SolverTables:
     profile: RobotProfile
     directory: Path
     _metric: dict
+    explicit: bool = False  # loaded by `tables build`: a build is asked for, not a first use
 
     def metric(self, name: str, force: bool = False) -> np.ndarray:
         """The htm or qtm distance table (loaded or built on first use; rebuilt with force)."""
         if name not in self._metric or force:
-            store = TableStore(self.directory)
+            store = TableStore(self.directory, explicit=self.explicit)
             self._metric[name] = store.load_or_build(
                 f"{name}.npy", None, lambda progress: build_metric_table(self.coords, name, progress),
                 f"{name} distance table", N_STATES, force=force,
@@ -159,10 +164,12 @@ class SolverTables:
 class TableStore:
     """Reads and writes table files with their manifest entries."""
 
-    def __init__(self, directory: Path, log=None, show_progress: bool | None = None):
+    def __init__(self, directory: Path, log=None, show_progress: bool | None = None, explicit: bool = False):
+        """explicit: a build asked for (`tables build`), not one made on the way to a first use."""
         self.directory = Path(directory)
         self.log = log or (lambda text: print(f"tables: {text}", file=sys.stderr))
         self.show_progress = show_progress
+        self.explicit = explicit
 
     @property
     def manifest_path(self) -> Path:
@@ -177,12 +184,25 @@ class TableStore:
             return {"format_version": FORMAT_VERSION, "files": {}}
         return data
 
-    def _write_manifest_entry(self, name: str, entry: dict) -> None:
-        data = self.manifest()
-        data["files"][name] = entry
-        tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-        os.replace(tmp, self.manifest_path)
+    def listed(self) -> set:
+        """Names of the files our manifest says we wrote (of any format version: still ours)."""
+        try:
+            files = json.loads(self.manifest_path.read_text()).get("files")
+        except (OSError, ValueError, AttributeError):
+            return set()
+        return set(files) if isinstance(files, dict) else set()
+
+    def check_ours(self, names) -> None:
+        """Refuse (TableError naming it) a file at a table's name that the manifest does not list:
+        someone else's, never overwritten."""
+        listed = self.listed()
+        for name in names:
+            path = self.directory / name
+            if name not in listed and (path.exists() or path.is_symlink()):
+                raise TableError(
+                    f"{path} was not written by cube-robot (the tables manifest {self.manifest_path} does not "
+                    "list it), so it is not overwritten: move it away, or set tables.dir in config.yaml to "
+                    "another folder; nothing was written")
 
     def problem(self, name: str, profile: dict | None) -> str | None:
         """Why a stored table cannot be used (None if it can)."""
@@ -209,47 +229,101 @@ class TableStore:
         path = self.directory / name
         if problem is None and not force:
             return _read(path)
+        self.check_ours([name])
         self.check_writable(what)
         if problem is None:
             self.log(f"rebuilding the {what} (--force; the current one stays until the new one is verified)")
         elif problem != "not built yet":
             self.log(f"{problem}: rebuilding")
         else:
-            self.log(f"building the {what} (first use; saved to {self.directory})")
+            first_use = "" if self.explicit else "first use; "
+            self.log(f"building the {what} ({first_use}saved to {self.directory})")
         started = time.monotonic()
         with ProgressBar(total, f"  {what}", enabled=self.show_progress) as bar:
             value = builder(bar)
-        tmp = self.directory / f".{name}.{os.getpid()}.tmp"
+        self._save(name, value, what, profile, started)
+        return value
+
+    def _save(self, name: str, value, what: str, profile: dict | None, started: float) -> None:
+        """Write the table and the manifest that lists it under new temporary names, then swap both
+        in: a failure (a full disk) leaves the old table and manifest as they were."""
+        temporaries = []
         try:
-            with open(tmp, "wb") as f:
-                if name.endswith(".npz"):
-                    np.savez(f, **value)
-                else:
-                    np.save(f, value)
+            tmp = _write_new_file(self.directory, name, lambda f: _write_value(f, value))
+            temporaries.append(tmp)
             _verify_written(tmp, value)
             entry = {"sha256": _sha256(tmp), "bytes": tmp.stat().st_size,
                      "built_seconds": round(time.monotonic() - started, 2)}
-            os.replace(tmp, path)
+            if profile is not None:
+                entry["profile"] = profile
+            data = self.manifest()
+            data["files"][name] = entry
+            text = json.dumps(data, indent=2, sort_keys=True).encode()
+            temporaries.append(_write_new_file(self.directory, MANIFEST, lambda f: f.write(text)))
+            os.replace(temporaries[0], self.directory / name)
+            os.replace(temporaries[1], self.manifest_path)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise TableError(self._no_space(what, _bytes_needed(value))) from None
+            raise
         finally:
-            if tmp.exists():
-                tmp.unlink()  # ours: a build cut short leaves nothing behind
-        if profile is not None:
-            entry["profile"] = profile
-        self._write_manifest_entry(name, entry)
-        return value
+            for tmp in temporaries:
+                tmp.unlink(missing_ok=True)  # ours: a build cut short leaves nothing behind
+
+    def _no_space(self, what: str, needed: int) -> str:
+        try:
+            free = f"{shutil.disk_usage(self.directory).free / 2**20:.1f} MiB free"
+        except OSError:
+            free = "free space unknown"
+        return (f"no space left on the disk of the tables folder {self.directory}: the {what} needs about "
+                f"{needed / 2**20:.1f} MiB there ({free}); free some space, or set tables.dir in config.yaml "
+                "to a folder on another disk; the tables already there are unchanged")
 
     def check_writable(self, what: str = "tables") -> None:
         """One clear line when the tables folder cannot be written (the fix included)."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            probe = self.directory / f".write-test.{os.getpid()}.tmp"
-            probe.write_bytes(b"")
-            probe.unlink()
+            _write_new_file(self.directory, "write-test", lambda f: None).unlink()
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise TableError(self._no_space(what, 0)) from None
             raise TableError(
                 f"the tables folder {self.directory} cannot be written ({exc.strerror or exc}), so the {what} "
                 f"cannot be built: make it writable (chmod u+w {self.directory}) or set tables.dir in "
                 "config.yaml to a writable folder, then run 'cube-robot tables build'") from None
+
+
+def _write_new_file(directory: Path, name: str, write) -> Path:
+    """A new file '.NAME.RANDOM.tmp' in directory, created exclusively (so never someone else's
+    file), filled by write(binary file); its path.  Removed again if writing fails."""
+    for _ in range(100):
+        path = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 collisions of 48 random bits
+        raise TableError(f"no unused temporary name for {name} in {directory}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_value(file, value) -> None:
+    if isinstance(value, dict):
+        np.savez(file, **value)
+    else:
+        np.save(file, value)
+
+
+def _bytes_needed(value) -> int:
+    arrays = value.values() if isinstance(value, dict) else [value]
+    return sum(a.nbytes + 1024 for a in arrays)  # the data and a generous header per array
 
 
 def _read(path: Path, archive: bool | None = None):
@@ -274,10 +348,11 @@ def tables_dir(config) -> Path:
 
 
 def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None,
-         force: bool = False) -> SolverTables:
-    """Load the tables for this config, building or rebuilding what is missing or stale (all: force)."""
+         force: bool = False, explicit: bool = False) -> SolverTables:
+    """Load the tables for this config, building or rebuilding what is missing or stale (all: force).
+    explicit: the build was asked for (`tables build`), so its messages do not say "first use"."""
     profile = RobotProfile.from_config(config)
-    store = TableStore(directory or tables_dir(config), log=log, show_progress=show_progress)
+    store = TableStore(directory or tables_dir(config), log=log, show_progress=show_progress, explicit=explicit)
     coords = CoordTables(store.load_or_build(
         "coords.npz", None, lambda progress: CoordTables.build().arrays(), "coordinate tables", 1, force=force,
     ))
@@ -286,7 +361,7 @@ def load(config, log=None, show_progress: bool | None = None, directory: Path | 
         lambda progress: build_cost_table(coords, profile, progress),
         "robot cost table", len(profile.pairs) * N_STATES, force=force,
     )
-    return SolverTables(coords, robot_cost, profile, store.directory, {})
+    return SolverTables(coords, robot_cost, profile, store.directory, {}, explicit)
 
 
 def _profile_changes(built: dict | None, now: dict) -> str:

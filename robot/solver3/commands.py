@@ -91,10 +91,12 @@ def run_tables_build3(args) -> int:
 
     config = config_module.load(args.config)
     directory = tables.directory_for(config)
-    if args.force:
-        tables.remove(directory)
     started = time.perf_counter()
-    loaded = tables.load(directory, build=True, show_progress=None)
+    try:
+        loaded = tables.load(directory, build=True, show_progress=None, force=args.force)
+    except tables.TableError as exc:
+        print(f"cube-robot tables: {exc}", file=sys.stderr)
+        return ExitStatus.NOT_DONE
     print(f"3x3x3 tables ready in {directory} ({loaded.nbytes / 2**20:.0f} MiB, "
           f"{time.perf_counter() - started:.1f} s)")
     return ExitStatus.OK

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..solver.tables import MANIFEST, TableError, TableStore, tables_dir
+from ..solver.tables import TableError, TableStore, tables_dir
 import robot.solver3.coords as C  # (not `from . import`: that would import the package, which imports api)
 
 SUBDIR = "3x3x3"
@@ -150,12 +150,6 @@ def directory_for(config) -> Path:
     return tables_dir(config) / SUBDIR
 
 
-def remove(directory: Path) -> None:
-    """Delete the 3x3x3 tables and their manifest (only the files this program writes)."""
-    for name in (*FILES, MANIFEST):
-        (Path(directory) / name).unlink(missing_ok=True)
-
-
 def status(directory: Path) -> dict:
     store = TableStore(directory)
     return {name: store.problem(name, None) for name in FILES}
@@ -192,23 +186,26 @@ def _load_built(store: TableStore, started: float) -> Tables3:
     return Tables3(moves, symmetry, phase1, phase2, store.directory, time.perf_counter() - started)
 
 
-def load(directory: Path, build: bool = False, log=None, show_progress=None) -> Tables3:
-    """Load the tables; with build=True build (with progress bars) whatever is missing or stale."""
+def load(directory: Path, build: bool = False, log=None, show_progress=None, force: bool = False) -> Tables3:
+    """Load the tables; with build=True build (with progress bars) whatever is missing or stale
+    (every table with force: each rebuilt beside the old one, which stays until the new one is
+    verified).  A file at a table's name that the manifest does not list is refused, never replaced."""
     directory = Path(directory)
-    store = TableStore(directory, log=log, show_progress=show_progress)
+    store = TableStore(directory, log=log, show_progress=show_progress, explicit=True)  # built only on request
     started = time.perf_counter()
     if not build:
         return _load_built(store, started)
+    store.check_ours(FILES)  # before a minute of building
     moves = store.load_or_build("moves.npz", None, lambda bar: C.build_move_tables(bar),
-                                "3x3x3 move tables", C.N_MOVES)
+                                "3x3x3 move tables", C.N_MOVES, force=force)
     moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)  # phase-1 slice set moves
     symmetry = store.load_or_build("symmetry.npz", None, lambda bar: C.build_symmetry_tables(bar),
-                                   "3x3x3 symmetry tables", 16)
+                                   "3x3x3 symmetry tables", 16, force=force)
     phase1 = store.load_or_build("phase1.npy", None, lambda bar: build_phase1(moves, symmetry, bar),
-                                 "3x3x3 phase-1 distance table", len(symmetry["reps"]) * C.N_TWIST)
+                                 "3x3x3 phase-1 distance table", len(symmetry["reps"]) * C.N_TWIST, force=force)
     phase2 = store.load_or_build("phase2.npz", None, lambda bar: build_phase2(moves, bar),
-                                 "3x3x3 phase-2 distance tables", 2)
+                                 "3x3x3 phase-2 distance tables", 2, force=force)
     return Tables3(moves, symmetry, phase1, phase2, directory, time.perf_counter() - started)
 
 
-__all__ = ["Tables3", "load", "status", "remove", "directory_for", "NotBuilt"]
+__all__ = ["Tables3", "load", "status", "directory_for", "NotBuilt"]
