@@ -151,3 +151,20 @@ def test_3x3x3_build_refuses_a_foreign_file_and_force_deletes_nothing_first(tmp_
         assert code == 1 and "Traceback" not in err and str(folder / "3x3x3" / "phase1.npy") in err, err
         assert (folder / "3x3x3" / "phase1.npy").read_bytes() == b"not ours"
         assert sorted(p.name for p in (folder / "3x3x3").iterdir()) == ["phase1.npy"]
+
+
+def test_tables_of_another_format_version_stay_ours_and_are_rebuilt(tmp_path):
+    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    for name in ("a.npy", "b.npy"):
+        store.load_or_build(name, None, lambda bar: np.arange(4, dtype=np.uint8), "table", 1)
+    manifest = store.manifest()
+    manifest["format_version"] = tables.FORMAT_VERSION - 1
+    (tmp_path / tables.MANIFEST).write_text(__import__("json").dumps(manifest))
+    assert store.problem("a.npy", None) == f"a.npy was built by table format 0, this program's is {tables.FORMAT_VERSION}"
+    messages = []
+    store.log = messages.append
+    store.load_or_build("a.npy", None, lambda bar: np.arange(5, dtype=np.uint8), "table", 1)
+    assert messages == [f"a.npy was built by table format 0, this program's is {tables.FORMAT_VERSION}: rebuilding"]
+    # b.npy, still of the old format, is still ours: rebuilt, not refused as someone else's.
+    assert store.load_or_build("b.npy", None, lambda bar: np.arange(6, dtype=np.uint8), "table", 1).tolist() == list(range(6))
+    assert store.problem("a.npy", None) is None and store.problem("b.npy", None) is None

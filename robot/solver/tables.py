@@ -176,26 +176,23 @@ class TableStore:
         return self.directory / MANIFEST
 
     def manifest(self) -> dict:
+        """The manifest; the files another format version listed stay listed (they are ours) with
+        only that version as their entry, so they are rebuilt, never used."""
         try:
             data = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError):
             return {"format_version": FORMAT_VERSION, "files": {}}
-        if data.get("format_version") != FORMAT_VERSION or not isinstance(data.get("files"), dict):
+        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
             return {"format_version": FORMAT_VERSION, "files": {}}
+        if data.get("format_version") != FORMAT_VERSION:
+            old = data.get("format_version")
+            return {"format_version": FORMAT_VERSION, "files": {name: {"format_version": old} for name in data["files"]}}
         return data
-
-    def listed(self) -> set:
-        """Names of the files our manifest says we wrote (of any format version: still ours)."""
-        try:
-            files = json.loads(self.manifest_path.read_text()).get("files")
-        except (OSError, ValueError, AttributeError):
-            return set()
-        return set(files) if isinstance(files, dict) else set()
 
     def check_ours(self, names) -> None:
         """Refuse (TableError naming it) a file at a table's name that the manifest does not list:
         someone else's, never overwritten."""
-        listed = self.listed()
+        listed = self.manifest()["files"]
         for name in names:
             path = self.directory / name
             if name not in listed and (path.exists() or path.is_symlink()):
@@ -210,6 +207,8 @@ class TableStore:
         path = self.directory / name
         if entry is None or not path.exists():
             return "not built yet"
+        if "sha256" not in entry:
+            return f"{name} was built by table format {entry.get('format_version')}, this program's is {FORMAT_VERSION}"
         if path.stat().st_size != entry.get("bytes"):
             return f"{name} is truncated or was changed ({path.stat().st_size} bytes, manifest says {entry.get('bytes')})"
         if profile is not None and entry.get("profile") != profile:
