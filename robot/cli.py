@@ -16,7 +16,6 @@ import argparse
 import importlib
 import os
 import select
-import signal
 import sys
 
 from . import __version__
@@ -68,13 +67,9 @@ def register_calibrate_group(subparsers) -> None:
         importlib.import_module(name).register_calibrate(group)
 
 
-# The reader of our output went away (`cube-robot solve ... | head`): 128 + SIGPIPE, the status a shell
-# reports for a Unix tool stopped by the closed pipe.
-BROKEN_PIPE_EXIT = 128 + signal.SIGPIPE
-
-
 def main(argv=None) -> int:
-    """Run one command; when the reader of its output goes away, end quietly (BROKEN_PIPE_EXIT)."""
+    """Run one command; when the reader of its output goes away (`cube-robot solve ... | head`), end
+    quietly with ExitStatus.BROKEN_PIPE, as a Unix tool stopped by SIGPIPE does."""
     try:
         try:
             return _main(argv)
@@ -88,7 +83,7 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return BROKEN_PIPE_EXIT
+        return ExitStatus.BROKEN_PIPE
 
 
 def _stdout_reader_gone() -> bool:

@@ -18,4 +18,5 @@ class ExitStatus(IntEnum):
     NOT_VERIFIED = 3  # run: EXECUTED (NOT VERIFIED): the plan ran, no rescan confirmed it
     NOT_STARTED = 4  # no robot answers on the port, or it is not ready (an alarm latched at open): nothing moved
     INTERRUPTED = 130  # Ctrl-C: the stop byte went to the robot first
+    BROKEN_PIPE = 141  # the reader of the output went away (128 + SIGPIPE, as a shell reports a Unix tool)
 

@@ -13,9 +13,14 @@ import pytest
 
 from robot import cli
 from robot.config import PROJECT_ROOT
+from robot.exit_status import ExitStatus
 
 REPORTED = "BYWGOGGBOYRWBRYWRGBWRYOO"
-BROKEN_PIPE = 128 + signal.SIGPIPE
+BROKEN_PIPE = 128 + signal.SIGPIPE  # what a shell reports for a tool stopped by SIGPIPE
+
+
+def test_the_exit_status_is_the_one_a_shell_reports_for_sigpipe():
+    assert ExitStatus.BROKEN_PIPE == BROKEN_PIPE
 
 
 def _cube_robot(*args, stdin=subprocess.DEVNULL):
