@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from robot import config as config_module
-from robot.doctor import FAIL, OK, WARN
+from robot.checks import FAIL, OK, WARN
 from robot.solver.doctor_checks import check_tables
 from robot.vision.doctor_checks import check_camera, check_colour_calibration
 from robot.plan import RobotProfile

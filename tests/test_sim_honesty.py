@@ -96,7 +96,7 @@ class Terminal:
 @needs_emulator
 def test_a_run_that_stops_before_the_start_leaves_no_emulator_folder(emu_tmp, monkeypatch):
     from robot.run.options import RunOptions
-    from robot.run.pipeline import PreflightFailed
+    from robot.checks import PreflightFailed
     from robot.run.report import NOT_STARTED
     from robot.run.simulated import run_simulated
     from robot.sim.robot_sim import SimulatedRobot

@@ -113,7 +113,7 @@ def test_the_graph_sees_function_level_and_registry_imports():
     assert "robot.vision.scan" in graph["robot.run.pipeline"]  # inside a method
     assert "robot.run.commands" in graph["robot.cli"]  # a COMMAND_MODULES string
     assert "robot.link.doctor_checks" in graph["robot.doctor.preflight"]  # a PREFLIGHT_CHECKS "module:function" string
-    assert "robot.doctor" in graph["robot.link.doctor_checks"]  # `from ..doctor import ...`
+    assert "robot.checks" in graph["robot.link.doctor_checks"]  # `from ..checks import ...`
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 

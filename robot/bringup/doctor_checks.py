@@ -14,7 +14,7 @@ The context (robot/doctor/preflight.py) may carry: `link` (the run's open Link),
 
 from __future__ import annotations
 
-from ..doctor import FAIL, INFO, OK, WARN, Result
+from ..checks import FAIL, INFO, OK, WARN, Result
 from ..link import protocol as P
 
 ITEM = "drivers and arms"

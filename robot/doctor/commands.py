@@ -1,6 +1,6 @@
 """`cube-robot doctor`: run every health check and print one table.
 
-A check is a function `check(config, args) -> list[Result]` (robot/doctor/__init__.py)
+A check is a function `check(config, args) -> list[Result]` (robot/checks.py)
 in its package's doctor_checks module, listed in CHECKS below as
 (title, "module:function"); modules are imported only when the check runs, so
 a broken camera stack cannot hide a serial problem.  To add a check: write the
@@ -15,7 +15,8 @@ import sys
 
 from ..cli_common import add_config_argument
 from ..exit_status import ExitStatus
-from . import FAIL, Result, format_table, preflight
+from ..checks import FAIL, Result
+from . import format_table, preflight
 from .preflight import PREFLIGHT_CHECKS
 
 # Its FAIL means no robot answers (on the named port, or on any): exit NOT_STARTED, as a run would end.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import paths
 from ..config import project_path
-from . import INFO, Result
+from ..checks import INFO, Result
 
 
 def check_folders(config, args) -> list[Result]:

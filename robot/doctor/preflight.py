@@ -2,7 +2,7 @@
 its fix, before anything moves.  `cube-robot doctor` runs the same checks (PREFLIGHT_CHECKS are the
 first rows of its CHECKS), so there is one implementation of each.
 
-A check is `check(config, context) -> list[Result]` (robot/doctor/__init__.py); a FAIL stops the run
+A check is `check(config, context) -> list[Result]` (robot/checks.py); a FAIL stops the run
 (NOT STARTED, exit 4), a WARN is said and the run goes on.  The context is the doctor's arguments, or
 for a run a namespace with the open robot's `link` and `camera`, `port`, and `build_tables=True`
 (checks may leave findings on it for later checks: the camera's frame size for the regions check;
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import FAIL, Result
+from ..checks import FAIL, Result
 
 PREFLIGHT_CHECKS = [
     ("firmware handshake", "robot.link.doctor_checks:check_handshake"),

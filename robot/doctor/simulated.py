@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
-from . import Result, preflight
+from ..checks import Result
+from . import preflight
 
 # Rows whose file a simulated run does not use: said beside the finding.
 SIM_NOTES = {

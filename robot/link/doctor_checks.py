@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..doctor import FAIL, INFO, OK, WARN, Result
+from ..checks import FAIL, INFO, OK, WARN, Result
 from ..paths import make_advice
 from . import ports
 from .driver import LinkSettings

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from ..checks import RobotNotReady
 from ..paths import make_advice
 from .options import RunOptions
 from .report import NOT_STARTED, STOPPED, RunReport
@@ -31,18 +32,6 @@ class RunFailed(RuntimeError):
     def __init__(self, message: str, advice: str, state: str | None = None):
         super().__init__(message)
         self.advice, self.state = advice, state
-
-
-class RobotNotReady(RuntimeError):
-    """The named robot does not answer as our firmware (or a pre-flight check failed): nothing moved."""
-
-
-class PreflightFailed(RobotNotReady):
-    """Pre-flight checks failed before the start button: each line names the check and its fix."""
-
-    def __init__(self, failed: list[str]):
-        super().__init__("pre-flight failed, nothing moved:\n  " + "\n  ".join(failed))
-        self.failed = failed
 
 
 def run_robot(config, robot, options: RunOptions, say, report: RunReport, finish) -> RunReport:

@@ -13,7 +13,7 @@ import time
 from typing import Protocol
 
 from ..paths import make_advice
-from .pipeline import PreflightFailed, RobotNotReady  # noqa: F401  (raised here, caught by run_robot)
+from ..checks import PreflightFailed, RobotNotReady
 
 
 class Robot(Protocol):

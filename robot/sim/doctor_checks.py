@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..doctor import INFO, OK, Result
+from ..checks import INFO, OK, Result
 
 
 def check_emulator(config, args) -> list[Result]:

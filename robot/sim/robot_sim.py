@@ -162,8 +162,7 @@ class SimulatedRobot:
         from types import SimpleNamespace
 
         from ..bringup.doctor_checks import check_arms
-        from ..doctor import FAIL
-        from ..run.pipeline import PreflightFailed
+        from ..checks import FAIL, PreflightFailed
 
         results = check_arms(self.config, SimpleNamespace(link=self.link, confirm_arms_straight=lambda arms: True))
         self.sync()  # the homing moves (in the air) reach the virtual robot before the scan

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..doctor import FAIL, OK, WARN, Result
+from ..checks import FAIL, OK, WARN, Result
 
 
 def check_tables(config, args) -> list[Result]:

@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 import threading
 
-from ..doctor import FAIL, OK, WARN, Result
+from ..checks import FAIL, OK, WARN, Result
 
 CALIBRATION_MAX_AGE_DAYS = 30
 CAMERA_OPEN_TIMEOUT_S = 3.0
