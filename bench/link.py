@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robot import config as config_module  # noqa: E402
-from robot.link import motion as motion_model  # noqa: E402
+from robot import motion as motion_model  # noqa: E402
 from robot.link import ports  # noqa: E402
 from robot.link.driver import Link, LinkSettings  # noqa: E402
 from robot.plan import Grip, Turn  # noqa: E402

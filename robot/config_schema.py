@@ -121,7 +121,7 @@ SCHEMA: dict = {
         "start_grip": Setting(
             str, "any", "which pair holds the cube at the start: a pair name or 'any' (robot picks)"
         ),
-        # null = derived from the `motion` section (robot/link/motion.py: robot_timing);
+        # null = derived from the `motion` section (robot/motion.py: robot_timing);
         # a number (measured by `calibrate timing --save`) wins.
         "timing": {
             "quarter_turn_ms": Setting(int, None, "duration of a 90 degree arm turn; null = from motion",

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import cube
-from .link.motion import robot_timing
+from .motion import robot_timing
 
 QUARTER, HALF = 90, 180
 
@@ -116,7 +116,7 @@ def canonical_pairs(pairs) -> tuple:
 def charged_from(actions) -> int:
     """Index of the first action that costs time: the first grip is free (it only says which
     pair holds when the clock starts, and the firmware's GRIP to the pair that already holds takes
-    0 ms: robot/link/motion.py grip_ms), so 1 when the plan starts with a Grip, else 0."""
+    0 ms: robot/motion.py grip_ms), so 1 when the plan starts with a Grip, else 0."""
     return 1 if len(actions) and isinstance(actions[0], Grip) else 0
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from robot import config as config_module
 from robot import firmware_header
-from robot.link import motion
+from robot import motion
 from robot.link import protocol as P
 
 LIMITS = firmware_header.limits()
@@ -72,7 +72,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     quarter = board.done(board.ok("TURN R90 L-90"))
     half = board.done(board.ok("TURN R180"))
     dwell = board.done(board.ok("DWELL 50"))
-    # The durations the firmware measures are those robot/link/motion.py predicts.
+    # The durations the firmware measures are those robot/motion.py predicts.
     assert abs(grip.ms - motion.grip_ms(MOTION)) <= DONE_MS_TOLERANCE
     assert abs(quarter.ms - motion.turn_ms([90, -90], MOTION)) <= DONE_MS_TOLERANCE
     assert abs(half.ms - motion.turn_ms([180], MOTION)) <= DONE_MS_TOLERANCE
@@ -97,7 +97,7 @@ def test_settings_change_the_motion(device):
 
 def test_a_grip_skips_the_half_its_grippers_already_did(device):
     """GRIP closes its pair, then opens the other; a half whose grippers are already there is skipped
-    (robot/link/motion.py grip_ms counts the halves), so a GRIP to the pair that holds takes 0 ms."""
+    (robot/motion.py grip_ms counts the halves), so a GRIP to the pair that holds takes 0 ms."""
     board = device.connect()
     board.ok(DEFAULT_SERVO_COMMAND)
     half = MOTION["grip_ms"]

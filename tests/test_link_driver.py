@@ -69,7 +69,7 @@ def test_plan_streams_in_order_with_durations(mock):
 
 def test_a_plan_from_the_holding_pair_takes_what_its_cost_says(mock):
     """The plan's first Grip names the pair the scan left holding: the firmware finishes it at once,
-    so every `done` adds up to the solver's cost (robot/plan.py, one model with robot/link/motion.py)."""
+    so every `done` adds up to the solver's cost (robot/plan.py, one model with robot/motion.py)."""
     from robot import config as config_module
     from robot.plan import RobotProfile
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from robot import config as config_module
-from robot.link import motion
+from robot import motion
 from robot.link import protocol as P
 from robot.plan import Grip, Turn
 

@@ -19,7 +19,7 @@ import pytest
 
 from robot import config as config_module
 from robot import cube
-from robot.link.motion import robot_timing
+from robot.motion import robot_timing
 from robot.plan import Grip, RobotProfile, Turn, replay
 from robot.solver import Solver
 

@@ -11,7 +11,7 @@ import pytest
 
 from robot import config as config_module
 from robot.cli import main
-from robot.link import motion as motion_time
+from robot import motion as motion_time
 from robot.link.driver import Link
 from robot.sim import emulator
 from robot.sim.mock_firmware import MockFirmware
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_measurement_sorts_each_done_duration_into_its_timing_key():
-    """Slow settings whose durations are worked out by hand here (not by link/motion.py)."""
+    """Slow settings whose durations are worked out by hand here (not by robot/motion.py)."""
     config = config_module.load(ROOT / "config.yaml")
     motion = dict(config["motion"], max_speed_steps_per_s=1000, grip_ms=125)
     # Quarter turn, 100 steps at 1000 steps/s, 66667 steps/s^2: two 15 ms ramps (15 steps)
@@ -42,7 +42,7 @@ def test_measurement_sorts_each_done_duration_into_its_timing_key():
 
 @pytest.mark.firmware
 def test_emulator_measurement_matches_the_motion_model():
-    """The real firmware's measured durations against link/motion.py's model (what the solver plans with)."""
+    """The real firmware's measured durations against robot/motion.py's model (what the solver plans with)."""
     ok, reason = emulator.available()
     if not ok:
         pytest.skip(f"simavr/AVR toolchain not available: {reason}")

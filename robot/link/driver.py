@@ -25,7 +25,7 @@ import queue
 import time
 from typing import Callable
 
-from . import motion as motion_model
+from .. import motion as motion_model
 from . import ports
 from . import protocol as P
 from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError, LinkError,
@@ -44,7 +44,7 @@ TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` 
 
 
 def predicted_action_ms(command: str, motion: dict) -> float:
-    """How long the firmware takes for one queued action (robot/link/motion.py, the same model)."""
+    """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
     words = command.split()
     if words[0] == "GRIP":
         return motion_model.grip_ms(motion)

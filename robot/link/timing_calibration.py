@@ -19,7 +19,7 @@ from pathlib import Path
 from ..cli_common import SIM_NOT_SAVED, add_config_argument, simulated
 from ..exit_status import ExitStatus
 from ..plan import HALF, Grip, Turn, normalise_angle
-from .motion import TIMING_KEYS, robot_timing
+from ..motion import TIMING_KEYS, robot_timing
 
 # `  key: value   # comment` (the comment is optional)
 _VALUE_LINE = re.compile(r"^(?P<head>\s+(?P<key>\w+):\s*)(?P<value>[^\s#]+)(?P<spaces>\s*)(?P<rest>#[^\r\n]*)?(?P<end>\r?\n?)$")

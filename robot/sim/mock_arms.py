@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 from .. import firmware_header
-from ..link import motion as motion_time
+from .. import motion as motion_time
 from ..link import protocol as P
 
 LIMITS = firmware_header.limits()

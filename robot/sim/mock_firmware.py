@@ -25,7 +25,7 @@ import time
 
 from .. import firmware_header
 from ..config import defaults as config_defaults
-from ..link import motion as motion_time
+from .. import motion as motion_time
 from ..link import protocol as P
 from .mock_arms import ArmsMixin, holding_pair
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
