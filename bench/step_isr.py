@@ -61,7 +61,8 @@ class Run:
     def __init__(self, elf: Path, harness: Path, workdir: Path):
         self.pin_log, self.isr_log = workdir / "pins.log", workdir / "isr.log"
         self.proc = subprocess.Popen(
-            [str(harness), str(elf), "--log", str(self.pin_log), "--isr-log", str(self.isr_log)],
+            [str(harness), str(elf), "--log", str(self.pin_log), "--isr-log", str(self.isr_log),
+             "--isr-vector", str(STEP_VECTOR), "--isr-vector", str(SERVO_VECTOR)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(workdir / "harness.stderr", "w"), text=True)
         port = self.proc.stdout.readline().strip()
         if not port.startswith("/dev/"):
@@ -124,24 +125,34 @@ def run_actions(elf: Path, harness: Path, workdir: Path) -> tuple[dict, "IsrLog"
     return spans, read_isr_log(run.isr_log), pinlog.read_log(run.pin_log)
 
 
+STEP_VECTOR, SERVO_VECTOR = 11, 12  # TIMER1_COMPA, TIMER1_COMPB (ATmega328P)
+
+
 class IsrLog(NamedTuple):
-    pending: list[int]             # cycles at which the step interrupt fell due (its compare matches)
-    runs: list[tuple[int, int]]    # (entry cycle, cycles) of each run
+    pending: dict[int, list[int]]             # per vector: cycles at which it fell due (compare matches)
+    runs: dict[int, list[tuple[int, int, int]]]  # per vector: (entry cycle, cycles, own cycles) of each run
 
 
 def read_isr_log(path: Path) -> IsrLog:
-    log = IsrLog([], [])
+    log = IsrLog({STEP_VECTOR: [], SERVO_VECTOR: []}, {STEP_VECTOR: [], SERVO_VECTOR: []})
     for number, line in enumerate(path.read_text().splitlines(), 1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
-        if fields[0] == "pending" and len(fields) == 2:
-            log.pending.append(int(fields[1]))
-        elif fields[0] == "run" and len(fields) == 3:
-            log.runs.append((int(fields[1]), int(fields[2])))
+        if fields[0] == "pending" and len(fields) == 3:
+            log.pending.setdefault(int(fields[1]), []).append(int(fields[2]))
+        elif fields[0] == "run" and len(fields) == 5:
+            log.runs.setdefault(int(fields[1]), []).append((int(fields[2]), int(fields[3]), int(fields[4])))
         else:
             raise ValueError(f"{path}:{number}: not an ISR log line: {line!r}")
     return log
+
+
+def servo_latencies(isr: IsrLog) -> list[int]:
+    """Cycles from each servo compare to its ISR's entry: how long other code kept interrupts off."""
+    pending = isr.pending[SERVO_VECTOR]
+    return [entry - pending[bisect.bisect_right(pending, entry) - 1]
+            for entry, _, _ in isr.runs[SERVO_VECTOR] if pending and pending[0] <= entry]
 
 
 def stepped_after(pending: list[int], index: int, edges: list[int]) -> bool:
@@ -157,6 +168,7 @@ def step_times(events, isr: IsrLog, spans: dict) -> dict[str, dict[str, list[lis
     starts when the main loop starts it, so only the times within one are compared; its end is the
     compare after its last step (the end tick, which steps nothing)."""
     result = {}
+    pending = isr.pending[STEP_VECTOR]
     for label in MOVES:
         start, end = spans[label]
         result[label] = {}
@@ -168,21 +180,24 @@ def step_times(events, isr: IsrLog, spans: dict) -> dict[str, dict[str, list[lis
             edges = [c for c, _ in steps[arm]]
             result[label][arm] = []
             for move in moves:
-                due = [isr.pending[bisect.bisect_right(isr.pending, c) - 1]
+                due = [pending[bisect.bisect_right(pending, c) - 1]
                        for c in edges if move.start_cycle <= c <= move.end_cycle]
-                after = bisect.bisect_right(isr.pending, due[-1])
+                after = bisect.bisect_right(pending, due[-1])
                 # A move the homing sensor stops ends on its last step: no end tick (the compare
                 # it had scheduled may still show, as simavr raises it).
-                if label not in SENSOR_STOPPED and after < len(isr.pending) \
-                        and not stepped_after(isr.pending, after, all_edges):
-                    due.append(isr.pending[after])
+                if label not in SENSOR_STOPPED and after < len(pending) \
+                        and not stepped_after(pending, after, all_edges):
+                    due.append(pending[after])
                 result[label][arm].append([c - due[0] for c in due])
     return result
 
 
-def isr_cycles(records, spans: dict, labels=None) -> list[int]:
+def isr_cycles(records, spans: dict, labels=None, own: bool = False) -> list[int]:
+    """The step ISR's cycles per run in the actions named (default all): with the interrupts nested
+    in it, or (own) without them."""
     windows = [spans[label] for label in (labels or list(spans))]
-    return [cycles for entry, cycles in records.runs if any(a <= entry < b for a, b in windows)]
+    return [own_cycles if own else cycles for entry, cycles, own_cycles in records.runs[STEP_VECTOR]
+            if any(a <= entry < b for a, b in windows)]
 
 
 CYCLES_PER_TICK = 8  # Timer1 at F_CPU/8
@@ -233,11 +248,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="step-isr-") as tmp:
         started = time.monotonic()
         spans, records, events = run_actions(elf, harness, Path(tmp))
-        print(f"{elf}: {len(records.runs)} step ISR runs in {time.monotonic() - started:.1f} s of wall time")
+        print(f"{elf}: {len(records.runs[STEP_VECTOR])} step ISR runs in {time.monotonic() - started:.1f} s of wall time")
     for name, labels in (("all actions", None), ("fastest (8000 steps/s)", ["fastest pair"])):
-        cycles = isr_cycles(records, spans, labels)
+        cycles, own = isr_cycles(records, spans, labels), isr_cycles(records, spans, labels, own=True)
         print(f"  step ISR, {name}: {len(cycles)} runs, median {statistics.median(cycles):.0f} cycles, "
-              f"max {max(cycles)} (target < {ISR_TARGET_CYCLES})")
+              f"max {max(cycles)} with the interrupts nested in it; its own: median "
+              f"{statistics.median(own):.0f}, max {max(own)} (target < {ISR_TARGET_CYCLES})")
+    latencies = servo_latencies(records)
+    print(f"  servo ISR's start after its compare: median {statistics.median(latencies):.0f} cycles, "
+          f"max {max(latencies)} ({len(latencies)} pulses)")
     measured = step_times(events, records, spans)
     if args.save_steps:
         args.save_steps.write_text(json.dumps(in_ticks(measured)) + "\n")

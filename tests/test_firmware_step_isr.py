@@ -28,6 +28,7 @@ REFERENCE = Path(__file__).parent / "fixtures" / "step_schedule.json"
 # simavr raises a compare within the instruction then running (up to 3 cycles late), at both ends
 # of a step's time from its move's first: the same Timer1 tick reads within 6 cycles.
 SAME_TICK_CYCLES = 6
+SERVO_JITTER_US = 8  # as tests/test_firmware_emulator.py: within a hobby servo's dead band
 DRIVER_MIN_PULSE_US = 1.9  # DRV8825 (docs/hardware.md; the A4988 needs 1 us), high and low
 US = pinlog.CYCLES_PER_SECOND // 1_000_000
 
@@ -41,12 +42,13 @@ def actions(tmp_path_factory):
 
 
 def test_step_isr_worst_case_is_under_600_cycles(actions):
+    """Its own cycles (the harness subtracts the interrupts nested in it, which it lets in: with
+    them the worst seen was 326-443 cycles in runs of these actions)."""
     spans, isr, _ = actions
-    cycles = bench.isr_cycles(isr, spans)
-    fastest = bench.isr_cycles(isr, spans, ["fastest pair"])
+    own = bench.isr_cycles(isr, spans, own=True)
+    fastest = bench.isr_cycles(isr, spans, ["fastest pair"], own=True)
     assert len(fastest) == 3200 + 1, "one run per tick of the 3200-step move, and its end tick"
-    assert max(cycles) < bench.ISR_TARGET_CYCLES, \
-        f"step ISR: median {statistics.median(cycles)}, max {max(cycles)} cycles"
+    assert max(own) < bench.ISR_TARGET_CYCLES, f"step ISR: median {statistics.median(own)}, max {max(own)} cycles"
 
 
 def test_steps_fall_due_on_the_same_timer_ticks_as_before(actions):
@@ -76,3 +78,18 @@ def test_step_pulses_meet_the_drivers_minimum_width(actions):
     assert len(widths) > 5000
     assert min(widths) >= DRIVER_MIN_PULSE_US * US, f"shortest step pulse {min(widths) / US:.2f} us"
     assert min(gaps) >= DRIVER_MIN_PULSE_US * US, f"shortest low time between steps {min(gaps) / US:.2f} us"
+
+
+def test_servo_pulses_stay_exact_while_the_arms_step(actions):
+    """The step ISR keeps interrupts off only from its running check to the next compare (~70
+    cycles; its prologue runs with them on): the servo pulses (Timer1 compare B) keep their widths
+    through every move.  Measured over 8-24 runs of these actions: the old firmware (interrupts off
+    for its first ~100 cycles) put 2 of 4126 pulses over 8 us off (13.8 at most), this one none of
+    12,403 (7.5 at most)."""
+    spans, _, events = actions
+    start, end = spans["grip RL"][0], spans["home"][1]
+    pulses = [p for arm_pulses in pinlog.servo_pulses(events).values() for p in arm_pulses
+              if start <= p.start_cycle < end]
+    errors = [min(abs(p.width_us - 1000), abs(p.width_us - 2000)) for p in pulses]
+    assert len(errors) > 400
+    assert max(errors) <= SERVO_JITTER_US, f"servo pulse {max(errors):.2f} us off its width"

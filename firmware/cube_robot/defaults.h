@@ -29,7 +29,7 @@
 // Bounds the MOTION / SERVO / DWELL / TURN commands are checked against.
 // STEPS_PER_REV must also be a multiple of 4 (a quarter turn is whole steps).
 // The main loop plans each step (~1000 cycles with its sqrt) a few steps ahead
-// of the step ISR, which then needs ~220-380 cycles: at 8000 steps/s (2000
+// of the step ISR, which then needs ~200-250 cycles: at 8000 steps/s (2000
 // cycles between steps) planning keeps ahead with time to spare for the rest of
 // the loop; a step interval must fit Timer1's 16 bits at 2 MHz (32 ms), hence
 // the minimum speed and acceleration.

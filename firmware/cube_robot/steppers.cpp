@@ -28,7 +28,7 @@ static uint16_t move_steps;   // steps of the longest arm
 // end_tick, which steps nothing and ends the move at t_total.  The main loop
 // plans them (stepper_poll: the sqrt, Bresenham) into a ring a few ticks ahead
 // of the step ISR, which only pops them (as GRBL's segment buffer): the ISR
-// stays short (~220 cycles, measured by bench/step_isr.py).
+// stays short (~200 cycles, measured by bench/step_isr.py).
 struct planned_tick {
   uint16_t interval;  // ticks from this tick to the next
   uint8_t mask;       // arms that step on it (bit ARM_*), or END_TICK
@@ -247,14 +247,17 @@ static inline __attribute__((always_inline)) void finish(uint16_t compare) {
 }
 
 // Kept short and free of calls (a call makes it save every register): pop the
-// planned tick, step, count.  The pins go high first (the step's time is the
-// compare's plus a fixed latency) and low at the end, after at least the
-// driver's pulse width (the ISR's own work takes longer: it rarely waits).
-// Interrupts go back on once the timer is set up for the next tick (~70
-// cycles in), so the servo pulses (compare B) are late by at most that much;
-// the next step is at least 2000 cycles away, so this ISR never nests itself.
-ISR(TIMER1_COMPA_vect) {
-  if (!running) return;
+// planned tick, step, count.  The pins go high first and low at the end, after
+// at least the driver's pulse width (the ISR's own work takes longer: it
+// rarely waits).  Interrupts are on (ISR_NOBLOCK) but for the part from the
+// running check to the next compare (~70 cycles), which also keeps the Timer1
+// registers' 16-bit accesses (one shared temporary byte) from the servo ISR's:
+// the servo pulses (compare B) are late by at most that.  A step edge may be
+// late by another ISR; the schedule is not (OCR1A counts from the compare).
+// The next step is at least 2000 cycles away, so this ISR never nests itself.
+ISR(TIMER1_COMPA_vect, ISR_NOBLOCK) {
+  cli();
+  if (!running) return;  // halted (the e-stop's ISR may have run just now)
   uint8_t t = ring_tail;
   if (t == ring_head) {  // the planner is behind: retry shortly
     OCR1A += UNDERRUN_RETRY_TICKS;
@@ -263,7 +266,7 @@ ISR(TIMER1_COMPA_vect) {
   planned_tick p = ring[t];
   uint8_t mask = p.mask;
   step_pins_high(mask);
-  uint16_t pulse_start = TCNT1;
+  uint8_t pulse_start = TCNT1L;  // the low byte alone: one access, no temporary byte
   uint16_t compare = OCR1A;
   OCR1A = compare + p.interval;
   ring_tail = (uint8_t)((t + 1) & (RING_SIZE - 1));
@@ -271,9 +274,9 @@ ISR(TIMER1_COMPA_vect) {
     finish(compare);
     return;
   }
-  sei();
   uint16_t done = tick + 1;
-  tick = done;
+  tick = done;  // before sei(): a `!` read in the receive ISR must not see half of it
+  sei();
   if (mask & (1 << ARM_R)) position[ARM_R] += step_sign[ARM_R];
   if (mask & (1 << ARM_L)) position[ARM_L] += step_sign[ARM_L];
   if (mask & (1 << ARM_F)) position[ARM_F] += step_sign[ARM_F];
@@ -286,8 +289,9 @@ ISR(TIMER1_COMPA_vect) {
       sensor_stopped = true;
       finish(compare);
     }
+    sei();
   }
-  while ((uint16_t)(TCNT1 - pulse_start) < PULSE_TICKS) {
+  while ((uint8_t)(TCNT1L - pulse_start) < PULSE_TICKS) {
   }
   step_pins_low();
 }

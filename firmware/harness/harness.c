@@ -37,12 +37,13 @@
  *   End of stdin ends the harness.
  * - --realtime paces the simulation against the wall clock; otherwise it
  *   runs as fast as it can (5-9x real time).
- * - --isr-log FILE [--isr-vector N] traces interrupt vector N (default 11,
- *   TIMER1_COMPA: the step ISR), one line per event: `pending <cycle>` when
- *   it falls due (the compare match, within the instruction then running),
- *   `run <entry cycle> <cycles>` for each run, from the vector's jump to the
- *   instruction after its reti (interrupts nested inside it included).
- *   For bench/step_isr.py and tests/test_firmware_step_isr.py.
+ * - --isr-log FILE [--isr-vector N ...] traces interrupt vectors (default 11,
+ *   TIMER1_COMPA: the step ISR; up to 4 --isr-vector), one line per event:
+ *   `pending <vector> <cycle>` when one falls due (a compare match: within the
+ *   instruction then running), `run <vector> <entry cycle> <cycles> <own>` for
+ *   each run, from the vector's jump to the instruction after its reti: all
+ *   of it, and its own (less the interrupts nested in it).  For
+ *   bench/step_isr.py and tests/test_firmware_step_isr.py.
  * No fixed paths: any number of harnesses can run side by side.
  */
 #define _GNU_SOURCE
@@ -256,27 +257,44 @@ static void after_reset(void) {
  * entry.  The ISR has returned when the stack pointer climbs above where it
  * was at the entry (its return address popped); nested runs go deeper. */
 static FILE *isr_log;
-static int isr_vector = 11;
-static struct { uint64_t entry; uint16_t sp; } isr_frames[8];
+#define ISR_VECTORS_MAX 4
+#define VECTOR_TABLE_END (26 * 4) /* ATmega328P: 26 vectors of one jmp (4 bytes) each */
+static int isr_vectors[ISR_VECTORS_MAX], isr_vector_count;
+static struct { uint64_t entry, nested; uint16_t sp; int vector; } isr_frames[16];
 static int isr_depth;
 
+static int isr_traced(int vector) {
+    for (int i = 0; i < isr_vector_count; i++)
+        if (isr_vectors[i] == vector) return 1;
+    return 0;
+}
+
+/* Every interrupt is followed (to subtract the ones nested in a traced one);
+ * the traced vectors' runs are logged. */
 static void trace_isr(void) {
     uint16_t sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
     while (isr_depth > 0 && sp > isr_frames[isr_depth - 1].sp) {
         isr_depth--;
-        fprintf(isr_log, "run %llu %llu\n", (unsigned long long)isr_frames[isr_depth].entry,
-                (unsigned long long)(now_cycle() - isr_frames[isr_depth].entry));
+        uint64_t cycles = now_cycle() - isr_frames[isr_depth].entry;
+        if (isr_depth > 0) isr_frames[isr_depth - 1].nested += cycles;
+        if (isr_traced(isr_frames[isr_depth].vector))
+            fprintf(isr_log, "run %d %llu %llu %llu\n", isr_frames[isr_depth].vector,
+                    (unsigned long long)isr_frames[isr_depth].entry, (unsigned long long)cycles,
+                    (unsigned long long)(cycles - isr_frames[isr_depth].nested));
     }
-    if (avr->pc == (avr_flashaddr_t)(isr_vector * 4) && isr_depth < (int)(sizeof isr_frames / sizeof isr_frames[0])) {
+    if (avr->pc != 0 && avr->pc < VECTOR_TABLE_END && avr->pc % 4 == 0 &&
+        isr_depth < (int)(sizeof isr_frames / sizeof isr_frames[0])) {
         isr_frames[isr_depth].entry = now_cycle();
+        isr_frames[isr_depth].nested = 0;
         isr_frames[isr_depth].sp = sp;
+        isr_frames[isr_depth].vector = (int)(avr->pc / 4);
         isr_depth++;
     }
 }
 
 static void isr_pending(avr_irq_t *irq, uint32_t value, void *param) {
-    (void)irq, (void)param;
-    if (value) fprintf(isr_log, "pending %llu\n", (unsigned long long)now_cycle());
+    (void)irq;
+    if (value) fprintf(isr_log, "pending %d %llu\n", (int)(intptr_t)param, (unsigned long long)now_cycle());
 }
 
 /* The reset button: registers and I/O reset, RAM kept (simavr clears it). */
@@ -411,11 +429,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--realtime") == 0) realtime = 1;
         else if (strcmp(argv[i], "--boot-delay-ms") == 0 && i + 1 < argc) boot_delay = atof(argv[++i]) / 1000.0;
         else if (strcmp(argv[i], "--isr-log") == 0 && i + 1 < argc) isr_log_path = argv[++i];
-        else if (strcmp(argv[i], "--isr-vector") == 0 && i + 1 < argc) isr_vector = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--isr-vector") == 0 && i + 1 < argc && isr_vector_count < ISR_VECTORS_MAX)
+            isr_vectors[isr_vector_count++] = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !firmware) firmware = argv[i];
         else {
             fprintf(stderr, "usage: %s FIRMWARE.elf [--log FILE] [--realtime] [--boot-delay-ms N] "
-                            "[--isr-log FILE [--isr-vector N]]\n", argv[0]);
+                            "[--isr-log FILE [--isr-vector N ...]]\n", argv[0]);
             return 2;
         }
     }
@@ -455,9 +474,12 @@ int main(int argc, char **argv) {
     if (isr_log_path) {
         isr_log = fopen(isr_log_path, "w");
         if (!isr_log) die(isr_log_path);
-        fprintf(isr_log, "# cube-robot ISR log: vector %d, pending <cycle> | run <entry cycle> <cycles>; %ld cycles/s\n",
-                isr_vector, (long)FREQUENCY);
-        avr_irq_register_notify(avr_get_interrupt_irq(avr, (uint8_t)isr_vector) + AVR_INT_IRQ_PENDING, isr_pending, NULL);
+        if (isr_vector_count == 0) isr_vectors[isr_vector_count++] = 11; /* TIMER1_COMPA: the step ISR */
+        fprintf(isr_log, "# cube-robot ISR log: pending <vector> <cycle> | run <vector> <entry cycle> <cycles> <own cycles>; "
+                "%ld cycles/s\n", (long)FREQUENCY);
+        for (int i = 0; i < isr_vector_count; i++)
+            avr_irq_register_notify(avr_get_interrupt_irq(avr, (uint8_t)isr_vectors[i]) + AVR_INT_IRQ_PENDING,
+                                    isr_pending, (void *)(intptr_t)isr_vectors[i]);
     }
     memset(pin_level, 0xff, sizeof pin_level);
     for (char port = 'B'; port <= 'D'; port++)
