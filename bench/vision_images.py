@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from robot import config as config_module  # noqa: E402
 from robot import cube  # noqa: E402
 from robot.sim import render  # noqa: E402
+from robot.vision import camera_geometry  # noqa: E402
 from robot.vision.scan import ScanSequence, read_frames  # noqa: E402
 
 # Lighting ranges (name -> Lighting.random ranges).
@@ -57,8 +58,8 @@ def same_partition(a: str, b: str) -> bool:
 def run(scans: int, seed: int, names=None) -> list[dict]:
     config = config_module.load()
     sequence = ScanSequence.from_config(config)
-    pose = render.Pose.from_config(config)
-    regions = render.scan_regions(pose, sequence)  # what calibration stores: nominal pose
+    pose = camera_geometry.Pose.from_config(config)
+    regions = camera_geometry.scan_regions(pose, sequence)  # what calibration stores: nominal pose
     rng = np.random.default_rng(seed)
     rows = []
     names = names or list(RANGES)

@@ -20,6 +20,7 @@ from robot.run.robot import run_hardware
 from robot.link import protocol
 from robot.plan import RobotProfile, replay
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.sim.mock_firmware import MockFirmware
 from robot.vision.scan import ScanSequence
 
@@ -29,7 +30,7 @@ def setup(tmp_path):
     base = config_module.load()
     scrambled = cube.SOLVED.apply("R U2 F' L B2 D")
     sequence = ScanSequence.from_config(base)
-    frames, regions = render.render_scan(scrambled.to_facelets(), sequence, render.Pose.from_config(base), seed=4)
+    frames, regions = render.render_scan(scrambled.to_facelets(), sequence, camera_geometry.Pose.from_config(base), seed=4)
     folder = tmp_path / "camera"
     folder.mkdir()
     import cv2
@@ -114,7 +115,7 @@ def test_rescan_of_a_solved_cube_is_solved_verified(setup, tmp_path):
     import cv2
     import os
 
-    frames, _ = render.render_scan(cube.SOLVED.to_facelets(), sequence, render.Pose.from_config(config), seed=5)
+    frames, _ = render.render_scan(cube.SOLVED.to_facelets(), sequence, camera_geometry.Pose.from_config(config), seed=5)
     folder = tmp_path / "camera"
     scan_actions = len(list(sequence.all_actions()))
 

@@ -11,6 +11,7 @@ import yaml
 from robot import cli, cube
 from robot import config as config_module
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision.calibrate import Answers, CalibrationAborted, learn_colours, run, separations
 from robot.vision.camera import FileCamera
 from robot.vision.colour import Calibration
@@ -30,7 +31,7 @@ def shots(tmp_path_factory):
     folder = tmp_path_factory.mktemp("shots")
     config = config_module.defaults()
     sequence = ScanSequence.from_config(config)
-    pose = render.Pose.from_config(config)
+    pose = camera_geometry.Pose.from_config(config)
     light = render.Lighting(glare_spots=1, temperature_k=5200, brightness=0.9)
     for name, start in (("solved", cube.SOLVED_FACELETS),
                         ("scrambled", cube.random_state(np.random.default_rng(3)).to_facelets())):
@@ -95,7 +96,7 @@ def test_missing_answer_is_named(tmp_path, shots):
 def test_clicked_centres_make_regions(tmp_path, shots):
     config = config_module.load(_config_in(tmp_path))
     sequence = ScanSequence.from_config(config)
-    truth = render.scan_regions(render.Pose.from_config(config), sequence)
+    truth = camera_geometry.scan_regions(camera_geometry.Pose.from_config(config), sequence)
     clicks = {view.name: truth.quads(view.name).mean(axis=1).round(1).tolist() for view in sequence.views}
     answers = Answers({**ANSWERS, "regions": "click", "clicks": clicks}, interactive=False, say=lambda *_: None)
     outcome = run(config, answers, FileCamera(shots / "solved"), FileCamera(shots / "scrambled"),
@@ -114,7 +115,7 @@ def test_not_solved_cube_is_refused(tmp_path, shots):
 def test_close_colours_get_advice():
     config = config_module.defaults()
     sequence = ScanSequence.from_config(config)
-    pose = render.Pose.from_config(config)
+    pose = camera_geometry.Pose.from_config(config)
     palette = dict(render.STANDARD_PALETTE, L=(214, 40, 34))  # an "orange" that is nearly red
     frames, regions = render.render_scan(cube.SOLVED_FACELETS, sequence, pose, render.Lighting(), seed=1,
                                          palette=palette)
@@ -134,7 +135,7 @@ def test_colours_are_named_from_their_measured_values(temperature_k, brightness)
     config = config_module.defaults()
     sequence = ScanSequence.from_config(config)
     light = render.Lighting(temperature_k=temperature_k, brightness=brightness)
-    frames, regions = render.render_scan(cube.SOLVED_FACELETS, sequence, render.Pose.from_config(config), light,
+    frames, regions = render.render_scan(cube.SOLVED_FACELETS, sequence, camera_geometry.Pose.from_config(config), light,
                                          seed=7)
     readings = read_stickers(frames, sequence, regions)
     calibration, problems = learn_colours(readings, sequence)
@@ -156,7 +157,7 @@ def test_regions_are_found_for_camera_poses_off_the_configured_one(tmp_path, ele
     config = config_module.defaults()
     config["scan"]["regions_file"] = str(tmp_path / "none.yaml")
     sequence = ScanSequence.from_config(config)
-    base = render.Pose.from_config(config)
+    base = camera_geometry.Pose.from_config(config)
     assert base.distance_mm == 200  # +/-50 mm is +/-25 %
     pose = dataclasses.replace(base, elevation_deg=base.elevation_deg + elevation,
                                azimuth_deg=base.azimuth_deg + azimuth, distance_mm=base.distance_mm + distance)

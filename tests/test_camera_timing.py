@@ -244,6 +244,7 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     from types import SimpleNamespace
 
     from robot.sim import render
+    from robot.vision import camera_geometry
     from robot.sim.webcam import SimulatedCamera
 
     solved, turned = "UUUURRRRFFFFDDDDLLLLBBBB", "UUUUBBRRRRFFDDDDFFLLLLBB"
@@ -251,7 +252,7 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     virtual.facelets = lambda: virtual.state
     robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
     clock = ManualClock(1.0)
-    camera = SimulatedCamera(robot, render.Pose(), seed=1, clock=clock)
+    camera = SimulatedCamera(robot, camera_geometry.Pose(), seed=1, clock=clock)
     camera.lighting = render.Lighting(noise_sigma=0.0)
     camera.motion_started = 1.0
     virtual.state = turned
@@ -272,12 +273,13 @@ def test_the_simulated_camera_renders_the_next_state_on_its_thread_not_before_th
     from robot import cube
     from robot.plan import Grip, Turn
     from robot.sim import render
+    from robot.vision import camera_geometry
     from robot.sim.webcam import SimulatedCamera
 
     solved = "UUUURRRRFFFFDDDDLLLLBBBB"
     virtual = SimpleNamespace(facelets=lambda: solved)
     robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
-    camera = SimulatedCamera(robot, render.Pose(), seed=1, clock=ManualClock(1.0))
+    camera = SimulatedCamera(robot, camera_geometry.Pose(), seed=1, clock=ManualClock(1.0))
     rendering, release, rendered = threading.Event(), threading.Event(), []
     real_render = render.render_state
 

@@ -91,6 +91,7 @@ def test_regions_file_missing_and_for_another_frame_size(tmp_path):
     from types import SimpleNamespace
 
     from robot.sim import render
+    from robot.vision import camera_geometry
     from robot.vision.doctor_checks import check_regions
     from robot.vision.scan import ScanSequence
 
@@ -99,7 +100,7 @@ def test_regions_file_missing_and_for_another_frame_size(tmp_path):
     [result] = check_regions(config, None)
     assert result.status == FAIL and "missing" in result.detail and "calibrate colours" in result.detail
     _, regions = render.render_scan("U" * 4 + "R" * 4 + "F" * 4 + "D" * 4 + "L" * 4 + "B" * 4,
-                                    ScanSequence.from_config(config), render.Pose.from_config(config), seed=1)
+                                    ScanSequence.from_config(config), camera_geometry.Pose.from_config(config), seed=1)
     regions.save(regions_path)
     width, height = regions.image_size
     [result] = check_regions(config, SimpleNamespace(camera_frame_size=(width, height)))

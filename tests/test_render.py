@@ -6,6 +6,7 @@ import pytest
 from robot import config as config_module
 from robot import cube
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision.colour import srgb_to_lab
 from robot.vision.scan import ScanSequence
 
@@ -13,7 +14,7 @@ from robot.vision.scan import ScanSequence
 @pytest.fixture(scope="module")
 def setup():
     config = config_module.defaults()
-    return ScanSequence.from_config(config), render.Pose.from_config(config)
+    return ScanSequence.from_config(config), camera_geometry.Pose.from_config(config)
 
 
 def test_same_seed_same_pictures_other_seed_other_pictures(setup):
@@ -31,7 +32,7 @@ def test_same_seed_same_pictures_other_seed_other_pictures(setup):
 
 def test_default_pose_sees_up_and_front(setup):
     _, pose = setup
-    assert render.visible_facelets(pose) == [f"{f}{k}" for f in "UF" for k in range(1, 5)]
+    assert camera_geometry.visible_facelets(pose) == [f"{f}{k}" for f in "UF" for k in range(1, 5)]
 
 
 def test_regions_sit_on_the_drawn_stickers(setup):

@@ -14,6 +14,7 @@ from conftest import scratch_config
 from robot import cli, cube
 from robot import config as config_module
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision import net
 from robot.vision.scan import READINGS_FILE, ScanSequence, read_frames
 
@@ -33,7 +34,7 @@ def test_a_saved_scan_keeps_its_raw_frames_and_readings_that_decode_to_the_same_
     config = config_module.load()
     sequence = ScanSequence.from_config(config)
     start = cube.SOLVED.apply("R U F' U2").to_facelets()
-    frames, regions = render.render_scan(start, sequence, render.Pose.from_config(config), seed=5)
+    frames, regions = render.render_scan(start, sequence, camera_geometry.Pose.from_config(config), seed=5)
     result = read_frames(frames, sequence, regions, config=config, save_dir=tmp_path)
     folder = result.images[0].parent
     for v, view in enumerate(sequence.views):

@@ -7,6 +7,7 @@ from robot import config as config_module
 from robot import cube
 from robot.run.report import RunReport
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision.scan import ScanSequence, add_legend, label_box, read_frames
 
 
@@ -23,7 +24,7 @@ def test_saved_pictures_carry_the_legend_and_the_final_facelet_names(tmp_path):
     config = config_module.load()
     sequence = ScanSequence.from_config(config)
     start = cube.SOLVED.apply("R U F'").to_facelets()
-    frames, regions = render.render_scan(start, sequence, render.Pose.from_config(config), seed=2)
+    frames, regions = render.render_scan(start, sequence, camera_geometry.Pose.from_config(config), seed=2)
     result = read_frames(frames, sequence, regions, save_dir=tmp_path)
     import cv2
 

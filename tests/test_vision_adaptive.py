@@ -8,6 +8,7 @@ import pytest
 from robot import config as config_module
 from robot import cube
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision import VisionError, decode
 from robot.vision.partial import decode_partial
 from robot.vision.camera import MemoryCamera
@@ -59,7 +60,7 @@ def setting():
     config = config_module.defaults()
     config["scan"]["save_images"] = False
     sequence = ScanSequence.from_config(config)
-    return config, sequence, render.Pose.from_config(config)
+    return config, sequence, camera_geometry.Pose.from_config(config)
 
 
 class CountingCamera(MemoryCamera):

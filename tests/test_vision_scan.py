@@ -12,6 +12,7 @@ from robot import config as config_module
 from robot import cube
 from robot.config import ConfigError
 from robot.sim import render
+from robot.vision import camera_geometry
 from robot.vision.camera import FileCamera, MemoryCamera
 from robot.vision.colour import srgb_to_lab
 from robot.vision.regions import Regions, RegionsError, SamplingSettings, sample_sticker
@@ -42,7 +43,7 @@ def sequence(config):
 
 @pytest.fixture(scope="module")
 def pose(config):
-    return render.Pose.from_config(config)
+    return camera_geometry.Pose.from_config(config)
 
 
 # --- the sequence -----------------------------------------------------------
@@ -105,7 +106,7 @@ def test_mapping_through_one_known_turn():
 
 
 def test_rendered_scans_decode_to_the_final_state(config, sequence, pose):
-    regions = render.scan_regions(pose, sequence)
+    regions = camera_geometry.scan_regions(pose, sequence)
     rng = np.random.default_rng(3)
     for trial in range(6):
         start = cube.random_state(rng).to_facelets()
@@ -133,18 +134,18 @@ def test_scanner_runs_on_a_file_camera_and_saves_pictures(tmp_path, config, sequ
 
 
 def test_regions_must_fit_sequence_and_frame(sequence, pose):
-    regions = render.scan_regions(pose, sequence)
+    regions = camera_geometry.scan_regions(pose, sequence)
     regions.views["left"] = regions.views["left"][:3]
     with pytest.raises(RegionsError, match="view 'left' has 3 regions but the scan sequence lists 4"):
         regions.check(sequence)
-    regions = render.scan_regions(pose, sequence)
+    regions = camera_geometry.scan_regions(pose, sequence)
     frames = {v.name: np.zeros((240, 320, 3), np.uint8) for v in sequence.views}
     with pytest.raises(RegionsError, match="set for 640x480 frames but the frame is 320x240"):
         read_stickers(frames, sequence, regions)
 
 
 def test_regions_file_round_trip(tmp_path, sequence, pose):
-    regions = render.scan_regions(pose, sequence)
+    regions = camera_geometry.scan_regions(pose, sequence)
     path = regions.save(tmp_path / "regions.yaml")
     loaded = Regions.load(path)
     assert loaded.image_size == (640, 480)

@@ -45,8 +45,8 @@ class StillCube:
 def run_checks(config, args, checks, handshake_title: str) -> tuple[str, list[tuple[str, Result]]]:
     """(what was emulated, rows): every check of `checks`, against the emulated robot."""
     from ..bringup.bench import Bench
-    from ..sim import render
     from ..sim.webcam import SimulatedCamera
+    from ..vision.camera_geometry import Pose
 
     with Bench(config, sim=True, firmware=args.firmware) as bench:
         first = [(title, target) for title, target in checks if title == handshake_title]
@@ -56,7 +56,7 @@ def run_checks(config, args, checks, handshake_title: str) -> tuple[str, list[tu
         bench.link = None
         context = SimpleNamespace(**vars(args))
         context.port = port
-        context.camera = SimulatedCamera(StillCube(config), render.Pose.from_config(config))
+        context.camera = SimulatedCamera(StillCube(config), Pose.from_config(config))
         rows += preflight.run_checks(config, context, [c for c in checks if c[0] != handshake_title])
         backend = bench.backend
     marked = []

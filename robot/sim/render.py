@@ -7,9 +7,10 @@ perspective, black body, sticker gaps, and seeded lighting variation
 vignetting).  It also returns the matching sticker regions, so tests and the
 calibration's region guess use exactly what was drawn.
 
-Geometry comes from robot.cube (FACE_FRAMES and facelet order); the state in
-each view comes from the scan sequence (robot.vision.scan), so a render ->
-scan -> decode round trip checks the facelet mapping for real.
+Geometry (the pose, the projection, each sticker's quad) is the camera's, from
+robot/vision/camera_geometry.py; the state in each view comes from the scan
+sequence, so a render -> scan -> decode round trip checks the facelet mapping
+for real.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import cv2
 import numpy as np
 
 from .. import cube
+from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose, scan_regions, sticker_corners
 
 # Typical sticker colours (sRGB) of a standard cube; the colour letters are the
 # faces of the solved cube (U white, R red, F green, D yellow, L orange, B blue).
@@ -32,25 +34,6 @@ STANDARD_PALETTE = {
     "B": (16, 72, 196),  # blue
 }
 BODY_RGB = (22, 22, 24)
-STICKER_GAP = 0.12  # share of a cubie face not covered by its sticker
-
-
-@dataclass(frozen=True)
-class Pose:
-    elevation_deg: float = 45.0
-    azimuth_deg: float = 0.0
-    distance_mm: float = 200.0
-    fov_deg: float = 55.0
-    cube_mm: float = 50.0
-    width: int = 640
-    height: int = 480
-
-    @classmethod
-    def from_config(cls, config) -> "Pose":
-        cam = config["camera"]
-        p = cam["pose"]
-        return cls(p["elevation_deg"], p["azimuth_deg"], p["distance_mm"], p["fov_deg"], p["cube_mm"],
-                   cam["width"], cam["height"])
 
 
 @dataclass(frozen=True)
@@ -105,75 +88,6 @@ def _blackbody_rgb(kelvin: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# Geometry.
-
-
-class Camera3D:
-    """Pinhole camera looking at the cube centre from the pose."""
-
-    def __init__(self, pose: Pose, offset_px=(0.0, 0.0)):
-        e, a = np.radians(pose.elevation_deg), np.radians(pose.azimuth_deg)
-        direction = np.array([np.sin(a) * np.cos(e), np.sin(e), np.cos(a) * np.cos(e)])  # x->R, y->U, z->F
-        self.position = direction * pose.distance_mm
-        self.forward = -direction
-        up = np.array([0.0, 1.0, 0.0]) if abs(direction[1]) < 0.999 else np.array([0.0, 0.0, -1.0])
-        self.right = np.cross(self.forward, up)
-        self.right /= np.linalg.norm(self.right)
-        self.down = np.cross(self.forward, self.right)
-        self.focal = (pose.width / 2) / np.tan(np.radians(pose.fov_deg) / 2)
-        self.centre = np.array([pose.width / 2 + offset_px[0], pose.height / 2 + offset_px[1]])
-
-    def project(self, points: np.ndarray) -> np.ndarray:
-        rel = np.asarray(points, dtype=np.float64) - self.position
-        z = rel @ self.forward
-        return np.stack([rel @ self.right, rel @ self.down], axis=-1) * (self.focal / z)[..., None] + self.centre
-
-    def sees(self, point, normal) -> bool:
-        return float(np.dot(self.position - point, normal)) > 1e-6
-
-
-def _sticker_corners(index: int, half_mm: float, fill: float) -> tuple[np.ndarray, np.ndarray]:
-    """3D corners (4, 3) of facelet `index`'s sticker and its outward normal; `fill` = sticker share of the cubie face."""
-    face = cube.FACES[index // 4]
-    normal, up, right = (np.array(v, dtype=np.float64) for v in cube.FACE_FRAMES[face])
-    row, col = divmod(index % 4, 2)
-    centre = normal + up * (0.5 - row) + right * (col - 0.5)  # cube spans -1..1
-    h = 0.5 * fill
-    corners = [centre + up * h - right * h, centre + up * h + right * h,
-               centre - up * h + right * h, centre - up * h - right * h]
-    return np.array(corners) * half_mm, normal
-
-
-def facelet_quads(pose: Pose, facelets, offset_px=(0.0, 0.0), fill: float = 1 - STICKER_GAP) -> np.ndarray:
-    """Image quads (n, 4, 2) of the named facelets' stickers (any face, visible or not)."""
-    camera = Camera3D(pose, offset_px)
-    quads = []
-    for name in facelets:
-        corners, _ = _sticker_corners(cube.facelet_index(name), pose.cube_mm / 2, fill)
-        quads.append(camera.project(corners))
-    return np.array(quads)
-
-
-def visible_facelets(pose: Pose) -> list[str]:
-    """Facelets whose face the camera sees from this pose."""
-    camera = Camera3D(pose)
-    out = []
-    for face in cube.FACES:
-        normal = np.array(cube.FACE_FRAMES[face][0], dtype=np.float64)
-        if camera.sees(normal * pose.cube_mm / 2, normal):
-            out += [f"{face}{k}" for k in range(1, 5)]
-    return out
-
-
-def scan_regions(pose: Pose, sequence, offset_px=(0.0, 0.0)):
-    """The regions (robot.vision.regions.Regions) of every view of a scan sequence from this pose."""
-    from ..vision.regions import Regions
-
-    views = {view.name: facelet_quads(pose, view.facelets, offset_px) for view in sequence.views}
-    return Regions(views, (pose.width, pose.height), source="rendered")
-
-
-# ---------------------------------------------------------------------------
 # Drawing.
 
 _SUPERSAMPLE = 2
@@ -207,7 +121,7 @@ def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng
         _fill(canvas, camera.project(body), np.array(BODY_RGB) * shade(normal))
         for k in range(4):
             index = cube.FACES.index(face) * 4 + k
-            corners, _ = _sticker_corners(index, half, 1 - STICKER_GAP)
+            corners, _ = sticker_corners(index, half, 1 - STICKER_GAP)
             colour = np.array(palette[facelets[index]], dtype=np.float64)
             colour = colour + rng.normal(0.0, lighting.sticker_jitter, 3)
             quad = camera.project(corners)

@@ -23,6 +23,7 @@ from .. import firmware_header
 from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
+from ..vision.camera_geometry import Pose, scan_regions
 from . import emulator as emulator_module
 from . import mechanics, pinlog, render
 from .virtual_robot import MechanicalError, VirtualRobot
@@ -90,7 +91,7 @@ class SimulatedRobot:
         self.ignored_servo_pulses = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
         self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
-        self.pose = render.Pose.from_config(config)
+        self.pose = Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
         self.regions = None
         self.presenter = None
@@ -133,7 +134,7 @@ class SimulatedRobot:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
         self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
         sequence = ScanSequence.from_config(self.config)
-        self.regions = render.scan_regions(self.pose, sequence)
+        self.regions = scan_regions(self.pose, sequence)
         if "second" in sequence.cameras:  # views taken by a second camera (robot/sim/second_camera.py)
             from .second_camera import add_second_camera
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import render
+from ..vision.camera_geometry import scan_regions
 
 
 def add_second_camera(robot, sequence) -> None:
@@ -22,7 +22,7 @@ def add_second_camera(robot, sequence) -> None:
     quads = {}
     for name, view_pose in (("main", robot.pose), ("second", pose)):
         views = ScanSequence(tuple(v for v in sequence.views if v.camera == name))
-        quads.update(render.scan_regions(view_pose, views).views)
+        quads.update(scan_regions(view_pose, views).views)
     robot.regions = Regions(quads, (robot.pose.width, robot.pose.height), source="rendered")
     robot.second_camera = camera
     robot.camera = CameraSet({"main": robot.camera, "second": camera}, sequence)

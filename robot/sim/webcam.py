@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..vision.camera import FREEZE, Camera
+from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames
 from ..vision.scan import LinkPresenter
 from . import render
@@ -121,7 +122,7 @@ def pose_weights(changes, start: float, end: float) -> dict[int, float]:
 class SimulatedCamera(Camera):
     """Renders the virtual cube through a SimulatedWebcam, picked by time like a real camera."""
 
-    def __init__(self, robot, pose: render.Pose, seed: int = 0, clock=RealClock):
+    def __init__(self, robot, pose: Pose, seed: int = 0, clock=RealClock):
         self.robot, self.pose, self.clock = robot, pose, clock
         self.rng = np.random.default_rng(seed)
         self.lighting = render.Lighting()

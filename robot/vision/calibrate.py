@@ -348,8 +348,8 @@ def _annotated(frame, quads, labels, inner_fraction):
 def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print, default_mode=None):
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click.
     default_mode: the default answer (else keep when the regions file exists, detect when not)."""
-    from ..sim.render import scan_regions
     from . import pose_fit
+    from .camera_geometry import scan_regions
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
     from ..config import project_path
 
@@ -422,7 +422,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
 
 def _expected_regions(config, sequence, regions_path):
     """The regions to overlay on the live preview: the saved ones, else those of camera.pose."""
-    from ..sim.render import scan_regions
+    from .camera_geometry import scan_regions
     from .regions import Regions, RegionsError
 
     try:
@@ -435,7 +435,7 @@ def _expected_regions(config, sequence, regions_path):
 def _pose_for(config, size):
     from dataclasses import replace
 
-    from ..sim.render import Pose
+    from .camera_geometry import Pose
 
     return replace(Pose.from_config(config), width=size[0], height=size[1])
 

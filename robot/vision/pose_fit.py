@@ -52,7 +52,7 @@ def fit_camera_pose(detected: dict, sequence, base_pose):
     stickers found in one view place the ones missed in another.  Returns (pose, offset_px)."""
     from dataclasses import replace
 
-    from ..sim.render import facelet_quads, scan_regions
+    from .camera_geometry import facelet_quads, scan_regions
 
     # The camera sees the same robot-frame positions in every view: the union of what the views read.
     seen = sorted({name for view in sequence.views for name in view.facelets})
@@ -92,7 +92,7 @@ def fit_camera_pose(detected: dict, sequence, base_pose):
 
 def detected_regions_guess(detected: dict, sequence, base_pose):
     """The regions predicted from the camera pose fitted to the detected stickers (fit_camera_pose)."""
-    from ..sim.render import scan_regions
+    from .camera_geometry import scan_regions
 
     pose, offset = fit_camera_pose(detected, sequence, base_pose)
     return scan_regions(pose, sequence, offset)
