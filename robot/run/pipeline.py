@@ -130,7 +130,7 @@ class ResumingPresenter:
                 self.inner.after()
 
     @property
-    def last_charged(self):  # the inner presenter's (robot/vision/scan.py LinkPresenter)
+    def last_charged(self):  # the inner presenter's (robot/link/presenter.py LinkPresenter)
         return getattr(self.inner, "last_charged", None)
 
     @property

@@ -55,7 +55,7 @@ class HardwareRobot:
     def start(self) -> "HardwareRobot":
         from ..link.driver import Link
         from ..vision.camera import open_camera
-        from ..vision.scan import LinkPresenter
+        from ..link.presenter import LinkPresenter
         from .ready import HeldCamera
 
         from ..link.errors import LinkError

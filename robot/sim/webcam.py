@@ -29,10 +29,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..link.presenter import LinkPresenter
 from ..vision.camera import FREEZE, Camera
 from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames
-from ..vision.scan import LinkPresenter
 from . import render
 
 EXPOSURE_SAMPLES = 16  # points of an exposure at which the cube's pose is looked up (blur)

@@ -59,7 +59,7 @@ def _robot_presenter(config, args, say):
     from ..link import ports
     from ..link.driver import Link, LinkSettings
     from ..link.errors import LinkError
-    from .scan import LinkPresenter
+    from ..link.presenter import LinkPresenter
 
     if args.no_robot:
         return None, None
