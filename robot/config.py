@@ -3,8 +3,10 @@
 SCHEMA (robot/config_schema.py) lists every setting: its type, default, allowed range and
 meaning.  `load()` reads a YAML file, fills in defaults and rejects unknown keys, wrong
 types and out-of-range values with a ConfigError naming the file, the key
-path and the line.  The result is a plain nested dict (`Config`) whose values
-are already checked, so the rest of the code never re-validates settings.
+path and the line.  The result is a `Config` of frozen section dataclasses
+(robot/config_types.py) whose values are already checked, so the rest of the
+code reads attributes (`config.link.ack_timeout_ms`) and never re-validates.
+`with_settings` gives a changed copy (programs and tests; not validated).
 
 Sections are owned by the modules that use them (robot: actions/solver,
 link/firmware: link, camera/scan/vision: vision, sim/run: sim and run), but
@@ -14,14 +16,17 @@ they are all declared in config_schema.py so there is one schema and one error f
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import Any, Mapping
 
 import yaml
 
 from . import paths
 from .config_schema import SCHEMA, Setting  # the schema lives there; config.SCHEMA still works
+from .config_types import Config, build, convert, field_type
 
 # A checkout's root, or an installed copy's per-user data folder (robot/paths.py says which).
 PROJECT_ROOT = paths.data_root()
@@ -76,16 +81,9 @@ RENAMED = {
 }
 
 
-class Config(dict):
-    """Validated settings as nested dicts, plus where they came from."""
-
-    path: Path
-    notes: list | tuple = ()  # deprecation notes from load (old key names still accepted)
-
-
 def defaults() -> Config:
     """The built-in defaults (what an empty config.yaml gives)."""
-    return _fill(SCHEMA, None, "<defaults>", "")
+    return build(Config, _fill(SCHEMA, None, "<defaults>", ""))
 
 
 def load(path: str | os.PathLike | None = None) -> Config:
@@ -106,23 +104,43 @@ def load(path: str | os.PathLike | None = None) -> Config:
         node = yaml.compose(text)
     except yaml.YAMLError as exc:
         raise ConfigError(path, *_yaml_problem(exc)) from None
-    notes = []
-    config = _fill(SCHEMA, node, path, "", notes)
-    _check_cross_fields(config, path, node)
-    config.path = path
-    config.notes = notes
+    notes: list[str] = []
+    plain = _fill(SCHEMA, node, path, "", notes)
+    _check_cross_fields(plain, path, node)
     for note in notes:
         print(f"cube-robot: {note}", file=sys.stderr)
+    return dataclasses.replace(build(Config, plain), path=path, notes=tuple(notes))
+
+
+def with_settings(config: Config, changes: Mapping[str, Any]) -> Config:
+    """A copy of `config` with settings replaced by dotted key ({"tables.dir": "x", "motion.arms.R.invert":
+    True}); a value is given as config.yaml holds it (lists, dicts) or as the settings object.  Not
+    validated: for programs and tests that need a setting a file would be refused for."""
+    for key, value in changes.items():
+        config = _replaced(config, key.split("."), value, key)
     return config
+
+
+def _replaced(obj: Any, keys: list[str], value: Any, dotted: str) -> Any:
+    head, rest = keys[0], keys[1:]
+    if dataclasses.is_dataclass(obj):
+        if head not in {f.name for f in dataclasses.fields(obj)}:
+            raise KeyError(f"{dotted}: no setting {head!r} here")
+        new = _replaced(getattr(obj, head), rest, value, dotted) if rest else \
+            convert(field_type(type(obj), head), value)
+        return dataclasses.replace(obj, **{head: new})
+    if isinstance(obj, Mapping) and rest:  # motion.arms.<arm>.<setting>
+        return {**obj, head: _replaced(obj[head], rest, value, dotted)}
+    raise KeyError(f"{dotted}: {head!r} is not a section or setting")
 
 
 def _line(node) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def _fill(schema: dict, node, path, prefix, notes=None) -> Config:
-    """Walk the YAML node tree alongside the schema (notes: collects deprecation notes)."""
-    result = Config()
+def _fill(schema: dict, node, path, prefix, notes=None) -> dict:
+    """Walk the YAML node tree alongside the schema (notes: collects deprecation notes); plain dicts."""
+    result: dict = {}
     given = {}
     renamed_from = {}
     if node is not None and not (isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null")):
@@ -221,7 +239,7 @@ def _check_range(spec, value, path, line, key_path):
         raise ConfigError(path, line, key_path, f"{value} is above the maximum {spec.max}")
 
 
-def _check_cross_fields(config: Config, path, root) -> None:
+def _check_cross_fields(config: dict, path, root) -> None:
     """Checks that involve more than one setting."""
     robot = config["robot"]
     grip = robot["start_grip"]
@@ -238,7 +256,7 @@ def _check_cross_fields(config: Config, path, root) -> None:
                           f"{camera['fps']:g} ({1000.0 / camera['fps']:.1f} ms)")
 
 
-def _check_motion(config: Config, path, root) -> None:
+def _check_motion(config: dict, path, root) -> None:
     """Per arm: a zero offset of a whole turn or more is a mistake (the arm would go round before
     stopping); a gripper whose open and closed widths are equal never moves."""
     motion = config["motion"]

@@ -49,11 +49,11 @@ class RobotProfile:
 
     @classmethod
     def from_config(cls, config) -> "RobotProfile":
-        robot = config["robot"]
+        robot = config.robot
         timing = robot_timing(config)  # null values derived from `motion`
-        angles = sorted({normalise_angle(a) for a in robot["turn_angles"]}, key=_angle_order)
+        angles = sorted({normalise_angle(a) for a in robot.turn_angles}, key=_angle_order)
         return cls(
-            pairs=tuple((name, tuple(faces)) for name, faces in robot["pairs"].items()),
+            pairs=tuple((name, tuple(faces)) for name, faces in robot.pairs.items()),
             turn_angles=tuple(angles),
             quarter_turn_ms=timing["quarter_turn_ms"],
             half_turn_ms=timing["half_turn_ms"],

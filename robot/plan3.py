@@ -69,15 +69,15 @@ class Robot3Profile:
 
     @classmethod
     def from_config(cls, config) -> "Robot3Profile":
-        section = config["robot3"]
-        timing = section["timing"]
+        section = config.robot3
+        timing = section.timing
         return cls(
-            pairs=tuple((name, tuple(faces)) for name, faces in section["pairs"].items()),
-            tilt_angles=tuple(sorted({normalise_angle(a) for a in section["tilt_angles"]})),
-            quarter_turn_ms=timing["quarter_turn_ms"],
-            half_turn_ms=timing["half_turn_ms"],
-            open_ms=timing["open_ms"],
-            close_ms=timing["close_ms"],
+            pairs=tuple((name, tuple(faces)) for name, faces in section.pairs.items()),
+            tilt_angles=tuple(sorted({normalise_angle(a) for a in section.tilt_angles})),
+            quarter_turn_ms=timing.quarter_turn_ms,
+            half_turn_ms=timing.half_turn_ms,
+            open_ms=timing.open_ms,
+            close_ms=timing.close_ms,
         )
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import cube
+from .config_types import to_plain
 from .plan import Grip, Turn, action_from_json
 
 
@@ -43,8 +44,7 @@ class ScanSequence:
 
     @classmethod
     def from_config(cls, config) -> "ScanSequence":
-        scan_cfg = config["scan"]
-        sequence = cls.from_data(scan_cfg["views"], scan_cfg.get("finish", []))
+        sequence = cls.from_data(to_plain(config.scan.views), to_plain(config.scan.finish))
         sequence.check_robot(config)
         return sequence
 

@@ -154,8 +154,7 @@ def test_regions_are_found_for_camera_poses_off_the_configured_one(tmp_path, ele
 
     from robot.vision.calibrate import Preview, setup_regions
 
-    config = config_module.defaults()
-    config["scan"]["regions_file"] = str(tmp_path / "none.yaml")
+    config = config_module.with_settings(config_module.defaults(), {"scan.regions_file": str(tmp_path / "none.yaml")})
     sequence = ScanSequence.from_config(config)
     base = camera_geometry.Pose.from_config(config)
     assert base.distance_mm == 200  # +/-50 mm is +/-25 %
@@ -235,8 +234,7 @@ def test_a_camera_that_does_not_open_is_named_before_any_question(tmp_path):
     # A maker with the wrong camera.device used to be asked to put a solved cube in first.
     from robot.vision.camera import CameraError, open_camera
 
-    config = config_module.load(_config_in(tmp_path))
-    config["camera"]["device"] = "97"
+    config = config_module.with_settings(config_module.load(_config_in(tmp_path)), {"camera.device": "97"})
     asked = []
     answers = Answers({}, interactive=True, ask=lambda prompt: asked.append(prompt) or "y", say=lambda *_: None)
     with pytest.raises(CameraError, match="cannot open camera 97"):

@@ -74,10 +74,10 @@ def test_camera_not_found_fails_and_a_folder_gives_a_frame(tmp_path):
     from types import SimpleNamespace
 
     config = config_module.load(ROOT / "config.yaml")
-    config["camera"]["device"] = str(tmp_path / "no-such-camera.mp4")
+    config = config_module.with_settings(config, {"camera.device": str(tmp_path / "no-such-camera.mp4")})
     [result] = check_camera(config, None)
     assert result.status == FAIL and "not found" in result.detail and "camera.device" in result.detail
-    config["camera"]["device"] = str(tmp_path)
+    config = config_module.with_settings(config, {"camera.device": str(tmp_path)})
     [result] = check_camera(config, None)  # a folder without the first view's picture
     assert result.status == FAIL and "gives no frame" in result.detail
     first_view = config["scan"]["views"][0]["name"]
@@ -150,7 +150,7 @@ def test_a_camera_that_does_not_open_says_its_fix_once():
     from robot.vision.camera import open_camera
 
     config = config_module.load(ROOT / "config.yaml")
-    config["camera"]["device"] = "97"
+    config = config_module.with_settings(config, {"camera.device": "97"})
     [result] = check_camera(config, SimpleNamespace(camera=open_camera(config)))
     assert result.status == FAIL and "cannot open camera 97" in result.detail
     assert result.detail.count("camera.device") == 1, result.detail

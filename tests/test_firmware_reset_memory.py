@@ -4,7 +4,6 @@ A reset mid-move leaves `cut` = the action and `part` = its steps done of its to
 pins show.  The host's stop names the actions completed and where the cut layer stands.
 """
 
-import copy
 import time
 
 import pytest
@@ -31,8 +30,7 @@ def wait_for_steps(emu, after_cycle: int, count: int, timeout_s: float = 20.0) -
 
 
 def test_a_reset_mid_turn_names_the_completed_actions_and_the_steps_the_pins_show():
-    config = copy.deepcopy(config_module.defaults())
-    config["motion"]["steps_per_rev"] = STEPS_PER_REV
+    config = config_module.with_settings(config_module.defaults(), {"motion.steps_per_rev": STEPS_PER_REV})
     plan = ["GRIP RL", "TURN R90", "TURN R180 L-90", "GRIP FB", "TURN F90"]
     with emulator.Emulator() as emu:
         link = Link.open(config, port=emu.port)

@@ -394,9 +394,9 @@ def test_a_line_resent_before_the_boards_resend_request_is_not_renumbered_into_d
 
     monkeypatch.setattr(LineWindow, "mark_sent", record_send)
     monkeypatch.setattr(Connection, "_apply", check_dup)
-    config = config_module.defaults()
-    config["link"]["silence_timeout_ms"] = 5000  # the held `rs` (and the `?` answers) wait for the host's resend
-    config["scan"]["images_dir"] = str(tmp_path / "scans")
+    config = config_module.with_settings(config_module.defaults(), {
+        "link.silence_timeout_ms": 5000,  # the held `rs` (and the `?` answers) wait for the host's resend
+        "scan.images_dir": str(tmp_path / "scans")})
     report = run_simulated(config, RunOptions(sim=True, seed=3, firmware=firmware, disconnect_at=2),
                            say=lambda *a, **k: None)
     assert all(fault.fired for fault in replay), replay  # the sequence really happened

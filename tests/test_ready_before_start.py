@@ -76,8 +76,7 @@ def test_held_camera_stays_open_through_with_blocks_until_released():
 def test_solver_refuses_tables_built_for_another_robot():
     config = config_module.defaults()
     tables = tables_module.load(config)
-    other = config_module.defaults()
-    other["robot"]["timing"]["regrip_ms"] = 300
+    other = config_module.with_settings(config_module.defaults(), {"robot.timing.regrip_ms": 300})
     with pytest.raises(ValueError, match="another robot profile"):
         Solver(other, tables=tables)
     assert Solver(config, tables=tables).tables is tables

@@ -42,8 +42,7 @@ def test_a_camera_set_captures_each_view_with_its_camera_and_a_moment_at_once():
 
 
 def test_a_simulated_run_with_two_cameras_scans_without_turning_and_solves(tmp_path):
-    config = config_module.load(scratch_config(tmp_path))
-    config["scan"]["views"] = TWO_CAMERA_VIEWS
+    config = config_module.with_settings(config_module.load(scratch_config(tmp_path)), {"scan.views": TWO_CAMERA_VIEWS})
     args = build_parser().parse_args(["run", "--sim", "--firmware", "mock", "--seed", "1", "--no-verify"])
     report = run_simulated(config, RunOptions.from_args(args), lambda _message: None)
     assert report["solved"] is True, report["errors"]

@@ -147,8 +147,7 @@ def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
     from robot.sim.robot_sim import SimulatedRobot
     from robot.sim.virtual_robot import MechanicalError
 
-    config = config_module.defaults()
-    config["scan"]["images_dir"] = str(tmp_path / "scans")
+    config = config_module.with_settings(config_module.defaults(), {"scan.images_dir": str(tmp_path / "scans")})
     with SimulatedRobot(config, cube.SOLVED, firmware="emulator") as robot:
         assert robot.virtual.holding_pair() == "RL"  # loaded: RL holds the cube
         # A decoding slip: the virtual robot reads F's open pulses as closed (its widths swapped), so

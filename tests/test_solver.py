@@ -29,6 +29,32 @@ def test_metric_tables_reproduce_published_counts(solver):
     assert np.bincount(solver.tables.metric("qtm")).tolist() == QTM_COUNTS
 
 
+def test_face_turn_tables_move_coordinates_as_robot_cube_moves_cubies():
+    from robot.solver.coords import FACE_TURNS, cubie_coords, face_turn_tables
+
+    cp_move, co_move = face_turn_tables()
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        state = cube.random_state(rng)
+        t = int(rng.integers(len(FACE_TURNS)))
+        cp8, co8 = cubie_coords(state)
+        assert (cp_move[t, cp8], co_move[t, co8]) == cubie_coords(state * cube.MOVES[FACE_TURNS[t]])
+
+
+def test_coordinates_are_numbered_as_the_built_tables_expect():
+    """Built tables are valid only for this numbering: changing it needs a new tables.FORMAT_VERSION."""
+    import hashlib
+
+    from robot.solver.coords import cubie_coords, face_turn_tables
+
+    cp_move, co_move = face_turn_tables()
+    assert cp_move.dtype == co_move.dtype == np.uint16
+    assert hashlib.sha256(cp_move.tobytes()).hexdigest().startswith("01252822f53ad90f")
+    assert hashlib.sha256(co_move.tobytes()).hexdigest().startswith("5efcf6435eb23081")
+    assert cubie_coords(cube.SOLVED) == (0, 0)
+    assert cubie_coords(cube.SOLVED.apply("R U F' D2 L B'")) == (36331, 1958)
+
+
 def test_robot_cost_table_is_complete(solver):
     cost = solver.tables.robot_cost
     assert cost.shape == (2, N_STATES)
@@ -161,9 +187,8 @@ def test_other_timings_rebuild_the_cost_table(built_tables):
 def test_another_arm_layout_needs_no_code_change(tmp_path):
     # A three-arm robot whose arms grip U, R and F, one arm per "pair".  The solver takes any
     # layout; config.load rejects it (the firmware only drives RL/FB), so the settings are set here.
-    config = config_module.defaults()
-    config["robot"]["pairs"] = {"U": ["U"], "R": ["R"], "F": ["F"]}
-    config["tables"]["dir"] = str(tmp_path / "tables")
+    config = config_module.with_settings(config_module.defaults(), {
+        "robot.pairs": {"U": ["U"], "R": ["R"], "F": ["F"]}, "tables.dir": str(tmp_path / "tables")})
     solver = Solver(config, log=lambda m: None)
     profile = solver.profile
     rng = np.random.default_rng(9)

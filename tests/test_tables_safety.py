@@ -13,9 +13,7 @@ from robot.solver import Solver, tables
 
 
 def _config(folder):
-    config = config_module.load()
-    config["tables"]["dir"] = str(folder)
-    return config
+    return config_module.with_settings(config_module.load(), {"tables.dir": str(folder)})
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,7 @@ def _write_config(tmp_path, folder):
 def valid_tables(tmp_path_factory):
     """coords.npz and robot-cost.npy, built once (htm/qtm are built by the tests that need them)."""
     folder = tmp_path_factory.mktemp("valid") / "tables"
-    config = config_module.load()
-    config["tables"]["dir"] = str(folder)
+    config = config_module.with_settings(config_module.load(), {"tables.dir": str(folder)})
     tables.load(config, log=lambda m: None, show_progress=False)
     return folder
 

@@ -23,14 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_measurement_sorts_each_done_duration_into_its_timing_key():
     """Slow settings whose durations are worked out by hand here (not by robot/motion.py)."""
     config = config_module.load(ROOT / "config.yaml")
-    motion = dict(config["motion"], max_speed_steps_per_s=1000, grip_ms=125)
+    config = config_module.with_settings(config, {"motion.max_speed_steps_per_s": 1000, "motion.grip_ms": 125})
+    motion = config.motion
     # Quarter turn, 100 steps at 1000 steps/s, 66667 steps/s^2: two 15 ms ramps (15 steps)
     # + 85 steps cruising = 115 ms; half turn 30 + 185 = 215 ms; regrip 2 x 125 ms.
     expected = {"quarter_turn_ms": 115, "half_turn_ms": 215, "regrip_ms": 250}
     # time_scale only speeds the wall clock; `done` reports the modelled ms.
     mock = MockFirmware(transport="pty", motion=motion, time_scale=0.05).start()
     try:
-        with Link.open(dict(config, motion=motion), port=mock.url) as link:
+        with Link.open(config, port=mock.url) as link:
             samples = measure(link, repeats=2)
     finally:
         mock.stop()

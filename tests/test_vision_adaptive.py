@@ -57,8 +57,7 @@ def test_a_partial_scan_whose_colours_were_never_all_seen_is_refused(real_cases)
 
 @pytest.fixture(scope="module")
 def setting():
-    config = config_module.defaults()
-    config["scan"]["save_images"] = False
+    config = config_module.with_settings(config_module.defaults(), {"scan.save_images": False})
     sequence = ScanSequence.from_config(config)
     return config, sequence, camera_geometry.Pose.from_config(config)
 
@@ -156,7 +155,7 @@ def test_pictures_are_written_while_the_plan_runs(setting, monkeypatch, tmp_path
     from robot.vision import adaptive
 
     config, sequence, pose = setting
-    config = dict(config, scan=dict(config["scan"], save_images=True, images_dir=str(tmp_path)))
+    config = config_module.with_settings(config, {"scan.save_images": True, "scan.images_dir": str(tmp_path)})
     frames, regions = render.render_scan(cube.random_state(np.random.default_rng(4)).to_facelets(), sequence, pose,
                                          seed=2)
     release = threading.Event()

@@ -261,8 +261,7 @@ def test_min_margin_setting_is_used():
     rng = np.random.default_rng(12)
     truth, classes = random_cube(rng)
     rgb = perturbed(rng, classes, noise=12, shade=0.4, temperature=0.2)
-    strict = config.defaults()
-    strict["decode"]["min_margin"] = 99.0
+    strict = config.with_settings(config.defaults(), {"decode.min_margin": 99.0})
     with pytest.raises(VisionError, match="margin"):
         decode(rgb, config=strict)
     assert same_partition(decode(rgb).facelets, truth)

@@ -11,6 +11,7 @@ import yaml
 from robot import config as config_module
 from robot import cube
 from robot.config import ConfigError
+from robot.config_types import to_plain
 from robot.sim import render
 from robot.vision import camera_geometry
 from robot.vision.camera import FileCamera, MemoryCamera
@@ -57,9 +58,9 @@ def test_default_sequence_sees_every_facelet_exactly_once(sequence):
 
 def test_default_sequence_is_legal_for_the_robot(config, sequence):
     sequence.check_robot(config)  # raises on an arm that is not holding, a bad angle...
-    bad = dict(config)
-    bad["scan"] = dict(config["scan"], views=[dict(v) for v in config["scan"]["views"]])
-    bad["scan"]["views"][1]["actions"] = [{"op": "grip", "pair": "UD"}, {"op": "turn", "arms": {"R": 180, "L": 180}}]
+    views = to_plain(config.scan.views)
+    views[1]["actions"] = [{"op": "grip", "pair": "UD"}, {"op": "turn", "arms": {"R": 180, "L": 180}}]
+    bad = config_module.with_settings(config, {"scan.views": views})
     with pytest.raises(ScanConfigError, match="view 'bottom-back'.*no pair named 'UD'"):
         ScanSequence.from_config(bad)
 
@@ -122,8 +123,7 @@ def test_scanner_runs_on_a_file_camera_and_saves_pictures(tmp_path, config, sequ
     frames, regions = render.render_scan(start, sequence, pose, render.Lighting(glare_spots=1), seed=9)
     for name, frame in frames.items():
         cv2.imwrite(str(tmp_path / f"{name}.png"), frame)
-    local = dict(config)
-    local["scan"] = dict(config["scan"], images_dir=str(tmp_path / "shots"))
+    local = config_module.with_settings(config, {"scan.images_dir": str(tmp_path / "shots")})
     scanner = Scanner(local, camera=FileCamera(tmp_path), calibration=None, regions=regions)
     result = scanner.scan()
     assert same_partition(result.facelets, sequence.final_state(start))

@@ -1,0 +1,268 @@
+"""The settings as typed, frozen objects: one dataclass per section of config.yaml.
+
+robot/config.py validates a file against the schema (robot/config_schema.py: kinds, defaults, bounds,
+error lines) and then builds these with `build`; code outside the config modules reads attributes
+(`config.link.ack_timeout_ms`), never keys.  Lists are tuples; the free-form parts (arm pairs, plan
+actions) are mappings.  tests/test_config.py checks that the fields and the schema name the same keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+
+class _KeyLookup:
+    """TRANSITIONAL: `section["key"]` while the readers are converted to attributes; removed after."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self.keys() else default
+
+    def keys(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self) if f.compare]  # type: ignore[arg-type]
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(key, getattr(self, key)) for key in self.keys()]
+
+
+
+@dataclass(frozen=True)
+class RobotTiming(_KeyLookup):
+    """robot.timing: None = derived from `motion` (robot/link/motion.py robot_timing)."""
+
+    quarter_turn_ms: int | None
+    half_turn_ms: int | None
+    regrip_ms: int | None
+
+
+@dataclass(frozen=True)
+class RobotConfig(_KeyLookup):
+    pairs: Mapping[str, tuple[str, ...]]  # pair name -> faces its arms grip
+    turn_angles: tuple[int, ...]
+    start_grip: str  # a pair name or "any"
+    timing: RobotTiming
+
+
+@dataclass(frozen=True)
+class Robot3Timing(_KeyLookup):
+    quarter_turn_ms: int
+    half_turn_ms: int
+    open_ms: int
+    close_ms: int
+
+
+@dataclass(frozen=True)
+class Robot3Config(_KeyLookup):
+    pairs: Mapping[str, tuple[str, ...]]
+    tilt_angles: tuple[int, ...]
+    timing: Robot3Timing
+
+
+@dataclass(frozen=True)
+class TablesConfig(_KeyLookup):
+    dir: str
+
+
+@dataclass(frozen=True)
+class LinkConfig(_KeyLookup):
+    port: str | None  # None: ask every serial port
+    baud: int
+    ack_timeout_ms: int
+    silence_timeout_ms: int
+    handshake_timeout_ms: int
+    max_resends: int
+    reconnect_window_ms: int
+
+
+@dataclass(frozen=True)
+class HomingConfig(_KeyLookup):
+    sensors: bool
+    sensor_active: str  # "low" or "high"
+
+
+@dataclass(frozen=True)
+class ArmConfig(_KeyLookup):
+    invert: bool
+    zero_offset_steps: int
+    servo_open_us: int | None  # None: motion.servo_open_us
+    servo_closed_us: int | None  # None: motion.servo_closed_us
+
+
+@dataclass(frozen=True)
+class MotionConfig(_KeyLookup):
+    steps_per_rev: int
+    max_speed_steps_per_s: int
+    accel_steps_per_s2: int
+    servo_open_us: int
+    servo_closed_us: int
+    grip_ms: int
+    idle_off_s: int
+    homing: HomingConfig
+    arms: Mapping[str, ArmConfig]  # arm face -> its settings
+
+
+@dataclass(frozen=True)
+class CameraPose(_KeyLookup):
+    elevation_deg: float
+    azimuth_deg: float
+    distance_mm: float
+    fov_deg: float
+    cube_mm: float
+
+
+@dataclass(frozen=True)
+class CameraConfig(_KeyLookup):
+    device: str
+    width: int
+    height: int
+    exposure: str
+    white_balance: str
+    settle_frames: int
+    flush_frames: int
+    average_frames: int
+    fps: float
+    exposure_ms: float
+    delivery_ms: float
+    buffer_frames: int
+    settle_ms: float
+    pose: CameraPose
+
+
+@dataclass(frozen=True)
+class ScanViewConfig(_KeyLookup):
+    name: str
+    actions: tuple[Mapping[str, Any], ...]  # as in plans: {op: grip, pair: RL}, {op: turn, arms: {...}}
+    facelets: tuple[str, ...]
+    camera: str  # "main" or "second"
+
+
+@dataclass(frozen=True)
+class SecondCameraConfig(_KeyLookup):
+    device: str
+    elevation_deg: float
+    azimuth_deg: float
+
+
+@dataclass(frozen=True)
+class SamplingConfig(_KeyLookup):
+    inner_fraction: float  # linear size of the sampled inner part of a region
+    trim_fraction: float  # share of pixels farthest from the median dropped
+    glare_delta_l: float  # glare: this much brighter than the sticker and much less saturated
+    shadow_delta_l: float  # shadow: this much darker than the sticker
+
+
+@dataclass(frozen=True)
+class ScanConfig(_KeyLookup):
+    views: tuple[ScanViewConfig, ...]
+    finish: tuple[Mapping[str, Any], ...]
+    second_camera: SecondCameraConfig
+    adaptive_from: int
+    regions_file: str
+    colours_file: str
+    sampling: SamplingConfig
+    drift_warn_delta_e: float
+    save_images: bool
+    images_dir: str
+    preview_dir: str
+
+
+@dataclass(frozen=True)
+class DecodeConfig(_KeyLookup):
+    lightness_weight: float
+    shading_correction: bool
+    max_chroma_gain: float
+    noise_floor: float
+    min_margin: float
+    full_margin: float
+    refine_alternatives: int
+    max_looks_other: float
+    max_total_looks_other: float
+
+
+@dataclass(frozen=True)
+class RunConfig(_KeyLookup):
+    data_dir: str
+    scan_attempts: int
+    verify_after: bool
+    start_timeout_s: float
+
+
+@dataclass(frozen=True)
+class Config(_KeyLookup):
+    """Every setting, validated; `path` is the file it came from (None: built-in defaults or a
+    mapping), `notes` the deprecation notes of its loading.  Neither counts in comparisons."""
+
+    robot: RobotConfig
+    robot3: Robot3Config
+    tables: TablesConfig
+    link: LinkConfig
+    motion: MotionConfig
+    camera: CameraConfig
+    scan: ScanConfig
+    decode: DecodeConfig
+    run: RunConfig
+    path: Path | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+
+T = TypeVar("T")
+
+
+def build(kind: type[T], data: Mapping[str, Any]) -> T:
+    """The dataclass `kind` from its plain, already validated form (nested dicts and lists)."""
+    hints = typing.get_type_hints(kind)
+    values = {f.name: _convert(hints[f.name], data[f.name]) for f in dataclasses.fields(kind)  # type: ignore[arg-type]
+              if f.name in data}
+    return kind(**values)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    """One value to the field type `hint` (dataclass, tuple[X, ...], Mapping[str, X], X | None, scalar)."""
+    if value is None:
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _convert(next(a for a in args if a is not type(None)), value)
+    if dataclasses.is_dataclass(hint):
+        return value if isinstance(value, hint) else build(hint, value)  # type: ignore[arg-type]
+    if origin is tuple:
+        return tuple(_convert(args[0], item) for item in value)
+    if origin is not None and issubclass(origin, Mapping):
+        return {str(key): _convert(args[1], item) for key, item in value.items()}
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def field_type(kind: type, name: str) -> Any:
+    """The declared type of field `name` of dataclass `kind`."""
+    return typing.get_type_hints(kind)[name]
+
+
+def convert(hint: Any, value: Any) -> Any:
+    """A plain value (dict, list, scalar) as the field type `hint` holds it."""
+    return _convert(hint, value)
+
+
+def to_plain(value: Any) -> Any:
+    """A settings object back to plain data (dicts and lists), as config.yaml would hold it."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.compare}
+    if isinstance(value, tuple):
+        return [to_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: to_plain(item) for key, item in value.items()}
+    return value
