@@ -34,8 +34,8 @@ COMMAND_MODULES = [
 ]
 
 CALIBRATE_MODULES = [
-    "robot.vision.calibrate_cmd",
-    "robot.link.timing_calibration",
+    "robot.calibrate.colours",
+    "robot.calibrate.timing",
 ]
 
 

@@ -95,12 +95,12 @@ def test_calibrate_colours_opens_an_auto_detected_robot_once(board, config, monk
     from types import SimpleNamespace
 
     from robot import config as config_module
-    from robot.vision import calibrate_cmd
+    from robot.calibrate import colours as calibrate_colours
 
     opened = _counting_opens(monkeypatch)
     monkeypatch.setattr(ports, "list_ports", lambda: [(board.url, "USB serial")])
     args = SimpleNamespace(no_robot=False, port=None, solved_images=None)
-    presenter, link = calibrate_cmd._robot_presenter(config_module.load(config), args, lambda text: None)
+    presenter, link = calibrate_colours._robot_presenter(config_module.load(config), args, lambda text: None)
     try:
         assert presenter is not None and link.url == board.url
     finally:

@@ -15,7 +15,7 @@ from robot import motion as motion_time
 from robot.link.driver import Link
 from robot.sim import emulator
 from robot.sim.mock_firmware import MockFirmware
-from robot.link.timing_calibration import TIMING_KEYS, measure, medians, rewrite_timing
+from robot.calibrate.timing import TIMING_KEYS, measure, medians, rewrite_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ def test_save_changes_exactly_the_three_timing_lines(tmp_path, capsys):
 
 
 def test_rewrite_refuses_a_config_without_timing_lines():
-    from robot.link.timing_calibration import TimingCalibrationError
+    from robot.calibrate.timing import TimingCalibrationError
 
     with pytest.raises(TimingCalibrationError, match="robot.timing.regrip_ms"):
         rewrite_timing("robot:\n  timing:\n    quarter_turn_ms: 80\n    half_turn_ms: 120\n",

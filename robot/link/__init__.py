@@ -7,7 +7,6 @@ reader.py    the reader thread: bytes -> parsed lines, events for the applicatio
 stream.py    pure bookkeeping: the line window (flow control, resends) and the stream's progress
 ports.py     open a port / URL, list ports, probe what answers, find the robot
 errors.py    LinkError hierarchy
-motion.py    action durations from the `motion` settings (and robot.timing derived from them)
-timing_calibration.py  `cube-robot calibrate timing`: measure robot.timing, --save it
+presenter.py LinkPresenter: the arm motions that present each scan view
 commands.py  the `link` commands;  doctor_checks.py  the link's doctor checks
 """

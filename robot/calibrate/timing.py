@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..cli_common import SIM_NOT_SAVED, add_config_argument, simulated
 from ..exit_status import ExitStatus
-from ..plan import HALF, Grip, Turn, normalise_angle
 from ..motion import TIMING_KEYS, robot_timing
+from ..plan import HALF, Grip, Turn, normalise_angle
 
 # `  key: value   # comment` (the comment is optional)
 _VALUE_LINE = re.compile(r"^(?P<head>\s+(?P<key>\w+):\s*)(?P<value>[^\s#]+)(?P<spaces>\s*)(?P<rest>#[^\r\n]*)?(?P<end>\r?\n?)$")
@@ -140,7 +140,7 @@ def save_timing(path, values: dict) -> Path:
 @contextmanager
 def _robot_link(config, args):
     """A Link to the robot, the firmware in simavr, or (no AVR toolchain) the mock firmware."""
-    from .driver import Link
+    from ..link.driver import Link
 
     if not args.sim:
         with Link.open(config, port=args.port) as link:
@@ -194,7 +194,7 @@ def register_calibrate(group) -> None:
 def run_timing(args) -> int:
     from .. import config as config_module
     from ..sim.emulator import EmulatorError
-    from .errors import LinkError
+    from ..link.errors import LinkError
 
     if args.repeats < 1:
         print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)

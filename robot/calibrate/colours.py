@@ -92,7 +92,7 @@ def _simulated(config, args, answers, use_window: bool):
     from .. import cube
     from ..cli_common import simulated
     from ..sim.robot_sim import SimulatedRobot
-    from .calibrate import run
+    from ..vision.calibrate import run
 
     def say(text):
         print(simulated(text))
@@ -117,11 +117,11 @@ def _colours(args) -> int:
     from ..exit_status import ExitStatus
     from ..link.errors import LinkError
     from ..sim.emulator import EmulatorError
-    from .calibrate import Answers, CalibrationAborted, run
-    from .camera import CameraError, FileCamera
-    from .colour import CalibrationError
-    from .regions import RegionsError
-    from .scan import ScanConfigError
+    from ..vision.calibrate import Answers, CalibrationAborted, run
+    from ..vision.camera import CameraError, FileCamera
+    from ..vision.colour import CalibrationError
+    from ..vision.regions import RegionsError
+    from ..vision.scan import ScanConfigError
 
     config = config_module.load(args.config)
     if args.sim:
