@@ -16,7 +16,7 @@ from robot import config as config_module
 from robot import cube
 from robot.cli import build_parser
 from robot.run.options import RunOptions
-from robot.run.robot import run_hardware
+from robot.run.hardware import run_hardware
 from robot.link import protocol
 from robot.plan import RobotProfile, replay
 from robot.sim import render

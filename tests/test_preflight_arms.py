@@ -22,7 +22,8 @@ from robot.bringup.bench import SIM_HAND_OFFSETS, Bench
 from robot.cli import build_parser
 from robot.link import protocol as P
 from robot.run.options import RunOptions
-from robot.run.robot import ask_arms_straight, run_hardware
+from robot.run.hardware import run_hardware
+from robot.run.robot import ask_arms_straight
 from robot.sim import emulator, pinlog
 
 OK, REASON = emulator.available()

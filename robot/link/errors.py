@@ -86,7 +86,7 @@ class AlarmError(LinkError):
 
 
 class CubeStateUncertainError(LinkError):
-    pass
+    cut_part: tuple | None = None  # a reset cut an action: (parts done or None, of how many); None: not a cut
 
 
 class RefusedMidStreamError(CubeStateUncertainError):

@@ -103,8 +103,10 @@ def register(subparsers) -> None:
 def run_command(args) -> int:
     from .. import config as config_module
     from . import log
+    from .events import EventBus
     from .options import RunOptions
-    from .robot import RobotNotReady, choose_robot, not_started_report, run_hardware
+    from .hardware import not_started_report, run_hardware
+    from .robot import RobotNotReady, choose_robot
     from .simulated import run_simulated
 
     config = config_module.load(args.config)
@@ -118,12 +120,14 @@ def run_command(args) -> int:
         return ExitStatus.BAD_CONFIG
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
+    bus = EventBus()
+    bus.subscribe(log.SolveLog(config))  # appends the run's report when its RunEnded arrives
     report = link = None
     if not options.sim:
         try:
             link = choose_robot(config, options.port)  # the probe's connection: the port is opened once
         except RobotNotReady as exc:  # no robot answers: NOT STARTED, reported and logged like any run
-            report = not_started_report(exc)
+            report = not_started_report(exc, bus)
             if options.json:  # the text report says it all; beside JSON a person still reads why
                 print(f"cube-robot run: NOT STARTED, nothing moved: {exc}", file=sys.stderr)
         else:
@@ -134,10 +138,9 @@ def run_command(args) -> int:
             else:
                 options = options.replace(port=link.url)
     if report is None and options.sim:
-        report = run_simulated(config, options, lambda text: say(simulated(text)))
+        report = run_simulated(config, options, lambda text: say(simulated(text)), bus)
     elif report is None:
-        report = run_hardware(config, options, say, probed=link)
-    log.append(config, report)
+        report = run_hardware(config, options, say, bus, probed=link)
     print(json.dumps(report.to_json()) if options.json else report.format())
     if report.execute_ok is not None:  # the robot took the cube, and still holds it
         say(("SIMULATED | " if report.mode == "simulated" else "")

@@ -15,7 +15,8 @@ import os
 import sys
 from pathlib import Path
 
-from .report import NOT_STARTED
+from .events import RunEnded, RunStarted
+from .report import NOT_STARTED, RunReport
 
 LOG_NAME = "solve-log.jsonl"
 
@@ -66,6 +67,24 @@ def append(config, report, warn=None) -> bool:
         (warn or (lambda text: print(text, file=sys.stderr)))(
             f"cube-robot: this run is not in the solve log ({why}); its result is reported all the same")
         return False
+
+
+class SolveLog:
+    """A subscriber of a run's events (robot/run/events.py): builds the run's report from them and
+    appends it to the log when the run ends (RunEnded)."""
+
+    def __init__(self, config, warn=None):
+        self.config, self.warn = config, warn
+        self.report = None
+
+    def __call__(self, event) -> None:
+        if isinstance(event, RunStarted):
+            self.report = RunReport.start(event)
+        elif self.report is not None:
+            self.report.apply(event)
+            if isinstance(event, RunEnded):
+                append(self.config, self.report, self.warn)
+                self.report = None
 
 
 RECORD_START = '{"time": '  # every record's first key (RunReport.to_json)

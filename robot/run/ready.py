@@ -85,16 +85,15 @@ def import_scan_modules() -> None:
     from ..vision import adaptive, cameras, net, partial  # noqa: F401
 
 
-def prepare(config, robot) -> Ready:
+def prepare(config, robot) -> Ready:  # robot: a robot/run/robot.py Robot (which imports this module)
     """Tables loaded (or taken from the pre-flight) and the camera open, before the start press."""
     from ..solver import Solver
 
     import_scan_modules()
-    learn = getattr(robot.presenter, "learn", None)  # which pair holds; the arms are still from now on
-    if learn is not None:
-        learn()
+    if robot.presenter is not None:  # which pair holds; the arms are still from now on
+        robot.presenter.learn()
     started = time.perf_counter()
-    solver = Solver(config, tables=getattr(robot, "tables", None))
+    solver = Solver(config, tables=robot.tables)
     tables_ms = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     camera = hold_camera(robot).open()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exit_status import ExitStatus
+from . import events
 
 # What a run ended as, and `cube-robot run`'s exit status for it (documented in `run --help`,
 # README "Everyday commands" and docs/running.md).  SOLVED on a real robot means VERIFIED: the
@@ -95,6 +96,30 @@ class RunReport:
         if self.simulated is None:
             self.simulated = self.mode == "simulated"
 
+    # Built from the run's events (robot/run/events.py): the report is a subscriber.
+    @classmethod
+    def start(cls, event: events.RunStarted) -> "RunReport":
+        return cls(time=event.time, mode=event.mode, scramble=event.scramble, true_state=event.true_state)
+
+    @classmethod
+    def replay(cls, recorded) -> "RunReport":
+        """The report of a run from its recorded events (the first is its RunStarted)."""
+        recorded = list(recorded)
+        report = cls.start(recorded[0])
+        for event in recorded[1:]:
+            report.apply(event)
+        return report
+
+    def subscribe(self, bus: events.EventBus) -> "RunReport":
+        bus.subscribe(self.apply)
+        return self
+
+    def apply(self, event: events.Event) -> None:
+        """Fold one event into the report."""
+        fold = _FOLDS.get(type(event))
+        if fold is not None:
+            fold(self, event)
+
     def result(self) -> str:
         """The outcome: SOLVED, EXECUTED (NOT VERIFIED), NOT SOLVED, NOT STARTED or EMERGENCY STOP."""
         if self.outcome is not None:
@@ -147,6 +172,101 @@ class RunReport:
 
     def format(self) -> str:
         return format_report(self)
+
+
+def _stopped(report: RunReport, e: events.Stopped) -> None:
+    report.errors.extend(e.errors)
+    for name, value in (("advice", e.advice), ("cube_state_after_stop", e.cube_state),
+                        ("stopped_at_action", e.stopped_at_action), ("interrupted_action", e.interrupted_action),
+                        ("outcome", e.outcome)):
+        if value is not None:
+            setattr(report, name, value)
+
+
+def _noise_stops(report: RunReport, e: events.NoiseStops) -> None:
+    # They came before a stop, whose error stays last (the result line names it).
+    at = len(report.errors) - 1 if report.advice and report.errors else len(report.errors)
+    report.errors[at:at] = list(e.texts)
+
+
+def _views_decoded(report: RunReport, e: events.ViewsDecoded) -> None:
+    report.scan_attempts, report.scan_views = e.attempt, e.views
+    report.recognition_ms, report.scan_read_ms = e.recognition_ms, e.read_ms
+    report.facelets, report.confidence = e.facelets, e.confidence
+    report.scan_images, report.warnings = list(e.images), list(e.warnings)
+
+
+def _scan_refused(report: RunReport, e: events.ScanRefused) -> None:
+    report.errors.append(f"scan attempt {e.attempt}: {e.error}")
+    report.failed_scan_images = (report.failed_scan_images or []) + [
+        {"attempt": e.attempt, "error": e.error, "images": list(e.images)}]
+
+
+def _plan_found(report: RunReport, e: events.PlanFound) -> None:
+    report.solve_ms, report.plan, report.predicted_machine_ms = e.solve_ms, e.plan, e.predicted_ms
+
+
+def _link_stats(report: RunReport, e: events.LinkStats) -> None:
+    if report.link_stats is None:
+        report.link_stats = {}
+    report.link_stats.update(e.stats)
+
+
+def _executed(report: RunReport, e: events.Executed) -> None:
+    report.execute_ms, report.button_to_solved_ms = e.execute_ms, e.button_to_solved_ms
+    report.measured_machine_ms, report.unknown_time_actions = e.measured_machine_ms, e.unknown_time_actions
+    report.link_stats = dict(e.link_stats)
+    report.execute_ok = True
+
+
+def _checked(report: RunReport, e: events.Checked) -> None:
+    if e.images is not None:
+        report.verify_images = list(e.images) or None
+    report.verify, report.verified_solved = e.verify, e.verified_solved
+
+
+def _pictures_saved(report: RunReport, e: events.PicturesSaved) -> None:
+    report.scan_images = list(e.images)
+    if e.readings is not None:
+        report.scan_readings, report.scan_replay = e.readings, e.replay
+
+
+def _result(report: RunReport, e: events.Result) -> None:
+    report.solved = e.solved
+    if e.final_state is not None:
+        report.final_state, report.turned_quarters = e.final_state, e.turned_quarters
+
+
+def _simulation_measured(report: RunReport, e: events.SimulationMeasured) -> None:
+    report.virtual_cube = e.virtual_cube
+    for name, value in (("sim_board_ms", e.board_ms), ("sim_wall_ms", e.wall_ms), ("sim_speedup", e.speedup),
+                        ("timing_note", e.timing_note), ("serial_faults", e.serial_faults),
+                        ("faults_made_estop_byte", e.faults_made_estop_byte)):
+        if value is not None:
+            setattr(report, name, value)
+
+
+_FOLDS = {
+    events.RobotNamed: lambda report, e: setattr(report, "firmware", e.firmware),
+    events.TablesReady: lambda report, e: setattr(report, "tables_load_ms", e.load_ms),
+    events.StartPressed: lambda report, e: setattr(report, "waterfall", []),
+    events.StageEnded: lambda report, e: report.waterfall.append(
+        {"stage": e.stage, "start_ms": e.start_ms, "end_ms": e.end_ms}
+        | ({"floor_ms": e.floor_ms} if e.floor_ms is not None else {})),
+    events.ScanRefused: _scan_refused,
+    events.ViewsDecoded: _views_decoded,
+    events.PlanFound: _plan_found,
+    events.RunWarning: lambda report, e: setattr(report, "warnings", (report.warnings or []) + [e.text]),
+    events.LinkRecovered: lambda report, e: report.errors.append(e.text),
+    events.LinkStats: _link_stats,
+    events.Executed: _executed,
+    events.Checked: _checked,
+    events.Stopped: _stopped,
+    events.NoiseStops: _noise_stops,
+    events.PicturesSaved: _pictures_saved,
+    events.Result: _result,
+    events.SimulationMeasured: _simulation_measured,
+}
 
 
 def speed_words(speedup: float) -> str:

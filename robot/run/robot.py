@@ -2,37 +2,51 @@
 
 The simulated robot (robot/sim/robot_sim.py SimulatedRobot) offers the same
 interface; its demonstration faults (bad light, a pulled cable, the e-stop)
-live there, behind the two hooks below, so the pipeline never asks which
-robot it has.
+live there, behind the hooks below (before_scan, plan_ready, action_done), so
+the pipeline never asks which robot it has.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from ..paths import make_advice
 from ..checks import PreflightFailed, RobotNotReady
+from ..paths import make_advice
+
+if TYPE_CHECKING:
+    from ..link.driver import Link
+    from ..solver.tables import SolverTables
+    from ..vision.colour import Calibration
+    from ..vision.regions import Regions
+    from ..link.presenter import LinkPresenter
+    from .ready import HeldCamera
 
 
 class Robot(Protocol):
-    """What the pipeline (robot/run/pipeline.py) needs of a robot."""
+    """What the pipeline (robot/run/pipeline.py) and robot/run/ready.py need of a robot."""
 
     backend: str  # what answers on the link, for the report
-    link: object  # a connected robot.link.driver.Link (after start)
-    camera: object  # a robot.vision.camera.Camera
-    presenter: object  # present(view): puts the cube in a scan view (robot.vision.scan)
-    regions: object  # sticker regions, or None: the Scanner loads scan.regions_file
-    calibration: object  # a colour Calibration, None, or "auto" (scan.colours_file if it exists)
+    link: Link | None  # connected after __enter__ (None before, or when it never started)
+    camera: HeldCamera  # a Camera or CameraSet held open for the run (robot/run/ready.py hold_camera)
+    presenter: LinkPresenter | None  # puts the cube in each scan view over the link (None before start)
+    regions: Regions | None  # sticker regions, or None: the Scanner loads scan.regions_file
+    calibration: Calibration | Literal["auto"] | None  # "auto": scan.colours_file if it exists
+    tables: SolverTables | None  # the solver tables the pre-flight loaded (None: the run loads them)
 
-    def __enter__(self) -> "Robot": ...  # connect (the link closes on exit, which stops the robot)
+    @property
+    def start_note(self) -> str: ...  # said while waiting for the start press
 
-    def __exit__(self, *exc) -> None: ...
+    def __enter__(self) -> Robot: ...  # connect (the link closes on exit, which stops the robot)
+
+    def __exit__(self, *exc: object) -> None: ...
 
     def wait_start(self, timeout_s: float) -> bool: ...  # True once start is pressed
 
     def before_scan(self, attempt: int | None) -> None: ...  # attempt 1, 2, ...; None: the check rescan
+
+    def plan_ready(self, actions: int) -> list[str]: ...  # warnings about the plan found (its action count)
 
     def action_done(self, completed: int) -> None: ...  # plan actions completed so far
 
@@ -40,7 +54,8 @@ class Robot(Protocol):
 class HardwareRobot:
     """A robot on a serial port; a person presses its start button (or Enter here)."""
 
-    calibration = "auto"  # the scan uses scan.colours_file when it exists
+    calibration: Literal["auto"] = "auto"  # the scan uses scan.colours_file when it exists
+    start_note = "Waiting for the start button (on the robot, or Enter here)..."
 
     def __init__(self, config, port=None, say=None, arms_straight: bool = False, resume: bool = False,
                  probed=None):
@@ -58,7 +73,7 @@ class HardwareRobot:
         from ..link.presenter import LinkPresenter
         from .ready import HeldCamera
 
-        from ..link.errors import LinkError
+        from ..link.errors import AlarmError, LinkError
         from ..link.protocol import AlarmCode
 
         port = self.port or self.config["link"]["port"]
@@ -66,7 +81,7 @@ class HardwareRobot:
             probed, self.probed = self.probed, None  # Link.open owns it now (and closes it if it fails)
             self.link = Link.open(self.config, port=self.port, configure=not self.resume, probed=probed)
         except LinkError as exc:
-            if getattr(exc, "code", None) == AlarmCode.RESET_DURING_MOTION:
+            if isinstance(exc, AlarmError) and exc.code == AlarmCode.RESET_DURING_MOTION:
                 raise PreflightFailed([f"{port}: a board reset cut a move in an earlier run (alarm RESET_DURING_MOTION; "
                                        "the last run's report names the layer): turn that layer square by hand, then "
                                        "'cube-robot run --resume'"]) from None
@@ -88,8 +103,6 @@ class HardwareRobot:
             self.preflight()
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the pre-flight homes: the stop byte first
-                from .pipeline import emergency_stop
-
                 emergency_stop(self)
             self.close()  # `with` does not call __exit__ when __enter__ fails
             raise
@@ -135,9 +148,9 @@ class HardwareRobot:
 
         self.say("Pre-flight checks...")
         context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True,
-                                  say=self.say, confirm_arms_straight=self.confirm_arms_straight)
+                                  say=self.say, confirm_arms_straight=self.confirm_arms_straight, tables=None)
         rows = run_checks(self.config, context)
-        self.tables = getattr(context, "tables", None)  # loaded by the tables check: the run's solver reuses them
+        self.tables = context.tables  # loaded by the tables check: the run's solver reuses them
         self.say(format_table(rows))
         failed = failures(rows)
         if failed:
@@ -192,8 +205,22 @@ class HardwareRobot:
     def before_scan(self, attempt: int | None) -> None:
         pass  # a real camera is left as it is
 
+    def plan_ready(self, actions: int) -> list[str]:
+        return []
+
     def action_done(self, completed: int) -> None:
         pass
+
+
+def emergency_stop(robot: Robot):
+    """Send the real-time stop byte (the firmware decelerates, flushes its queue and latches an alarm),
+    then learn from the board what completed; returns the link's last stream progress, or None."""
+    if robot.link is not None:
+        try:
+            return robot.link.stop_and_learn()
+        except Exception:  # the link is already gone: closing it stops the robot too
+            pass
+    return None
 
 
 # What answers on a port that is not simply absent or silent: something is there and it is not right.
@@ -279,35 +306,3 @@ def ask_arms_straight(arms: str, stdin=None, stderr=None) -> bool:
     print(f"The board does not know where arms {', '.join(arms)} stand (it reset when the port opened). "
           "Do all of them stand straight? [y/N] ", end="", file=stderr, flush=True)
     return stdin.readline().strip().lower() in ("y", "yes")
-
-
-def not_started_report(exc: RobotNotReady):
-    """The report of a run that no robot answered (choose_robot): NOT STARTED, nothing moved."""
-    import datetime as dt
-
-    from .pipeline import CUBE_NOT_STARTED
-    from .report import NOT_STARTED, RunReport
-
-    return RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware", outcome=NOT_STARTED,
-                     errors=[getattr(exc, "problem", str(exc))], advice=getattr(exc, "fix", None),
-                     firmware=getattr(exc, "answered", None), cube_state_after_stop=CUBE_NOT_STARTED)
-
-
-def run_hardware(config, options, say, probed=None):
-    """The real robot: serial link to the board, the configured camera and calibrated regions.
-    probed: the robot's Link as choose_robot left it open (else the port is opened here)."""
-    import datetime as dt
-
-    from .pipeline import run_robot
-    from .report import RunReport
-
-    report = RunReport(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
-    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight, resume=options.resume,
-                          probed=probed)
-
-    def finish():
-        # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);
-        # without it the outcome is EXECUTED (NOT VERIFIED), with the reason in report.verify.
-        report.solved = bool(report.execute_ok) and report.verified_solved is True
-
-    return run_robot(config, robot, options, say, report, finish)

@@ -1,9 +1,9 @@
-"""The run's waterfall: every stage's start and end on one clock, from the start press (issue 13).
+"""The run's waterfall: every stage's start and end on one clock, from the start press.
 
-    waterfall = Waterfall(pressed_at)                  # time.perf_counter() at the press
+    waterfall = Waterfall(pressed_at, bus.publish)     # time.perf_counter() at the press; StageEnded events
     waterfall.add("solve", t0, t1)                     # clock seconds
     waterfall.add_scan(scanner.marks, profile)         # camera open, each view's motion and frame, decode
-    report.waterfall = waterfall.stages                # [{"stage", "start_ms", "end_ms"[, "floor_ms"]}]
+    waterfall.stages                                   # [{"stage", "start_ms", "end_ms"[, "floor_ms"]}]
     format_waterfall(report.waterfall)                 # text lines: one bar per stage on a ms scale
 
 floor_ms, where given, is the least the stage can take: a view's motion, its arm time
@@ -16,20 +16,31 @@ timed it (the free first grip not counted, as in the plan's cost).
 
 from __future__ import annotations
 
+from typing import Callable
+
+from .events import Event, FrameTaken, StageEnded
+
 BAR_WIDTH = 48  # characters of the text picture's time axis
 
 
 class Waterfall:
-    def __init__(self, origin: float):
+    """publish(event): each stage is also published as a StageEnded (each frame as a FrameTaken) on the
+    run's bus (robot/run/events.py), from which the report builds its waterfall."""
+
+    def __init__(self, origin: float, publish: Callable[[Event], None] | None = None):
         self.origin = origin  # clock seconds of the start press (0 ms)
         self.stages: list[dict] = []
+        self.publish = publish or (lambda event: None)
+
+    def _ms(self, clock: float) -> float:
+        return round((clock - self.origin) * 1000, 1)
 
     def add(self, stage: str, start: float, end: float, floor_ms: float | None = None) -> None:
-        entry = {"stage": stage, "start_ms": round((start - self.origin) * 1000, 1),
-                 "end_ms": round((end - self.origin) * 1000, 1)}
+        entry = {"stage": stage, "start_ms": self._ms(start), "end_ms": self._ms(end)}
         if floor_ms is not None:
             entry["floor_ms"] = round(floor_ms, 1)
         self.stages.append(entry)
+        self.publish(StageEnded(stage, entry["start_ms"], entry["end_ms"], entry.get("floor_ms")))
 
     def add_scan(self, marks: dict | None, profile=None, prefix: str = "", camera_timing=None) -> None:
         """The stages of one scan, from robot/vision/scan.py Scanner.marks."""
@@ -47,6 +58,8 @@ class Waterfall:
                     settle_s = frame["asked_after"] - frame["motion_end"] if "asked_after" in frame \
                         else camera_timing.settle_s
                     wait_floor = (settle_s + camera_timing.exposure_s + camera_timing.delivery_s) * 1000
+                self.publish(FrameTaken(f"{prefix}{name}", self._ms(frame["exposure_start"]),
+                                        self._ms(frame["delivered_at"])))  # known once the scan is over
                 self.add(f"{prefix}{name}: frame", frame["exposure_start"], frame["delivered_at"])
                 received = frame.get("received_at", frame["delivered_at"])
                 self.add(f"{prefix}{name}: frame wait", frame["motion_end"], received, wait_floor)

@@ -38,6 +38,7 @@ import weakref
 from pathlib import Path
 
 from .. import paths
+from ..errors import DeviceError
 from . import pinlog
 
 FIRMWARE_DIR = paths.FIRMWARE_DIR
@@ -56,8 +57,12 @@ _INSTALL_HINT = "install with: apt-get install gcc-avr avr-libc binutils-avr ard
                 "libsimavr-dev libelf-dev pkg-config gcc libc6-dev (or run scripts/setup.sh as root)"
 
 
-class EmulatorError(RuntimeError):
+class EmulatorError(DeviceError):
     """The emulator could not be built, started or controlled."""
+
+    @property
+    def advice(self) -> str:  # what a run says to do (robot/run/pipeline.py advice_for)
+        return f"the firmware emulator failed: run '{paths.make_advice('harness')}' to see the build error"
 
 
 class BuildError(EmulatorError):

@@ -39,7 +39,8 @@ BAD_LIGHTING = {  # --bad-scan: the first scan's picture
 
 
 class SimulatedRobot:
-    """The robot/run/robot.py Robot interface, simulated, with demonstration faults:
+    """The robot/run/robot.py Robot interface, simulated, with demonstration faults (made behind its
+    hooks before_scan, plan_ready and action_done; the run does not know them):
 
     bad_scan ("dark" / "glare"): the first scan's picture is bad (the run must rescan);
     disconnect_at / estop_at N: the cable is pulled / the e-stop pressed at plan action N (1-based);
@@ -54,6 +55,7 @@ class SimulatedRobot:
     """
 
     calibration = None  # the decoder learns the rendered colours from each scan
+    tables = None  # no pre-flight loaded them: the run loads the solver tables
 
     def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
@@ -285,6 +287,12 @@ class SimulatedRobot:
         """The picture quality of the next scan: bad_scan spoils attempt 1 only."""
         bad = self.bad_scan if attempt == 1 else None
         self.camera.lighting = render.Lighting(**BAD_LIGHTING[bad]) if bad else render.Lighting()
+
+    def plan_ready(self, actions: int) -> list[str]:
+        """A fault asked for at an action this plan does not have is not made: said before the plan runs."""
+        return [f"{flag} {at} is outside this plan's actions 1..{actions}: that fault is not made in this run"
+                for flag, at in (("--estop-at", self.estop_at), ("--disconnect-at", self.disconnect_at))
+                if at is not None and not 1 <= at <= actions]
 
     def action_done(self, completed: int) -> None:
         """Pull the cable / press e-stop when plan action N (1-based) starts."""

@@ -38,6 +38,8 @@ class CameraError(RuntimeError):
 class Camera:
     """Base: context manager plumbing."""
 
+    timing = None  # robot.vision.grabber.CameraTiming of a live camera (the waterfall's floors); None: unknown
+
     def open(self) -> "Camera":
         return self
 

@@ -157,6 +157,7 @@ class ScanResult:
     read_ms: float = 0.0  # frames -> facelets, excluding camera waits
     images: list = field(default_factory=list)  # saved picture paths
     sequence: ScanSequence | None = None  # the views taken, when an adaptive scan stopped early (else all)
+    picture_error: str | None = None  # the pictures could not be written (robot/vision/adaptive.py)
 
     @property
     def facelets(self) -> str:
