@@ -60,7 +60,7 @@ class Bench:
         usable, reason = emulator_module.available()
         if self.firmware == "emulator" and not usable:
             raise emulator_module.EmulatorError(f"the firmware emulator is not available: {reason}")
-        motion = self.config["motion"]
+        motion = self.config.motion
         if self.firmware == "emulator" or (self.firmware == "auto" and usable):
             self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
             self.backend = "SIMULATED: the real firmware (.elf) in simavr"
@@ -161,7 +161,7 @@ def stop_on_interrupt(bench: Bench, say):
         try:
             status = link.status()
             where = link.where()
-            state = describe(where, status, bench.config["motion"]["steps_per_rev"])
+            state = describe(where, status, bench.config.motion.steps_per_rev)
         except Exception as exc:
             state = f"the robot's state could not be read ({exc})"
         raise BenchInterrupted(
@@ -177,6 +177,6 @@ def _idle_state(bench: Bench) -> str | None:
         status = bench.link.status()
         if status.state != P.State.IDLE or status.queued or status.running:
             return None
-        return describe(bench.link.where(), status, bench.config["motion"]["steps_per_rev"])
+        return describe(bench.link.where(), status, bench.config.motion.steps_per_rev)
     except Exception:
         return None

@@ -220,7 +220,7 @@ def _state_into(result: dict, bench, config, out, quiet: bool = False) -> None:
         if quiet:
             return
         raise
-    out.say("Now: " + describe(where, None, config["motion"]["steps_per_rev"]) + ".")
+    out.say("Now: " + describe(where, None, config.motion.steps_per_rev) + ".")
     result["where"] = {"motors_on": where.motors_on, "positions": where.positions,
                        "grippers": where.grippers, "home_input_active": where.sensor_active}
 
@@ -239,7 +239,7 @@ def run_jog(args) -> int:
     def steps_of(config) -> int:
         from .. import firmware_header
 
-        rev = config["motion"]["steps_per_rev"]
+        rev = config.motion.steps_per_rev
         steps = args.steps if args.steps is not None else actions.steps_for_degrees(args.degrees, rev)
         most = firmware_header.limits()["JOG_STEPS_MAX"]
         if steps == 0:
@@ -250,7 +250,7 @@ def run_jog(args) -> int:
         return steps
 
     def body(bench, config, out):
-        rev = config["motion"]["steps_per_rev"]
+        rev = config.motion.steps_per_rev
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
             out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
@@ -292,7 +292,7 @@ def run_home(args) -> int:
     from . import actions
 
     def by_eye(config) -> bool:
-        return args.by_eye or not config["motion"]["homing"]["sensors"]
+        return args.by_eye or not config.motion.homing.sensors
 
     def check(config) -> None:
         actions.arms_of(args.arms)
@@ -310,7 +310,7 @@ def run_home(args) -> int:
         else:
             hint = left_off = None
             if args.sim:
-                rev = config["motion"]["steps_per_rev"]
+                rev = config.motion.steps_per_rev
 
                 def left_off(arm) -> int:  # the virtual robot knows how far off straight the arm stands
                     return (bench.arm_angle(arm) + rev // 2) % rev - rev // 2
@@ -332,7 +332,7 @@ def run_load(args) -> int:
     from . import actions
 
     def body(bench, config, out):
-        start = args.pair or config["robot"]["start_grip"]
+        start = args.pair or config.robot.start_grip
         pair = start if start in actions.PAIRS else actions.PAIRS[0]
 
         def wait():
@@ -363,7 +363,7 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
             entered.set()
     if keyboard:
         threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + config["run"]["start_timeout_s"]
+    deadline = time.monotonic() + config.run.start_timeout_s
     pressed_in_sim = False
     while time.monotonic() < deadline:
         if entered.is_set() or bench.link.wait_button(timeout_s=0.2):
@@ -394,7 +394,7 @@ def run_tune(args) -> int:
 
         limits = firmware_header.limits()
         bounds = (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"])
-        widths = tune_module.Widths.from_motion(config["motion"])
+        widths = tune_module.Widths.from_motion(config.motion)
         ensure_motors(bench.link, out.say)
         if args.set:
             for text in args.set:
@@ -424,7 +424,7 @@ def run_tune(args) -> int:
         if args.sim and args.save:
             raise tune_module.TuneError(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
         limits = firmware_header.limits()
-        widths = tune_module.Widths.from_motion(config["motion"])
+        widths = tune_module.Widths.from_motion(config.motion)
         for text in args.set:
             widths.set(*tune_module.parse_setting(text), (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"]))
 

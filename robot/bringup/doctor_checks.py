@@ -21,7 +21,7 @@ ITEM = "drivers and arms"
 
 
 def _how_to_confirm(config) -> str:
-    sensors = config["motion"]["homing"]["sensors"]
+    sensors = config.motion.homing.sensors
     fix = ("square each arm by eye (`cube-robot home` walks you through it), then start the run with "
            "`cube-robot run --arms-straight` (or answer y when a run on a terminal asks)")
     if not sensors:
@@ -38,7 +38,7 @@ def check_arms(config, context) -> list[Result]:
     from . import readiness
     from .actions import BringupError
 
-    rev = config["motion"]["steps_per_rev"]
+    rev = config.motion.steps_per_rev
     where = link.where()
     if not readiness.arms_problems(where, rev):
         return [Result(ITEM, OK, "drivers on; every arm's position known and straight")]
@@ -53,7 +53,7 @@ def check_arms(config, context) -> list[Result]:
     def confirm(arms: str) -> bool:
         asked.append(arms)
         return bool(ask and ask(arms))
-    sensors = config["motion"]["homing"]["sensors"]
+    sensors = config.motion.homing.sensors
     if sensors:
         say("Homing the arms with their sensors (each turns in the air: keep the cube out until they are done)...")
     try:
@@ -91,7 +91,7 @@ def _doctor_report(config, args) -> list[Result]:
     from ..link.errors import LinkError
 
     port = getattr(args, "port", None) or LinkSettings.from_config(config).port
-    sensors = config["motion"]["homing"]["sensors"]
+    sensors = config.motion.homing.sensors
     plan = ("a run homes the arms with their sensors before the start button (cube out until then)" if sensors
             else "a run needs your word that the arms stand straight (`cube-robot run --arms-straight`, or y "
                  "at its prompt); `cube-robot home` squares them by eye")

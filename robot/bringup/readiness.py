@@ -39,7 +39,7 @@ def prepare_arms(link, config, confirm, say) -> P.Where:
     where = actions.ensure_motors(link, say)
     unknown = "".join(arm for arm in P.ARMS if where.positions[arm] is None)
     if unknown:
-        if config["motion"]["homing"]["sensors"]:
+        if config.motion.homing.sensors:
             where = actions.home_with_sensors(link, unknown, say)
         elif confirm(unknown):
             link.request(P.zero_command(unknown))
@@ -47,7 +47,7 @@ def prepare_arms(link, config, confirm, say) -> P.Where:
         else:
             raise actions.BringupError(f"the arms' positions are unknown ({', '.join(unknown)}) and were not confirmed "
                                        "straight: run `cube-robot home`")
-    problems = arms_problems(where, config["motion"]["steps_per_rev"])
+    problems = arms_problems(where, config.motion.steps_per_rev)
     if problems:
         raise actions.BringupError("the arms are not ready: " + "; ".join(problems))
     return where

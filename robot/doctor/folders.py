@@ -14,14 +14,14 @@ def check_folders(config, args) -> list[Result]:
         state = "exists" if path.exists() else "not made yet (made on first use)"
         return Result(f"{what} {path}", INFO, f"{state}{'; ' + detail if detail else ''}")
 
-    scan = config["scan"]
+    scan = config.scan
     calibration = {project_path(scan["colours_file"]).parent, project_path(scan["regions_file"]).parent}
     runs = {project_path(scan["images_dir"]).parent, project_path(scan["preview_dir"]).parent}
     rows = [Result(f"data folder {paths.data_root()}", INFO, f"{paths.data_root_rule()}; relative paths "
                    "in config.yaml are relative to it"),
             row("config", Path(config.path).resolve(), "" if args.config else "the default config file")]
-    rows.append(row("tables", project_path(config["tables"]["dir"]), "tables.dir"))
-    rows.append(row("data", project_path(config["run"]["data_dir"]), "run.data_dir (solve log)"))
+    rows.append(row("tables", project_path(config.tables.dir), "tables.dir"))
+    rows.append(row("data", project_path(config.run.data_dir), "run.data_dir (solve log)"))
     rows += [row("runs", folder, "scan.images_dir, scan.preview_dir") for folder in sorted(runs)]
     rows += [row("calibration", folder, "scan.colours_file, scan.regions_file") for folder in sorted(calibration)]
     rows.append(row("firmware", paths.FIRMWARE_DIR, f"sources; built into {paths.firmware_build_dir()}"))

@@ -36,7 +36,7 @@ class StillCube:
 
         self.config = config
         self.virtual = VirtualRobot(RobotProfile.from_config(config), cube.SOLVED,
-                                    steps_per_rev=config["motion"]["steps_per_rev"])
+                                    steps_per_rev=config.motion.steps_per_rev)
 
     def sync(self) -> None:  # the doctor moves nothing
         return None

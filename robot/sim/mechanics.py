@@ -19,8 +19,8 @@ SENSOR_WIDTH_TURNS = 1 / 24  # a Hall sensor switches over about 15 degrees
 
 def reversed_motors(config) -> dict[str, bool]:
     """Which arms' motors are wired the other way round: those config inverts."""
-    arms = config["motion"].get("arms") or {}
-    return {arm: bool((arms.get(arm) or {}).get("invert", False)) for arm in ARMS}
+    arms = config.motion.arms
+    return {arm: arm in arms and arms[arm].invert for arm in ARMS}
 
 
 def direction(reversed_: dict[str, bool], arm: str) -> int:
@@ -39,16 +39,16 @@ def wire_as_configured(mechanics, config) -> dict[str, bool]:
 def place_sensors(mechanics, config) -> None:
     """With motion.homing.sensors, one sensor per arm where its zero offset says: homing an arm that
     starts straight (the emulator's angle 0) ends straight.  The emulator also takes the polarity."""
-    motion = config["motion"]
-    rev = motion["steps_per_rev"]
+    motion = config.motion
+    rev = motion.steps_per_rev
     emulated = hasattr(mechanics, "sensor_level")  # the simavr harness (the mock has no input level)
     if emulated:
-        mechanics.sensor_level(active_high=motion["homing"]["sensor_active"] == "high")
-    if not motion["homing"]["sensors"]:
+        mechanics.sensor_level(active_high=motion.homing.sensor_active == "high")
+    if not motion.homing.sensors:
         return
     width = max(1, round(rev * SENSOR_WIDTH_TURNS))
     for arm in ARMS:
-        start = -motion["arms"][arm]["zero_offset_steps"] % rev  # the edge, seen from straight
+        start = -motion.arms[arm].zero_offset_steps % rev  # the edge, seen from straight
         if emulated:
             mechanics.set_sensor(arm, start, width, rev)
         else:

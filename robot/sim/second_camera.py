@@ -16,8 +16,8 @@ def add_second_camera(robot, sequence) -> None:
     from ..vision.cameras import CameraSet
     from ..vision.regions import Regions
 
-    second = robot.config["scan"]["second_camera"]
-    pose = replace(robot.pose, elevation_deg=second["elevation_deg"], azimuth_deg=second["azimuth_deg"])
+    second = robot.config.scan.second_camera
+    pose = replace(robot.pose, elevation_deg=second.elevation_deg, azimuth_deg=second.azimuth_deg)
     camera = type(robot.camera)(robot, pose, robot.seed + 1)  # a SimulatedCamera like the first
     quads = {}
     for name, view_pose in (("main", robot.pose), ("second", pose)):

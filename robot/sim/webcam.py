@@ -126,9 +126,9 @@ class SimulatedCamera(Camera):
         self.robot, self.pose, self.clock = robot, pose, clock
         self.rng = np.random.default_rng(seed)
         self.lighting = render.Lighting()
-        config = robot.config["camera"]
+        config = robot.config.camera
         self.timing = CameraTiming.from_config(robot.config).scaled(getattr(robot, "time_scale", 1.0))
-        self.settle_frames = config["settle_frames"] if FREEZE in (config["exposure"], config["white_balance"]) else 0
+        self.settle_frames = config.settle_frames if FREEZE in (config.exposure, config.white_balance) else 0
         self._lock = threading.Lock()  # the timeline (states, changes)
         self._render_lock = threading.Lock()
         self._prerenderer = None  # the thread that renders a view's state while the arms move (prerender)

@@ -70,7 +70,7 @@ class Solver:
         return plan
 
     def _start_pairs(self, start_grip):
-        grip = start_grip or self.config["robot"]["start_grip"]
+        grip = start_grip or self.config.robot.start_grip
         names = self.profile.pair_names
         if grip == "any":
             return range(len(names))
@@ -86,7 +86,7 @@ def solve(facelets: str | None = None, *, state=None, scramble=None, config=None
           start_grip=None, metric="robot") -> Plan:
     """Solve with a cached Solver for `config` (default: config.yaml)."""
     config = config if config is not None else config_module.load()
-    key = (str(getattr(config, "path", "")), repr(RobotProfile.from_config(config)), config["tables"]["dir"])
+    key = (str(getattr(config, "path", "")), repr(RobotProfile.from_config(config)), config.tables.dir)
     if key not in _solvers:
         _solvers[key] = Solver(config)
     return _solvers[key].solve(facelets, state=state, scramble=scramble, start_grip=start_grip, metric=metric)

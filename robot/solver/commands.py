@@ -106,7 +106,7 @@ def run_solve(args) -> int:
         print("cube-robot solve: give facelet strings, '-' for stdin, or --scramble (see --help)", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     config = config_module.load(args.config)
-    pairs = list(config["robot"]["pairs"])
+    pairs = list(config.robot.pairs)
     if args.start_grip is not None and args.start_grip not in pairs + ["any"]:
         print(f"cube-robot solve: --start-grip {args.start_grip!r} is not an arm pair "
               f"(pairs: {', '.join(pairs)}, or any)", file=sys.stderr)

@@ -343,7 +343,7 @@ def _verify_written(path: Path, value) -> None:
 
 
 def tables_dir(config) -> Path:
-    return project_path(config["tables"]["dir"])
+    return project_path(config.tables.dir)
 
 
 def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None,

@@ -59,7 +59,7 @@ def decode_partial(samples: list, sequence: ScanSequence, calibration, config):
 
 def scan(scanner) -> ScanResult:
     """The run's scan: adaptive (`scan.adaptive_from`, with an empty `scan.finish`), else scanner.scan()."""
-    if scanner.config["scan"]["adaptive_from"] and not scanner.sequence.finish:
+    if scanner.config.scan.adaptive_from and not scanner.sequence.finish:
         return adaptive_scan(scanner)
     return scanner.scan()
 
@@ -73,7 +73,7 @@ def adaptive_scan(scanner) -> ScanResult:
     """
     config, sequence = scanner.config, scanner.sequence
     presenter = scanner.presenter or NoMotion()
-    first = max(1, config["scan"]["adaptive_from"])
+    first = max(1, config.scan.adaptive_from)
     frames, sampled = {}, []
     read_s = 0.0
     from .cameras import capture_moment, capture_record
@@ -134,7 +134,7 @@ def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
     """What read_frames makes of every view (the same decode and warnings), pictures in the background."""
     from .decode import VisionError, decode
 
-    scan_cfg = scanner.config["scan"]
+    scan_cfg = scanner.config.scan
     started = time.perf_counter()
     decoded, error = None, None
     try:
@@ -142,15 +142,15 @@ def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
     except VisionError as exc:
         error = exc
     result = ScanResult(readings, frames, decoded, error, read_ms=(time.perf_counter() - started) * 1000.0)
-    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
+    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg.drift_warn_delta_e)
     _save_pictures(scanner, result, scanner.sequence, background=decoded is not None)
     return result
 
 
 def _result(scanner, taken: ScanSequence, readings, frames, decoded, read_s: float) -> ScanResult:
-    scan_cfg = scanner.config["scan"]
+    scan_cfg = scanner.config.scan
     result = ScanResult(readings, frames, decoded, None, read_ms=read_s * 1000.0, sequence=taken)
-    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg["drift_warn_delta_e"])
+    result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg.drift_warn_delta_e)
     _save_pictures(scanner, result, taken, background=True)
     return result
 
@@ -162,10 +162,10 @@ def _save_pictures(scanner, result: ScanResult, sequence: ScanSequence, backgrou
 
     from ..config import project_path
 
-    scan_cfg = scanner.config["scan"]
-    if not scan_cfg["save_images"]:
+    scan_cfg = scanner.config.scan
+    if not scan_cfg.save_images:
         return
-    folder = project_path(scan_cfg["images_dir"])
+    folder = project_path(scan_cfg.images_dir)
     if not background:
         result.images = save_pictures(result, sequence, scanner.regions, folder)
         return

@@ -353,8 +353,8 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     from .regions import Regions, RegionsError, detect_sticker_quads, quads_from_centres, refine_with_detections
     from ..config import project_path
 
-    inner = config["scan"]["sampling"]["inner_fraction"]
-    regions_path = project_path(config["scan"]["regions_file"])
+    inner = config.scan.sampling.inner_fraction
+    regions_path = project_path(config.scan.regions_file)
     mode = str(answers.get("regions", "Regions: detect, keep (the saved file), fix (redo some views of the "
                            "saved file) or click?",
                            default_mode or ("keep" if regions_path.exists() else "detect"))).strip().lower()
@@ -427,7 +427,7 @@ def _expected_regions(config, sequence, regions_path):
 
     try:
         return Regions.load(regions_path) if regions_path.exists() else scan_regions(
-            _pose_for(config, (config["camera"]["width"], config["camera"]["height"])), sequence)
+            _pose_for(config, (config.camera.width, config.camera.height)), sequence)
     except (RegionsError, OSError, ValueError):
         return None
 
@@ -458,9 +458,9 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
 
     sequence = ScanSequence.from_config(config)
     sampling = SamplingSettings.from_config(config)
-    colours_path = Path(colours_path) if colours_path else project_path(config["scan"]["colours_file"])
-    regions_path = Path(regions_path) if regions_path else project_path(config["scan"]["regions_file"])
-    preview = Preview(project_path(config["scan"]["preview_dir"]), use_window, say)
+    colours_path = Path(colours_path) if colours_path else project_path(config.scan.colours_file)
+    regions_path = Path(regions_path) if regions_path else project_path(config.scan.regions_file)
+    preview = Preview(project_path(config.scan.preview_dir), use_window, say)
     solved_camera = solved_camera or open_camera(config, log=say)
     scrambled_camera = scrambled_camera or solved_camera
     if presenter is None:

@@ -93,7 +93,7 @@ def _calibration(args, config):
         return None
     if args.calibration:
         return Calibration.load(args.calibration)
-    path = project_path(config["scan"]["colours_file"])
+    path = project_path(config.scan.colours_file)
     return Calibration.load(path) if path.exists() else None
 
 

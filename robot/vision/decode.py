@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config_types import Config, DecodeConfig
 from ..cube import CORNER_NAMES, FACELET_COUNT, FACES
 from .clusters import (balanced_clusters, class_centres, distances, farthest_point_centres, fit_cost,
                        fit_costs, match_classes, min_cost_assignment, partition_key, refine, same_partition,
@@ -131,18 +132,18 @@ class DecodeResult:
         return tuple(n for n, a, b in zip(_NAMES, self.facelets, self.alternative) if a != b)
 
 
-def decode_settings(config=None) -> dict:
-    """The `decode` section of a loaded config (the defaults when None)."""
+def decode_settings(config: Config | DecodeConfig | None = None) -> DecodeConfig:
+    """The `decode` section of a loaded config, or that section itself (the defaults when None)."""
     if config is None:
         return _default_settings()
-    return config["decode"] if "decode" in config else config
+    return config if isinstance(config, DecodeConfig) else config.decode
 
 
 @functools.lru_cache(maxsize=1)
-def _default_settings() -> dict:
+def _default_settings() -> DecodeConfig:
     from .. import config as config_module
 
-    return config_module.defaults()["decode"]
+    return config_module.defaults().decode
 
 
 # The corner that names the letters (DBL: its D, B and L stickers), and which
@@ -176,17 +177,17 @@ def _letters(labels: np.ndarray) -> dict:
 # Decoding.
 
 
-def _features(lab: np.ndarray, settings: dict) -> np.ndarray:
+def _features(lab: np.ndarray, settings: DecodeConfig) -> np.ndarray:
     """Lab with lightness down-weighted and chroma normalised for shading.
 
     Shading scales a reading's light; in Lab that moves L and shrinks a and b
     roughly in proportion to L + 16, so a and b are rescaled to L = 50 (within
     limits, so near-black noise is not blown up).
     """
-    gain = np.clip(66.0 / (lab[:, 0] + 16.0), 1.0 / settings["max_chroma_gain"], settings["max_chroma_gain"])
-    if not settings["shading_correction"]:
+    gain = np.clip(66.0 / (lab[:, 0] + 16.0), 1.0 / settings.max_chroma_gain, settings.max_chroma_gain)
+    if not settings.shading_correction:
         gain = np.ones_like(gain)
-    return np.column_stack([lab[:, 0] * settings["lightness_weight"], lab[:, 1] * gain, lab[:, 2] * gain])
+    return np.column_stack([lab[:, 0] * settings.lightness_weight, lab[:, 1] * gain, lab[:, 2] * gain])
 
 
 def _margins(options, labels, best_cost: float, noise: float, read=None) -> np.ndarray:
@@ -229,7 +230,7 @@ class _Fit:
         return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
 
 
-def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, weights=None, unseen=None) -> _Fit:
+def _fit(features: np.ndarray, lab: np.ndarray, settings: DecodeConfig, calibration, weights=None, unseen=None) -> _Fit:
     """Joint fit: several starts refined to legal cubes, the best kept, then its margin.
     unseen: None, or True per sticker no view showed (a partial scan; also weight 0)."""
     read = np.ones(FACELET_COUNT, dtype=bool) if weights is None else weights > 0
@@ -263,7 +264,7 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
     masked = np.where(read[:, None], features, np.nan)
     robust = np.nanmedian(masked[members], axis=1) if weights is not None else np.median(features[members], axis=1)
     spread = np.linalg.norm(features - robust[labels], axis=1)
-    noise = max(float(np.median(spread[read])), settings["noise_floor"])
+    noise = max(float(np.median(spread[read])), settings.noise_floor)
 
     # Does a sticker look like another colour?  Robust centres (its own colour's
     # without it, medians) so that misread stickers cannot pull centres to hide.
@@ -289,7 +290,7 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
                           np.inf).min(axis=1) / noise
     looks_other = (own - others) / noise
     wrong_looking, total = _misreads(np.where(read, looks_other, 0.0), like_other, settings)
-    misread = bool(wrong_looking) or total > settings["max_total_looks_other"]
+    misread = bool(wrong_looking) or total > settings.max_total_looks_other
 
     # Next-best legal cube: other local optima, the best cubes that differ at
     # some corner with these centres held (or refitted, if cheaper), and a few
@@ -301,7 +302,7 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
                if partition_key(other) != key]
     # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
     # and only shifts the confidence.
-    reach = max(settings["min_margin"] * np.sqrt(FACELET_COUNT), settings["full_margin"] * np.sqrt(6))
+    reach = max(settings.min_margin * np.sqrt(FACELET_COUNT), settings.full_margin * np.sqrt(6))
     refused_anyway = misread or min(_margins(options, labels, best_cost, noise, read), default=np.inf) < settings[
         "min_margin"]
     if not refused_anyway:  # (a refused scan needs no finer margin)
@@ -316,11 +317,11 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: dict, calibration, wei
             alt_costs = np.minimum(alt_costs, fit_costs(features, alt_labels, weights))
             options += list(zip(alt_costs.tolist(), alt_labels))
         options.sort(key=lambda item: item[0])
-        for _, other in options[:settings["refine_alternatives"]]:
+        for _, other in options[:settings.refine_alternatives]:
             reached = refine(features, class_centres(features, other, weights), memo, weights=weights)
             if partition_key(reached) != key:
                 options.append((fit_cost(features, reached, weights), match_classes(features, labels, reached, weights)))
-    margin, alternative = settings["full_margin"], None
+    margin, alternative = settings.full_margin, None
     if options:
         z = _margins(options, labels, best_cost, noise, read)
         k = int(np.argmin(z))
@@ -450,7 +451,7 @@ def _result(readings, lab, features, fit: _Fit, calibration, settings) -> Decode
     centres_rgb = np.rint(lab_to_srgb(centres_lab)).astype(int).tolist()
     return DecodeResult(
         facelets=facelets,
-        confidence=round(fit.margin / settings["full_margin"], 3),
+        confidence=round(fit.margin / settings.full_margin, 3),
         margin=round(fit.margin, 3),
         stickers=stickers,
         colours={letter_of_class[c]: names[c] for c in range(COLOURS)},
@@ -466,7 +467,7 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
     looks_other = np.where(fit.read, fit.looks_other, 0.0)
     wrong_looking, total = _misreads(looks_other, fit.like_other, settings)
     stickers = result.stickers
-    if not wrong_looking and total > settings["max_total_looks_other"]:
+    if not wrong_looking and total > settings.max_total_looks_other:
         worst = [_NAMES[i] for i in np.argsort(-looks_other)[:4] if looks_other[i] > 0]
         return VisionError(
             f"the readings fit no legal cube well: {len(np.flatnonzero(looks_other > 0))} stickers look more like "
@@ -486,7 +487,7 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
     swapped = swapped_pair(fit, result)
     if swapped is not None:
         return swapped
-    if fit.margin < settings["min_margin"] + extra_margin:
+    if fit.margin < settings.min_margin + extra_margin:
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
         return VisionError(
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "
@@ -504,7 +505,7 @@ def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tupl
     another colour is a swapped sticker or a misread region.  A reading like
     no other (a near-black read) is left to the cube constraints.
     """
-    limit = settings["max_looks_other"]
+    limit = settings.max_looks_other
     names = [_NAMES[i] for i in np.argsort(-looks_other) if looks_other[i] > limit and like_other[i] < limit]
     return names, float(np.clip(looks_other, 0, None).sum())
 

@@ -17,7 +17,7 @@ def check_colour_calibration(config, args) -> list[Result]:
     from ..config import project_path
     from .colour import Calibration, CalibrationError
 
-    path = project_path(config["scan"]["colours_file"])
+    path = project_path(config.scan.colours_file)
     if not path.exists():
         return [Result(str(path), WARN, "missing: run `cube-robot calibrate colours` (scans work without it "
                                         "but cannot warn about colour drift)")]
@@ -59,7 +59,7 @@ def check_camera(config, args) -> list[Result]:
     """
     from .camera import open_camera
 
-    device = str(config["camera"]["device"]).strip()
+    device = str(config.camera.device).strip()
     item = f"camera.device {device}"
     fix = "plug the camera in (not used by another program) or set camera.device in config.yaml"
     camera = getattr(args, "camera", None)
@@ -73,7 +73,7 @@ def check_camera(config, args) -> list[Result]:
     # A wedged driver can block VideoCapture for a long time: open it in a daemon thread.
     grabber = threading.Thread(target=_grab_first_view, args=(config, camera, outcome), daemon=True)
     grabber.start()
-    grabber.join(CAMERA_OPEN_TIMEOUT_S + float(config["camera"]["settle_frames"]) / 10)
+    grabber.join(CAMERA_OPEN_TIMEOUT_S + float(config.camera.settle_frames) / 10)
     if grabber.is_alive():
         return [Result(item, FAIL, f"not answering: no frame within {CAMERA_OPEN_TIMEOUT_S:.0f} s; {fix}")]
     if "error" in outcome:  # a CameraError already says what to set; other errors get the fix
@@ -91,7 +91,7 @@ def check_regions(config, args) -> list[Result]:
     from ..scan_sequence import ScanSequence
     from .regions import Regions
 
-    path = project_path(config["scan"]["regions_file"])
+    path = project_path(config.scan.regions_file)
     fix = "run 'cube-robot calibrate colours' (it writes the regions) or set scan.regions_file"
     if not path.exists():
         return [Result(str(path), FAIL, f"missing: {fix}")]

@@ -52,9 +52,9 @@ class CameraTiming:
 
     @classmethod
     def from_config(cls, config) -> "CameraTiming":
-        c = config["camera"]
-        return cls(1.0 / c["fps"], c["exposure_ms"] / 1000, c["delivery_ms"] / 1000, c["settle_ms"] / 1000,
-                   c["buffer_frames"], c["average_frames"])
+        c = config.camera
+        return cls(1.0 / c.fps, c.exposure_ms / 1000, c.delivery_ms / 1000, c.settle_ms / 1000,
+                   c.buffer_frames, c.average_frames)
 
     def scaled(self, factor: float) -> "CameraTiming":
         """The same camera running `factor` times as long (a sped-up simulation: factor < 1)."""

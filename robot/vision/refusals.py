@@ -138,7 +138,7 @@ def over_exposure(readings: np.ndarray, features: np.ndarray, fit, result, setti
     glare-saturated sticker is decided by the rest of the cube.)
     """
     pairs = confounded_pairs(readings, fit.labels, colour_rgb(readings, fit))
-    if not pairs or determined_without(pairs, features, fit, settings["full_margin"]):
+    if not pairs or determined_without(pairs, features, fit, settings.full_margin):
         return None
     names = _colour_names(fit, result)
     which = "; ".join(f"{names[c]} and {names[d]}" for c, d in pairs)

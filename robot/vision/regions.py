@@ -124,8 +124,8 @@ class SamplingSettings:
 
     @classmethod
     def from_config(cls, config) -> "SamplingSettings":
-        s = config["scan"]["sampling"]
-        return cls(s["inner_fraction"], s["trim_fraction"], s["glare_delta_l"], s["shadow_delta_l"])
+        s = config.scan.sampling
+        return cls(s.inner_fraction, s.trim_fraction, s.glare_delta_l, s.shadow_delta_l)
 
 
 @dataclass(frozen=True)
