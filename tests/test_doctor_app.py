@@ -12,7 +12,7 @@ from robot.checks import FAIL, OK, WARN
 from robot.solver.doctor_checks import check_tables
 from robot.vision.doctor_checks import check_camera, check_colour_calibration
 from robot.plan import RobotProfile
-from robot.solver.tables import TableStore
+from robot.tables_store import TableStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

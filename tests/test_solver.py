@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from robot import config as config_module
-from robot import cube
+from robot import cube, tables_store
 from robot.plan import Grip, RobotProfile, Turn, replay
 from robot.solver import Solver, tables
 from robot.solver.coords import N_STATES
@@ -42,7 +42,7 @@ def test_face_turn_tables_move_coordinates_as_robot_cube_moves_cubies():
 
 
 def test_coordinates_are_numbered_as_the_built_tables_expect():
-    """Built tables are valid only for this numbering: changing it needs a new tables.FORMAT_VERSION."""
+    """Built tables are valid only for this numbering: changing it needs a new tables_store.FORMAT_VERSION."""
     import hashlib
 
     from robot.solver.coords import cubie_coords, face_turn_tables
@@ -143,7 +143,7 @@ def test_first_use_builds_with_message_and_manifest(built_tables):
     tmp_path, config, messages = built_tables
     assert any("building the robot cost table" in m for m in messages)
     manifest = json.loads((tmp_path / "tables" / "manifest.json").read_text())
-    assert manifest["format_version"] == tables.FORMAT_VERSION
+    assert manifest["format_version"] == tables_store.FORMAT_VERSION
     entry = manifest["files"]["robot-cost.npy"]
     assert entry["profile"] == RobotProfile.from_config(config).describe()
     assert len(entry["sha256"]) == 64

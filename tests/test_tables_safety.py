@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from robot import config as config_module
+from robot import tables_store
 from robot.solver import Solver, tables
 
 
@@ -28,7 +29,7 @@ def _tiny(store, value, force=False, builder=None):
 
 
 def test_interrupted_forced_rebuild_keeps_the_valid_table(tmp_path):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     _tiny(store, np.arange(10, dtype=np.uint8))
     before = (tmp_path / "tiny.npy").read_bytes()
 
@@ -42,7 +43,7 @@ def test_interrupted_forced_rebuild_keeps_the_valid_table(tmp_path):
 
 
 def test_forced_rebuild_swaps_in_the_new_table_and_leaves_other_files(tmp_path):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     (tmp_path / "my-notes.txt").write_text("mine")
     (tmp_path / "subfolder").mkdir()
     (tmp_path / "subfolder" / "keep.bin").write_bytes(b"x")
@@ -54,12 +55,12 @@ def test_forced_rebuild_swaps_in_the_new_table_and_leaves_other_files(tmp_path):
 
 
 def test_a_table_that_does_not_read_back_is_never_swapped_in(tmp_path, monkeypatch):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     _tiny(store, np.arange(10, dtype=np.uint8))
     before = (tmp_path / "tiny.npy").read_bytes()
-    real_read = tables._read
-    monkeypatch.setattr(tables, "_read", lambda path, archive=None: real_read(path, archive)[:3])  # a short write
-    with pytest.raises(tables.TableError, match="does not read back"):
+    real_read = tables_store._read
+    monkeypatch.setattr(tables_store, "_read", lambda path, archive=None: real_read(path, archive)[:3])  # a short write
+    with pytest.raises(tables_store.TableError, match="does not read back"):
         _tiny(store, np.arange(7, dtype=np.uint8), force=True)
     assert (tmp_path / "tiny.npy").read_bytes() == before
 
@@ -106,7 +107,7 @@ def test_really_read_only_folder(valid_tables, tmp_path):
         assert Solver(_config(folder), log=lambda m: None).solve(scramble="R").cost_ms > 0
         (folder.parent / "empty").mkdir()
         os.chmod(folder.parent / "empty", 0o555)
-        with pytest.raises(tables.TableError, match="cannot be written"):
+        with pytest.raises(tables_store.TableError, match="cannot be written"):
             tables.load(_config(folder.parent / "empty"), log=lambda m: None, show_progress=False)
     finally:
         os.chmod(folder, 0o755)

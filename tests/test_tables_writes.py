@@ -12,6 +12,7 @@ import pytest
 
 from robot import cli
 from robot import config as config_module
+from robot import tables_store
 from robot.solver import tables
 from robot.solver.coords import N_STATES
 
@@ -55,9 +56,9 @@ def _fake_metric_tables(monkeypatch):
 def test_build_refuses_to_overwrite_a_table_file_the_manifest_does_not_list(folder, tmp_path, capsys,
                                                                            monkeypatch, foreign, force):
     _fake_metric_tables(monkeypatch)
-    manifest = tables.TableStore(folder).manifest()
+    manifest = tables_store.TableStore(folder).manifest()
     manifest["files"].pop(foreign, None)  # robot-cost.npy: a file of that name the manifest does not list
-    (folder / tables.MANIFEST).write_text(__import__("json").dumps(manifest))
+    (folder / tables_store.MANIFEST).write_text(__import__("json").dumps(manifest))
     (folder / foreign).write_bytes(b"someone else's file")
     before = _snapshot(folder)
     code = cli.main(["tables", "build", *(["--force"] if force else []), "--config", str(_write_config(tmp_path, folder))])
@@ -69,7 +70,7 @@ def test_build_refuses_to_overwrite_a_table_file_the_manifest_does_not_list(fold
 
 
 def test_a_foreign_manifest_tmp_and_old_style_temporary_names_are_left_alone(tmp_path):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     theirs = {"manifest.tmp": b"theirs", f".tiny.npy.{os.getpid()}.tmp": b"theirs too",
               f".write-test.{os.getpid()}.tmp": b"and this"}
     for name, data in theirs.items():
@@ -106,18 +107,18 @@ def test_full_disk_is_one_line_naming_the_folder_and_the_space_and_the_old_table
 
 
 def test_full_disk_while_writing_the_manifest_keeps_the_old_table_and_manifest(tmp_path, monkeypatch):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     store.load_or_build("tiny.npy", None, lambda bar: np.arange(4, dtype=np.uint8), "tiny table", 1)
     before = _snapshot(tmp_path)
-    real = tables._write_new_file
+    real = tables_store._write_new_file
 
     def manifest_fails(directory, name, write):
-        if name == tables.MANIFEST:
+        if name == tables_store.MANIFEST:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(directory, name, write)
 
-    monkeypatch.setattr(tables, "_write_new_file", manifest_fails)
-    with pytest.raises(tables.TableError, match=f"no space left .*{tmp_path}"):
+    monkeypatch.setattr(tables_store, "_write_new_file", manifest_fails)
+    with pytest.raises(tables_store.TableError, match=f"no space left .*{tmp_path}"):
         store.load_or_build("tiny.npy", None, lambda bar: np.arange(9, dtype=np.uint8), "tiny table", 1, force=True)
     assert _snapshot(tmp_path) == before
 
@@ -132,7 +133,7 @@ def test_explicit_build_does_not_say_first_use(folder, tmp_path, capsys, monkeyp
 
 def test_implicit_build_before_a_solve_says_first_use(tmp_path):
     messages = []
-    store = tables.TableStore(tmp_path, log=messages.append, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=messages.append, show_progress=False)
     store.load_or_build("tiny.npy", None, lambda bar: np.arange(4, dtype=np.uint8), "tiny table", 1)
     assert messages == [f"building the tiny table (first use; saved to {tmp_path})"]
 
@@ -153,17 +154,17 @@ def test_3x3x3_build_refuses_a_foreign_file_and_force_deletes_nothing_first(tmp_
 
 
 def test_tables_of_another_format_version_stay_ours_and_are_rebuilt(tmp_path):
-    store = tables.TableStore(tmp_path, log=lambda m: None, show_progress=False)
+    store = tables_store.TableStore(tmp_path, log=lambda m: None, show_progress=False)
     for name in ("a.npy", "b.npy"):
         store.load_or_build(name, None, lambda bar: np.arange(4, dtype=np.uint8), "table", 1)
     manifest = store.manifest()
-    manifest["format_version"] = tables.FORMAT_VERSION - 1
-    (tmp_path / tables.MANIFEST).write_text(__import__("json").dumps(manifest))
-    assert store.problem("a.npy", None) == f"a.npy was built by table format 0, this program's is {tables.FORMAT_VERSION}"
+    manifest["format_version"] = tables_store.FORMAT_VERSION - 1
+    (tmp_path / tables_store.MANIFEST).write_text(__import__("json").dumps(manifest))
+    assert store.problem("a.npy", None) == f"a.npy was built by table format 0, this program's is {tables_store.FORMAT_VERSION}"
     messages = []
     store.log = messages.append
     store.load_or_build("a.npy", None, lambda bar: np.arange(5, dtype=np.uint8), "table", 1)
-    assert messages == [f"a.npy was built by table format 0, this program's is {tables.FORMAT_VERSION}: rebuilding"]
+    assert messages == [f"a.npy was built by table format 0, this program's is {tables_store.FORMAT_VERSION}: rebuilding"]
     # b.npy, still of the old format, is still ours: rebuilt, not refused as someone else's.
     assert store.load_or_build("b.npy", None, lambda bar: np.arange(6, dtype=np.uint8), "table", 1).tolist() == list(range(6))
     assert store.problem("a.npy", None) is None and store.problem("b.npy", None) is None

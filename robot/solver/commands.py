@@ -92,7 +92,7 @@ def run_solve(args) -> int:
     from .. import config as config_module
     from ..cube import CubeError, MoveError
     from . import Solver, Unsolvable
-    from .tables import TableError
+    from ..tables_store import TableError
 
     if args.puzzle == "3x3x3":
         from ..solver3.commands import run_solve3
@@ -168,22 +168,23 @@ def describe_plan(plan, profile) -> str:
 
 def run_tables_build(args) -> int:
     from .. import config as config_module
+    from .. import tables_store
     from . import tables
 
     if args.puzzle == "3x3x3":
         from ..solver3.commands import run_tables_build3
         return run_tables_build3(args)
     config = config_module.load(args.config)
-    directory = tables.tables_dir(config)
+    directory = tables_store.tables_dir(config)
     try:
         # --force rebuilds each table beside the current one and swaps it in once verified: a valid
         # table is never deleted first, and no file we did not write is touched (refused before
         # anything is built).
-        tables.TableStore(directory).check_ours(tables.TABLE_FILES)
+        tables_store.TableStore(directory).check_ours(tables.TABLE_FILES)
         loaded = tables.load(config, show_progress=None, force=args.force, explicit=True)
         for metric in tables.METRIC_TURNS:
             loaded.metric(metric, force=args.force)
-    except tables.TableError as exc:
+    except tables_store.TableError as exc:
         print(f"cube-robot tables: {exc}", file=sys.stderr)
         return ExitStatus.NOT_DONE
     print(f"tables ready in {directory} ({loaded.nbytes / 2**20:.1f} MiB)")
@@ -193,7 +194,7 @@ def run_tables_build(args) -> int:
 def run_tables_status(args) -> int:
     from .. import config as config_module
     from ..plan import RobotProfile
-    from . import tables
+    from ..tables_store import TableStore, tables_dir
 
     from ..solver3.commands import print_tables_status3
 
@@ -201,7 +202,7 @@ def run_tables_status(args) -> int:
     puzzle = getattr(args, "puzzle", None)
     if puzzle == "3x3x3":
         return ExitStatus.OK if print_tables_status3(config) else ExitStatus.NOT_DONE
-    store = tables.TableStore(tables.tables_dir(config))
+    store = TableStore(tables_dir(config))
     profile = RobotProfile.from_config(config).describe()
     ok = True
     for name, prof in (("coords.npz", None), ("robot-cost.npy", profile), ("htm.npy", None), ("qtm.npy", None)):

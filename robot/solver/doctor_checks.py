@@ -13,7 +13,8 @@ def check_tables(config, args) -> list[Result]:
     args.tables for the run's solver (loaded once).
     """
     from ..plan import RobotProfile
-    from .tables import TableError, TableStore, load, tables_dir
+    from ..tables_store import TableError, TableStore, tables_dir
+    from .tables import load
 
     if getattr(args, "build_tables", False):
         try:

@@ -87,6 +87,7 @@ def run_solve3(args) -> int:
 
 def run_tables_build3(args) -> int:
     from .. import config as config_module
+    from ..tables_store import TableError
     from . import tables
 
     config = config_module.load(args.config)
@@ -94,7 +95,7 @@ def run_tables_build3(args) -> int:
     started = time.perf_counter()
     try:
         loaded = tables.load(directory, build=True, show_progress=None, force=args.force)
-    except tables.TableError as exc:
+    except TableError as exc:
         print(f"cube-robot tables: {exc}", file=sys.stderr)
         return ExitStatus.NOT_DONE
     print(f"3x3x3 tables ready in {directory} ({loaded.nbytes / 2**20:.0f} MiB, "

@@ -1,5 +1,5 @@
 """3x3x3 solver tables: built only by `cube-robot tables build --puzzle 3x3x3` (or the API on
-request), checksummed in a manifest like the 2x2x2 tables (robot/solver/tables.py), in
+request), checksummed in a manifest like the 2x2x2 tables (robot/tables_store.py), in
 tables/3x3x3/ (config: tables.dir).
 
   moves.npz      coordinate move tables (coords.build_move_tables)
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..solver.tables import TableError, TableStore, tables_dir
+from ..tables_store import TableError, TableStore, tables_dir
 import robot.solver3.coords as C  # (not `from . import`: that would import the package, which imports api)
 
 SUBDIR = "3x3x3"
