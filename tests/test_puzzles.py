@@ -277,15 +277,44 @@ def test_holding_the_puzzle_another_way_does_not_change_its_distance(name):
         assert np.array_equal(distance[tables.space.index(turned)], before), rotation.name
 
 
-@pytest.mark.parametrize("tracked, ordered", [([8, 9, 10, 11], False), ([0, 5, 11], True), ([3], True)])
-def test_pieces_component_fast_move_table_equals_the_state_by_state_one(tracked, ordered):
+def test_lexicographic_combination_ranker_follows_itertools_order():
+    from itertools import combinations
+    from math import comb
+
+    from robot.puzzles.coords import rank_combination_lexicographic, unrank_combination_lexicographic
+
+    for n, k in [(12, 4), (7, 3), (5, 0), (5, 5)]:
+        masks = np.zeros((comb(n, k), n), dtype=bool)
+        for row, places in enumerate(combinations(range(n), k)):
+            masks[row, list(places)] = True
+        assert np.array_equal(rank_combination_lexicographic(masks), np.arange(comb(n, k)))
+        assert np.array_equal(unrank_combination_lexicographic(np.arange(comb(n, k)), n, k), masks)
+
+
+def test_one_state_rankers_agree_with_the_vectorised_ones():
+    from robot.puzzles.coords import (orientation_rank, permutation_rank, rank_orientation, rank_permutation,
+                                      unrank_orientation, unrank_permutation)
+
+    perms = unrank_permutation(np.arange(5040), 7)
+    assert [permutation_rank(p) for p in perms.tolist()] == rank_permutation(perms).tolist()
+    assert permutation_rank(()) == 0 and permutation_rank((0,)) == 0
+    for constrained in (True, False):
+        oris = unrank_orientation(np.arange(3 ** 5), 6, 3, constrained)
+        assert ([orientation_rank(o, 3, constrained) for o in oris.tolist()]
+                == rank_orientation(oris, 3, constrained).tolist())
+
+
+@pytest.mark.parametrize("tracked, ordered, lexicographic", [
+    ([8, 9, 10, 11], False, False), ([0, 5, 11], True, False), ([3], True, False),
+    ([8, 9, 10, 11], True, True), ([2, 7], False, True)])
+def test_pieces_component_fast_move_table_equals_the_state_by_state_one(tracked, ordered, lexicographic):
     from robot.puzzles.coords import PiecesComponent
     from robot.puzzles.tables import table_from_states
 
     puzzle = load_puzzle("3x3x3")
     moves = puzzle.search_moves("htm")
     edges = puzzle.orbit("edges")
-    component = PiecesComponent("tracked edges", edges.perm_slots, tracked, ordered)
+    component = PiecesComponent("tracked edges", edges.perm_slots, tracked, ordered, lexicographic)
     fast = component.move_table(moves)
     assert np.array_equal(fast, table_from_states(puzzle, component, moves))
     assert len(np.unique(fast[:, 0])) == component.size  # a move permutes the values

@@ -1,9 +1,14 @@
 """Coordinates: the parts of a puzzle state as numbers 0..size-1, vectorised over many states.
 
 Rankers (each with its inverse, on (N, k) arrays):
-  permutation   Lehmer code (optionally even permutations only: half the range)
-  combination   which k of n places hold a set of pieces (colex order)
-  orientation   base-m digits (optionally the last one fixed by the sum)
+  permutation   Lehmer code = lexicographic rank (optionally even permutations only: half the range)
+  combination   which k of n places hold a set of pieces (colex order, or lexicographic: the order
+                of itertools.combinations)
+  orientation   base-m digits, the first column most significant (optionally the last one fixed
+                by the sum)
+`permutation_rank` and `orientation_rank` rank one state in plain Python: a search's start state,
+where numpy's cost per call would outweigh the work.  The 2x2x2 and 3x3x3 solvers
+(robot/solver, robot/solver3) number their coordinates with these rankers.
 
 Components read one part of the flat state (robot.puzzles.puzzle):
   PermutationComponent  the pieces on a block of places that only mix among themselves
@@ -42,6 +47,15 @@ def rank_permutation(perms: np.ndarray, even_only: bool = False) -> np.ndarray:
     return rank // 2 if even_only else rank
 
 
+def permutation_rank(perm) -> int:
+    """rank_permutation of one permutation (a sequence of ints), without numpy."""
+    rank, k = 0, len(perm)
+    for i in range(k - 1):
+        here = perm[i]
+        rank = rank * (k - i) + sum(1 for later in perm[i + 1:] if later < here)
+    return rank
+
+
 def unrank_permutation(ranks: np.ndarray, k: int, even_only: bool = False) -> np.ndarray:
     ranks = np.asarray(ranks, dtype=np.int64)
     rest = ranks * 2 if even_only else ranks.copy()
@@ -65,9 +79,13 @@ def rank_combination(mask: np.ndarray) -> np.ndarray:
     """Colex rank of each row's set of True places: sum of C(place, i + 1) over the i-th chosen place."""
     mask = np.asarray(mask, dtype=bool)
     n = mask.shape[1]
-    nth = np.cumsum(mask, axis=1)  # i + 1 at the i-th chosen place
-    binomials = np.array([[comb(p, i) for i in range(n + 1)] for p in range(n)], dtype=np.int64)
-    return np.where(mask, binomials[np.arange(n)[None, :], nth], 0).sum(axis=1)
+    rank = np.zeros(len(mask), dtype=np.int64)
+    nth = np.zeros(len(mask), dtype=np.int64)  # i + 1 at the i-th chosen place
+    for place in range(n):  # column by column: much faster than on the 2-D array
+        chosen = mask[:, place]
+        nth += chosen
+        rank += np.array([comb(place, i) for i in range(n + 1)], dtype=np.int64)[nth] * chosen
+    return rank
 
 
 def unrank_combination(ranks: np.ndarray, n: int, k: int) -> np.ndarray:
@@ -83,12 +101,36 @@ def unrank_combination(ranks: np.ndarray, n: int, k: int) -> np.ndarray:
     return mask
 
 
+def rank_combination_lexicographic(mask: np.ndarray) -> np.ndarray:
+    """Rank of each row's set of True places in the lexicographic order of the sorted places.
+
+    Mirroring the places (p -> n - 1 - p) reverses that order into colex order.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    n = mask.shape[1]
+    sets = np.array([comb(n, k) for k in range(n + 1)], dtype=np.int64)[mask.sum(axis=1)]
+    return sets - 1 - rank_combination(mask[:, ::-1])
+
+
+def unrank_combination_lexicographic(ranks: np.ndarray, n: int, k: int) -> np.ndarray:
+    ranks = np.asarray(ranks, dtype=np.int64)
+    return unrank_combination(comb(n, k) - 1 - ranks, n, k)[:, ::-1]
+
+
 def rank_orientation(oris: np.ndarray, m: int, constrained: bool) -> np.ndarray:
     oris = np.asarray(oris, dtype=np.int64)
     used = oris[:, :-1] if constrained else oris
     rank = np.zeros(len(oris), dtype=np.int64)
     for i in range(used.shape[1]):
         rank = rank * m + used[:, i]
+    return rank
+
+
+def orientation_rank(oris, m: int, constrained: bool) -> int:
+    """rank_orientation of one state's orientations (a sequence of ints), without numpy."""
+    rank = 0
+    for value in (oris[:-1] if constrained else oris):
+        rank = rank * m + value
     return rank
 
 
@@ -124,10 +166,14 @@ class PermutationComponent:
 
 
 class PiecesComponent:
-    """Which of `slots` hold the `tracked` pieces: in order (a partial permutation) or as a set."""
+    """Which of `slots` hold the `tracked` pieces: in order (a partial permutation) or as a set.
 
-    def __init__(self, name: str, slots, tracked, ordered: bool = True):
+    The set is ranked in colex order, or lexicographic order with lexicographic=True.
+    """
+
+    def __init__(self, name: str, slots, tracked, ordered: bool = True, lexicographic: bool = False):
         self.name, self.slots, self.ordered = name, np.asarray(slots), ordered
+        self.lexicographic = lexicographic
         self.tracked = np.asarray(tracked)
         self.local = np.full(256, -1, dtype=np.int64)
         self.local[self.tracked] = np.arange(len(self.tracked))
@@ -137,7 +183,7 @@ class PiecesComponent:
     def rank(self, states: np.ndarray) -> np.ndarray:
         labels = states[:, self.slots]
         mask = self.local[labels] >= 0
-        rank = rank_combination(mask)
+        rank = rank_combination_lexicographic(mask) if self.lexicographic else rank_combination(mask)
         if not self.ordered:
             return rank
         k = len(self.tracked)
@@ -148,7 +194,7 @@ class PiecesComponent:
         ranks = np.asarray(ranks, dtype=np.int64)
         k = len(self.tracked)
         per_set = factorial(k) if self.ordered else 1
-        mask = unrank_combination(ranks // per_set, len(self.slots), k)
+        mask = self._unrank_sets(ranks // per_set)
         labels = np.full(mask.shape, FILLER, dtype=np.uint8)
         if self.ordered:
             labels[mask] = self.tracked[unrank_permutation(ranks % per_set, k)].ravel()
@@ -156,13 +202,17 @@ class PiecesComponent:
             labels[mask] = self.tracked[0]
         states[:, self.slots] = labels
 
+    def _unrank_sets(self, ranks) -> np.ndarray:
+        unrank = unrank_combination_lexicographic if self.lexicographic else unrank_combination
+        return unrank(ranks, len(self.slots), len(self.tracked))
+
     def move_table(self, moves) -> np.ndarray:
         """The move table, computed on the tracked pieces' places alone (much faster than on states)."""
         k, n = len(self.tracked), len(self.slots)
         per_set = factorial(k) if self.ordered else 1
         binomials = np.array([[comb(p, i) for i in range(k + 1)] for p in range(n)], dtype=np.int64)
         ranks = np.arange(self.size, dtype=np.int64)
-        mask = unrank_combination(ranks // per_set, n, k)
+        mask = self._unrank_sets(ranks // per_set)
         sorted_places = np.nonzero(mask)[1].reshape(self.size, k)
         places = np.empty_like(sorted_places)  # places[:, t] = where tracked piece t is
         order = unrank_permutation(ranks % per_set, k) if self.ordered else np.tile(np.arange(k), (self.size, 1))
@@ -180,7 +230,10 @@ class PiecesComponent:
                 rank = rank_permutation(new_order)
             else:
                 new_sorted, rank = np.sort(moved, axis=1), 0
-            set_rank = binomials[new_sorted, np.arange(1, k + 1)].sum(axis=1)
+            if self.lexicographic:  # colex rank of the mirrored places, counted from the other end
+                set_rank = comb(n, k) - 1 - binomials[n - 1 - new_sorted[:, ::-1], np.arange(1, k + 1)].sum(axis=1)
+            else:
+                set_rank = binomials[new_sorted, np.arange(1, k + 1)].sum(axis=1)
             table[:, column] = set_rank * per_set + rank
         return table
 

@@ -14,17 +14,24 @@ untwisted.  Its index is
 where cp7 ranks the permutation of the other seven pieces and co6 = co8 (the
 DBL digit being 0).  `canonical_index` computes it with five table lookups.
 
-Every table is derived from robot.cube; nothing here restates cube facts.
+The coordinates are numbered by the puzzle engine's rankers (robot/puzzles/coords.py) and the
+face-turn tables are its move tables over its 2x2x2 (robot/puzzles/data/2x2x2.yaml, checked against
+robot.cube by tests/test_puzzles.py); the relabellings come from robot.cube.  Nothing here restates
+cube facts.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from .. import cube
+from ..puzzles import load_puzzle
+from ..puzzles.coords import (OrientationComponent, PermutationComponent, Space, orientation_rank,
+                              permutation_rank, rank_orientation, rank_permutation, unrank_orientation,
+                              unrank_permutation)
+from ..puzzles.tables import MoveTables
 
 N_CP8 = math.factorial(8)  # 40320
 N_CO8 = 3**7  # 2187
@@ -34,41 +41,39 @@ N_STATES = N_CP7 * N_CO6  # 3,674,160
 DBL = cube.DBL
 FACE_TURNS = tuple(face + suffix for face in cube.FACES for suffix in ("", "2", "'"))
 SOLVED_INDEX = 0
+# co8's digits, most significant first: DBL's, then positions 5..0; position 7 follows from the sum.
+TWIST_DIGITS = (DBL, 5, 4, 3, 2, 1, 0, 7)
 
 
 def all_permutations() -> np.ndarray:
     """(40320, 8) int8: permutation number k is row k (lexicographic order)."""
-    return np.array(list(itertools.permutations(range(8))), dtype=np.int8)
-
-
-def rank_permutations(perms: np.ndarray) -> np.ndarray:
-    """Lexicographic rank of each row of an (n, 8) permutation array."""
-    perms = perms.astype(np.int64)
-    rank = np.zeros(len(perms), dtype=np.int64)
-    for i in range(8):
-        smaller_later = (perms[:, i + 1:] < perms[:, i:i + 1]).sum(axis=1)
-        rank += smaller_later * math.factorial(7 - i)
-    return rank
+    return unrank_permutation(np.arange(N_CP8), 8).astype(np.int8)
 
 
 def all_twists() -> np.ndarray:
     """(2187, 8) int8: twist digits of co8 number k; column 7 makes the sum 0 mod 3."""
-    k = np.arange(N_CO8)
-    digits = np.zeros((N_CO8, 8), dtype=np.int8)
-    for i in range(6):
-        digits[:, i] = (k // 3**i) % 3
-    digits[:, DBL] = k // N_CO6
-    digits[:, 7] = (-digits[:, :7].sum(axis=1)) % 3
+    digits = np.empty((N_CO8, 8), dtype=np.int8)
+    digits[:, TWIST_DIGITS] = unrank_orientation(np.arange(N_CO8), 8, 3, constrained=True)
     return digits
 
 
 def encode_twists(digits: np.ndarray) -> np.ndarray:
     """Inverse of all_twists (column 7 ignored)."""
-    digits = digits.astype(np.int64)
-    k = digits[:, DBL] * N_CO6
-    for i in range(6):
-        k = k + digits[:, i] * 3**i
-    return k
+    return rank_orientation(np.asarray(digits)[:, TWIST_DIGITS], 3, constrained=True)
+
+
+def face_turn_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(cp_move, co_move): the puzzle engine's move tables of cp8 and co8 over FACE_TURNS."""
+    puzzle = load_puzzle("2x2x2")
+    corners = puzzle.orbit("corners")
+    space = Space(puzzle, [
+        PermutationComponent("cp8", corners.perm_slots, range(8), even_only=False),
+        OrientationComponent("co8", corners.ori_offset + np.array(TWIST_DIGITS), 3, constrained=True),
+    ])
+    cp_table, co_table = MoveTables(space, [puzzle.move(name) for name in FACE_TURNS]).tables
+    # The engine's tables are (value, move); the search reads one move's row: (move, value).
+    return (np.ascontiguousarray(cp_table.T, dtype=np.uint16),
+            np.ascontiguousarray(co_table.T, dtype=np.uint16))
 
 
 class CoordTables:
@@ -96,13 +101,7 @@ class CoordTables:
     def build(cls) -> "CoordTables":
         perms = all_permutations()
         twists = all_twists()
-        cp_move = np.empty((len(FACE_TURNS), N_CP8), dtype=np.uint16)
-        co_move = np.empty((len(FACE_TURNS), N_CO8), dtype=np.uint16)
-        for t, name in enumerate(FACE_TURNS):
-            move = cube.MOVES[name]
-            cp_index = np.array(move.cp)
-            cp_move[t] = rank_permutations(perms[:, cp_index])
-            co_move[t] = encode_twists((twists[:, cp_index] + np.array(move.co)) % 3)
+        cp_move, co_move = face_turn_tables()
         rotations = cube.ROTATIONS
         relabel_rotation = np.array(
             [cube.ROTATION_FIXING_DBL[p][o] for p in range(8) for o in range(3)], dtype=np.uint8
@@ -114,7 +113,7 @@ class CoordTables:
         cp8_to_cp7[fixing] = np.arange(N_CP7)  # lexicographic order is kept
         for r, rotation in enumerate(rotations):
             relabelled = np.array(rotation.cp, dtype=np.int8)[perms]
-            canon_cp[r] = cp8_to_cp7[rank_permutations(relabelled)]
+            canon_cp[r] = cp8_to_cp7[rank_permutation(relabelled)]
             relabel_twist[r] = encode_twists(np.array(rotation.co, dtype=np.int8)[perms])
         a = np.arange(N_CO8)
         co_add = encode_twists(((twists[a][:, None, :] + twists[a][None, :, :]) % 3).reshape(-1, 8)).reshape(N_CO8, N_CO8)
@@ -172,6 +171,5 @@ class CoordTables:
 
 def cubie_coords(state: cube.CubieCube) -> tuple[int, int]:
     """(cp8, co8) of a CubieCube."""
-    cp8 = int(rank_permutations(np.array([state.cp]))[0])
-    co8 = int(encode_twists(np.array([state.co]))[0])
-    return cp8, co8
+    co = state.co
+    return int(permutation_rank(state.cp)), int(orientation_rank([co[p] for p in TWIST_DIGITS], 3, constrained=True))

@@ -14,15 +14,23 @@ The U edges and D edges are followed through phase 1 as two "subset" coordinates
 Symmetry: the 16 symmetries that keep the U-D axis map phase-1 coordinates to
 phase-1 coordinates; (slice set, flip) pairs fall into 64,430 classes, which
 shrinks the phase-1 distance table from 2.2e9 to 1.4e8 entries.
+
+The coordinates are numbered by the puzzle engine's rankers (robot/puzzles/coords.py: twist and
+flip are orientation ranks, corners and ud permutation ranks, a subset a lexicographic set rank
+times 24 plus the order's permutation rank), and the move tables are the engine's, over its 3x3x3
+(robot/puzzles/data/3x3x3.yaml, checked against cube3 by tests/test_puzzles.py).
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 import robot.solver3.cube3 as cube3
+from ..puzzles import load_puzzle
+from ..puzzles.coords import (OrientationComponent, PermutationComponent, PiecesComponent, Space,
+                              rank_combination_lexicographic, rank_orientation, rank_permutation,
+                              unrank_combination_lexicographic, unrank_orientation, unrank_permutation)
+from ..puzzles.tables import MoveTables, table_from_states
 
 N_TWIST, N_FLIP, N_SET, N_SUBSET, N_PERM8 = 2187, 2048, 495, 11880, 40320
 N_FLIPSLICE = N_SET * N_FLIP
@@ -30,67 +38,55 @@ N_MOVES = 18
 PHASE2_MOVES = tuple(cube3.MOVE_NAMES.index(m) for m in ("U", "U2", "U'", "D", "D2", "D'", "R2", "L2", "F2", "B2"))
 SLICE_PIECES, U_PIECES, D_PIECES = (8, 9, 10, 11), (0, 1, 2, 3), (4, 5, 6, 7)
 
-COMBINATIONS = np.array(list(itertools.combinations(range(12), 4)))  # set rank -> ascending positions
-_MASK_RANK = np.full(4096, -1, dtype=np.int64)
-_MASK_RANK[(1 << COMBINATIONS).sum(1)] = np.arange(N_SET)
-PERM4 = np.array(list(itertools.permutations(range(4))))
-_PERM4_RANK = np.zeros(256, dtype=np.int64)
-_PERM4_RANK[(PERM4 * np.array([64, 16, 4, 1])).sum(1)] = np.arange(24)
-PERMS8 = np.array(list(itertools.permutations(range(8))))  # lexicographic: index = rank
+PERMS8 = unrank_permutation(np.arange(N_PERM8), 8)  # lexicographic: index = rank
 
 
 def perm_rank(p: np.ndarray) -> np.ndarray:
     """Lexicographic rank of each row of p (N, n), a permutation of 0..n-1."""
-    n = p.shape[1]
-    rank = np.zeros(len(p), dtype=np.int64)
-    for i in range(n):
-        rank = rank * (n - i) + (p[:, i + 1:] < p[:, i:i + 1]).sum(1)
-    return rank
+    return rank_permutation(p)
 
 
 def twist_coord(co):
-    return (co[:, :7] * 3 ** np.arange(6, -1, -1)).sum(1)
+    return rank_orientation(co, 3, constrained=True)
 
 
 def twist_decode(t):
-    co = np.zeros((len(t), 8), dtype=np.int64)
-    for i in range(6, -1, -1):
-        co[:, i] = t % 3
-        t = t // 3
-    co[:, 7] = (-co[:, :7].sum(1)) % 3
-    return co
+    return unrank_orientation(t, 8, 3, constrained=True)
 
 
 def flip_coord(eo):
-    return (eo[:, :11] * 2 ** np.arange(10, -1, -1)).sum(1)
+    return rank_orientation(eo, 2, constrained=True)
 
 
 def flip_decode(f):
-    eo = np.zeros((len(f), 12), dtype=np.int64)
-    for i in range(10, -1, -1):
-        eo[:, i] = f % 2
-        f = f // 2
-    eo[:, 11] = eo[:, :11].sum(1) % 2
-    return eo
+    return unrank_orientation(f, 12, 2, constrained=True)
+
+
+def _local(pieces) -> np.ndarray:
+    """Edge piece -> its index among `pieces` (-1: not one of them)."""
+    local = np.full(12, -1, dtype=np.int64)
+    local[list(pieces)] = np.arange(len(pieces))
+    return local
+
+
+def set_coord(ep, pieces):
+    """Lexicographic rank of the set of positions that hold the 4 edge pieces (subset // 24)."""
+    return rank_combination_lexicographic(_local(pieces)[ep] >= 0)
 
 
 def subset_coord(ep, pieces):
     """Set rank * 24 + order of the positions of 4 edge pieces, from ep (N, 12)."""
-    pos = np.argsort(ep, axis=1)[:, list(pieces)]
-    return subset_from_positions(pos)
-
-
-def subset_from_positions(pos):
-    mask = (1 << pos).sum(1)
-    order = np.argsort(pos, axis=1)  # which of the 4 pieces comes first, second, ...
-    return _MASK_RANK[mask] * 24 + _PERM4_RANK[(order * np.array([64, 16, 4, 1])).sum(1)]
+    local = _local(pieces)[np.asarray(ep)]
+    held = local >= 0
+    order = local[held].reshape(len(local), 4)  # which of the 4 pieces comes first, second, ...
+    return rank_combination_lexicographic(held) * 24 + rank_permutation(order)
 
 
 def subset_positions(coord):
     """Positions (N, 4) of the 4 pieces for subset coordinates."""
     coord = np.asarray(coord, dtype=np.int64)
-    ascending = COMBINATIONS[coord // 24]
-    order = PERM4[coord % 24]
+    ascending = np.nonzero(unrank_combination_lexicographic(coord // 24, 12, 4))[1].reshape(len(coord), 4)
+    order = unrank_permutation(coord % 24, 4)
     pos = np.empty_like(ascending)
     np.put_along_axis(pos, order, ascending, axis=1)
     return pos
@@ -125,34 +121,28 @@ def phase_coords(state):
 # Move tables: table[coord, move] = coordinate after the move.
 
 
-def _move_perm_inverse(m):
-    return np.argsort(cube3.MOVES[2][m]), np.argsort(cube3.MOVES[0][m])
-
-
 def build_move_tables(progress=None) -> dict:
-    cmp, cmo, emp, emo = cube3.MOVES
-    twist = np.empty((N_TWIST, N_MOVES), dtype=np.uint16)
-    flip = np.empty((N_FLIP, N_MOVES), dtype=np.uint16)
-    subset = {name: np.empty((N_SUBSET, N_MOVES), dtype=np.uint16) for name in ("slice", "u", "d")}
-    corners = np.empty((N_PERM8, N_MOVES), dtype=np.uint16)
-    ud = np.zeros((N_PERM8, N_MOVES), dtype=np.uint16)
-    co = twist_decode(np.arange(N_TWIST))
-    eo = flip_decode(np.arange(N_FLIP))
-    pos = subset_positions(np.arange(N_SUBSET))
-    for m in range(N_MOVES):
-        twist[:, m] = twist_coord((co[:, cmp[m]] + cmo[m]) % 3)
-        flip[:, m] = flip_coord((eo[:, emp[m]] + emo[m]) % 2)
-        where = np.argsort(emp[m])  # the piece at position p moves to where[p]
-        moved = subset_from_positions(where[pos])
-        for name in subset:
-            subset[name][:, m] = moved
-        corners[:, m] = perm_rank(PERMS8[:, cmp[m]])
-        if m in PHASE2_MOVES:
-            ud[:, m] = perm_rank(PERMS8[:, emp[m][:8]])
-        if progress:
-            progress.update(m + 1)
+    """The puzzle engine's move tables (uint16, (coordinate, move)) of every coordinate above."""
+    puzzle = load_puzzle("3x3x3")
+    corners, edges = puzzle.orbit("corners"), puzzle.orbit("edges")
+    moves = [puzzle.move(name) for name in cube3.MOVE_NAMES]
     # The subset coordinate moves the same whichever 4 pieces it follows.
-    return {"twist": twist, "flip": flip, "subset": subset["slice"], "corners": corners, "ud": ud}
+    space = Space(puzzle, [
+        OrientationComponent("twist", corners.ori_slots, 3, constrained=True),
+        OrientationComponent("flip", edges.ori_slots, 2, constrained=True),
+        PiecesComponent("subset", edges.perm_slots, SLICE_PIECES, ordered=True, lexicographic=True),
+        PermutationComponent("corners", corners.perm_slots, range(8), even_only=False),
+    ])
+    tables = dict(zip(space.names, MoveTables(space, moves).tables))
+    if progress:
+        progress.update(N_MOVES - len(PHASE2_MOVES))
+    # ud is defined inside G1 only: the moves that leave it have no column (zeros).
+    ud = np.zeros((N_PERM8, N_MOVES), dtype=np.uint16)
+    ud_edges = PermutationComponent("ud", edges.perm_slots[:8], range(8), even_only=False)
+    ud[:, PHASE2_MOVES] = table_from_states(puzzle, ud_edges, [moves[m] for m in PHASE2_MOVES])
+    if progress:
+        progress.update(N_MOVES)
+    return {name: table.astype(np.uint16) for name, table in tables.items()} | {"ud": ud}
 
 
 def build_symmetry_tables(progress=None) -> dict:
@@ -161,7 +151,7 @@ def build_symmetry_tables(progress=None) -> dict:
     sets = np.repeat(np.arange(N_SET), N_FLIP)
     flips = np.tile(np.arange(N_FLIP), N_SET)
     ep = np.empty((N_FLIPSLICE, 12), dtype=np.int64)
-    slice_pos = COMBINATIONS[sets]
+    slice_pos = np.nonzero(unrank_combination_lexicographic(sets, 12, 4))[1].reshape(N_FLIPSLICE, 4)
     rows = np.arange(N_FLIPSLICE)[:, None]
     ep[rows, slice_pos] = np.array(SLICE_PIECES)
     free = np.ones((N_FLIPSLICE, 12), dtype=bool)
@@ -179,7 +169,7 @@ def build_symmetry_tables(progress=None) -> dict:
             colours = cube3.colours_from_cubies(solved_c[0][lo:hi], solved_c[1][lo:hi], ep[lo:hi], eo[lo:hi])
             e2, o2, ok = cube3.edges_from_colours(cube3.conjugate_colours(colours, s))
             assert ok.all()
-            conj[lo:hi, s] = (subset_coord(e2, SLICE_PIECES) // 24) * N_FLIP + flip_coord(o2)
+            conj[lo:hi, s] = set_coord(e2, SLICE_PIECES) * N_FLIP + flip_coord(o2)
         colours = cube3.colours_from_cubies(np.tile(np.arange(8), (N_TWIST, 1)), co,
                                             np.tile(np.arange(12), (N_TWIST, 1)), np.zeros((N_TWIST, 12), np.int64))
         c2, o2, ok = cube3.corners_from_colours(cube3.conjugate_colours(colours, s))
