@@ -22,7 +22,8 @@ import yaml
 from robot import cli
 from robot import config as config_module
 from robot import firmware_header
-from robot.bringup import readiness, tune
+from robot.arms import readiness
+from robot.bringup import tune
 from robot.link import protocol as P
 from robot.sim import emulator, pinlog
 

@@ -200,7 +200,7 @@ def test_ctrl_c_during_homing_sends_the_stop_first_and_reports_the_state(tmp_pat
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_jog_in_the_air_is_refused_while_the_arms_pair_holds_the_cube(backend, capsys, monkeypatch):
     """After `load`, opening one gripper of the holding pair would leave the cube in the other one."""
-    from robot.bringup import actions
+    from robot.arms import actions
     from robot.bringup.bench import Bench
 
     config = config_module.load()

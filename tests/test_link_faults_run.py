@@ -424,7 +424,7 @@ def test_what_a_bring_up_command_prints_after_a_lost_link_is_for_the_maker(monke
     """The port goes away as `jog` sends its move (the port closed under the link: a pulled cable):
     the error line says what happened and what to do at the robot, not the link's API call."""
     from robot import cli
-    from robot.bringup import actions
+    from robot.arms import actions
 
     jog = actions.jog
 

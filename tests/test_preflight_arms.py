@@ -1,4 +1,4 @@
-"""The run's pre-flight "motors and homing" check (robot/bringup/doctor_checks.py) on the hardware
+"""The run's pre-flight "motors and homing" check (robot/arms/doctor_checks.py) on the hardware
 path: the mock firmware on a pty and the real firmware in simavr, each with a file camera
 (tests/test_app_hardware.py's `setup`).  Opening the port resets the board, so every run starts with
 the drivers off and the arms' positions unknown: with homing sensors the run homes them before the
@@ -224,7 +224,7 @@ def test_doctor_reads_the_arms_and_says_what_a_run_will_do(setup, tmp_path, caps
 
 
 def test_the_check_reports_ready_arms_without_moving_them():
-    from robot.bringup.doctor_checks import check_arms
+    from robot.arms.doctor_checks import check_arms
 
     class Link:
         def where(self):

@@ -14,7 +14,7 @@ import pytest
 
 from robot import cli
 from robot import config as config_module
-from robot.bringup import actions
+from robot.arms import actions
 from robot.bringup.bench import Bench
 from robot.sim import emulator, mechanics
 

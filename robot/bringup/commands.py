@@ -160,7 +160,7 @@ def _run(args, body, check=None) -> int:
     from .. import config as config_module
     from ..link.errors import DisconnectedError, LinkError
     from ..sim.emulator import EmulatorError
-    from .actions import BringupError
+    from ..arms.actions import BringupError
     from .bench import Bench, BenchInterrupted, stop_on_interrupt
     from .tune import TuneError
 
@@ -226,7 +226,7 @@ def _state_into(result: dict, bench, config, out, quiet: bool = False) -> None:
 
 
 def run_jog(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     arm = args.arm.upper()
     if arm not in "RLFB" or len(arm) != 1:
@@ -261,7 +261,7 @@ def run_jog(args) -> int:
 
 
 def run_grip(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     def target(config=None) -> str:
         arms = actions.arms_of(args.target)
@@ -279,7 +279,7 @@ def run_grip(args) -> int:
 
 
 def run_motors(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     def body(bench, config, out):
         actions.set_motors(bench.link, args.state == "on", out.say)
@@ -289,7 +289,7 @@ def run_motors(args) -> int:
 
 
 def run_home(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     def by_eye(config) -> bool:
         return args.by_eye or not config.motion.homing.sensors
@@ -329,7 +329,7 @@ def run_home(args) -> int:
 
 
 def run_load(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     def body(bench, config, out):
         start = args.pair or config.robot.start_grip
@@ -349,7 +349,7 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
     import threading
     import time
 
-    from .actions import BringupError
+    from ..arms.actions import BringupError
 
     entered = threading.Event()
     keyboard = sys.stdin is not None and not sys.stdin.closed
@@ -376,7 +376,7 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
 
 
 def run_release(args) -> int:
-    from . import actions
+    from ..arms import actions
 
     def body(bench, config, out):
         actions.release(bench.link, out.say)
@@ -387,7 +387,7 @@ def run_release(args) -> int:
 
 def run_tune(args) -> int:
     from . import tune as tune_module
-    from .actions import ensure_motors
+    from ..arms.actions import ensure_motors
 
     def body(bench, config, out):
         from .. import firmware_header

@@ -2,7 +2,7 @@
 
 Each package keeps its checks beside what they check (robot/link/doctor_checks.py,
 robot/solver/doctor_checks.py, robot/vision/doctor_checks.py,
-robot/sim/doctor_checks.py, robot/bringup/doctor_checks.py); a check is
+robot/sim/doctor_checks.py, robot/arms/doctor_checks.py); a check is
 `check(config, args) -> list[Result]` (robot/checks.py, the model every layer
 can import).  The `doctor` command (robot/doctor/commands.py, its CHECKS) and the
 run's pre-flight (robot/doctor/preflight.py, PREFLIGHT_CHECKS) list and run them.

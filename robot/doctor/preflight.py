@@ -24,7 +24,7 @@ PREFLIGHT_CHECKS = [
     ("regions file", "robot.vision.doctor_checks:check_regions"),
     ("colour calibration", "robot.vision.doctor_checks:check_colour_calibration"),
     ("solver tables", "robot.solver.doctor_checks:check_tables"),
-    ("motors and homing", "robot.bringup.doctor_checks:check_arms"),  # last: it may home the arms (moves)
+    ("motors and homing", "robot.arms.doctor_checks:check_arms"),  # last: it may home the arms (moves)
 ]
 
 

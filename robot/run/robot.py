@@ -195,7 +195,7 @@ class HardwareRobot:
     def check_arms_still_ready(self) -> None:
         """The drivers may have gone off while waiting (motion.idle_off_s): then the positions are lost and
         nothing may turn; RobotNotReady names it (nothing has moved)."""
-        from ..bringup.readiness import arms_problems
+        from ..arms.readiness import arms_problems
 
         problems = arms_problems(self.link.where(), self.config["motion"]["steps_per_rev"])
         if problems:

@@ -159,12 +159,12 @@ class SimulatedRobot:
                 f"port has no baud rate, so this is predicted, not seen). Set link.baud: {P.BAUD}")
 
     def prepare_arms(self) -> None:
-        """What a real run's pre-flight does (robot/bringup/doctor_checks.py): the board forgot the arms
+        """What a real run's pre-flight does (robot/arms/doctor_checks.py): the board forgot the arms
         when its port opened, so they are homed with their sensors (motion.homing.sensors) or, without
         sensors, confirmed straight (the virtual arms start straight, as if squared by eye)."""
         from types import SimpleNamespace
 
-        from ..bringup.doctor_checks import check_arms
+        from ..arms.doctor_checks import check_arms
         from ..checks import FAIL, PreflightFailed
 
         results = check_arms(self.config, SimpleNamespace(link=self.link, confirm_arms_straight=lambda arms: True))
@@ -182,7 +182,7 @@ class SimulatedRobot:
         (the scan's first grip closes them).  SIMULATED: the load runs on the run's own link (no
         second port open, no reset between); the firmware's reset keeps closed grippers closed
         (firmware/cube_robot/grippers.cpp servo_init), so the state at the press is the same."""
-        from ..bringup.actions import PAIRS, load
+        from ..arms.actions import PAIRS, load
 
         if self.config["motion"]["homing"]["sensors"]:
             return None

@@ -2,7 +2,7 @@
 every arm homed or confirmed straight, before the start button.
 
 Opening a real Uno's port resets it (drivers off, positions forgotten), so on a run this check
-makes the arms ready on the link the run just opened (robot/bringup/readiness.py prepare_arms):
+makes the arms ready on the link the run just opened (robot/arms/readiness.py prepare_arms):
 with homing sensors (motion.homing.sensors) it homes the arms, in the air; without them it needs the
 user's word that the arms stand straight: `cube-robot run --arms-straight`, or `y` at the prompt on a
 terminal.  It moves nothing when a check above it failed.  `cube-robot doctor` (no open link) only
