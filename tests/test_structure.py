@@ -1,4 +1,4 @@
-"""The shape of robot/: no import cycles, no oversized modules.
+"""The shape of robot/: layers, no import cycles, no oversized modules.
 
 The import graph is read from the source with the standard library's ast
 module, so it sees what a run can import, not only what one test imported:
@@ -19,6 +19,20 @@ PACKAGE = ROOT / "robot"
 MAX_LINES = 600
 # "robot.link.commands" or "robot.link.doctor_checks:check_serial"
 MODULE_STRING = re.compile(r"(robot(?:\.\w+)+)(?::\w+)?")
+
+# The layers of robot/, lowest first (docs/developing.md draws the same table).  A package is a
+# folder of robot/ or a module beside them; "robot" is robot/__init__.py.  A package imports only
+# packages of its own layer or of lower ones (its commands.py and doctor_checks.py included: the
+# registries that list those are in the top layer), and no two packages import each other, even
+# through others.
+LAYERS = [
+    ("model", {"robot", "cube", "plan", "plan3", "motion", "config", "config_schema", "config_types",
+               "config_edit", "scan_sequence", "firmware_header", "puzzles", "checks", "errors",
+               "tables_store", "paths", "exit_status", "progress", "cli_common"}),
+    ("devices", {"link", "arms", "vision", "solver", "solver3"}),
+    ("the virtual robot", {"sim"}),
+    ("applications", {"run", "bringup", "calibrate", "doctor", "panel", "cli", "__main__"}),
+]
 
 
 def module_files() -> dict[str, Path]:
@@ -126,6 +140,63 @@ def all_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         cycles.append(cycle)
         graph[cycle[-2]].discard(cycle[-1])
     return cycles
+
+
+def package_of(module: str) -> str:
+    """robot.link.driver -> link; robot.cube -> cube; robot -> robot."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(package, imported package) -> the module imports that make the edge."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, targets in graph.items():
+        for target in sorted(targets):
+            if package_of(module) != package_of(target):
+                edges.setdefault((package_of(module), package_of(target)), []).append(f"{module} -> {target}")
+    return edges
+
+
+def layer_of(package: str) -> int | None:
+    return next((i for i, (_, packages) in enumerate(LAYERS) if package in packages), None)
+
+
+def layer_violations(edges: dict[tuple[str, str], list[str]]) -> list[str]:
+    """The module imports by which a package reaches a higher layer."""
+    return [f"{why} ({LAYERS[layer_of(a)][0]} imports {LAYERS[layer_of(b)][0]})"
+            for (a, b), whys in sorted(edges.items()) if layer_of(b) > layer_of(a) for why in whys]
+
+
+def test_the_package_graph_and_layer_rule_catch_what_they_police():
+    assert package_of("robot.link.driver") == "link" and package_of("robot.cube") == "cube"
+    made_up = {"robot.link.driver": {"robot.run.pipeline", "robot.cube"}, "robot.run.pipeline": {"robot.link"},
+               "robot.cube": set(), "robot.link": set()}
+    edges = package_edges(made_up)
+    assert edges[("link", "run")] == ["robot.link.driver -> robot.run.pipeline"]
+    assert layer_violations(edges) == ["robot.link.driver -> robot.run.pipeline (devices imports applications)"]
+    assert find_cycle({a: {b for (x, b) in edges if x == a} for (a, _) in edges}) == ["link", "run", "link"]
+
+
+def test_every_package_has_a_layer():
+    packages = {package_of(module) for module in module_files()}
+    unplaced = sorted(p for p in packages if layer_of(p) is None)
+    assert not unplaced, f"packages in no layer of LAYERS (add them to the table and to docs/developing.md): {unplaced}"
+
+
+def test_no_package_imports_a_higher_layer():
+    violations = layer_violations(package_edges(import_graph()))
+    assert not violations, "imports of a higher layer:\n" + "\n".join(violations)
+
+
+def test_no_import_cycle_between_packages():
+    edges = package_edges(import_graph())
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    cycles = all_cycles(graph)
+    assert not cycles, "package cycles:\n" + "\n".join(
+        " -> ".join(cycle) + "  (" + "; ".join(edges[(cycle[-2], cycle[-1])][:3]) + ")" for cycle in cycles)
 
 
 def test_no_import_cycle_among_robot_modules():
