@@ -7,7 +7,7 @@ from robot import config as config_module
 from robot import cube
 from robot.plan import Grip, Turn
 from robot.sim.robot_sim import SimulatedRobot
-from robot.link.presenter import LinkPresenter, charged_actions, holding_after, holding_from_grippers
+from robot.arms.presenter import LinkPresenter, charged_actions, holding_after, holding_from_grippers
 from robot.vision.scan import ScanView
 from conftest import scratch_config
 

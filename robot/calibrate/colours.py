@@ -59,7 +59,7 @@ def _robot_presenter(config, args, say):
     from ..link import ports
     from ..link.driver import Link, LinkSettings
     from ..link.errors import LinkError
-    from ..link.presenter import LinkPresenter
+    from ..arms.presenter import LinkPresenter
 
     if args.no_robot:
         return None, None

@@ -7,6 +7,5 @@ reader.py    the reader thread: bytes -> parsed lines, events for the applicatio
 stream.py    pure bookkeeping: the line window (flow control, resends) and the stream's progress
 ports.py     open a port / URL, list ports, probe what answers, find the robot
 errors.py    LinkError hierarchy
-presenter.py LinkPresenter: the arm motions that present each scan view
 commands.py  the `link` commands;  doctor_checks.py  the link's doctor checks
 """

@@ -23,7 +23,7 @@ from .waterfall import Waterfall
 from .robot import Robot, emergency_stop
 
 if TYPE_CHECKING:
-    from ..link.presenter import LinkPresenter
+    from ..arms.presenter import LinkPresenter
 
 
 # The cube state claimed by a stop before the start press: nothing before it turns a layer (the

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..solver.tables import SolverTables
     from ..vision.colour import Calibration
     from ..vision.regions import Regions
-    from ..link.presenter import LinkPresenter
+    from ..arms.presenter import LinkPresenter
     from .ready import HeldCamera
 
 
@@ -70,7 +70,7 @@ class HardwareRobot:
     def start(self) -> "HardwareRobot":
         from ..link.driver import Link
         from ..vision.camera import open_camera
-        from ..link.presenter import LinkPresenter
+        from ..arms.presenter import LinkPresenter
         from .ready import HeldCamera
 
         from ..link.errors import AlarmError, LinkError

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..link.presenter import LinkPresenter
+from ..arms.presenter import LinkPresenter
 from ..vision.camera import FREEZE, Camera
 from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames

@@ -45,7 +45,7 @@ class NoMotion:
 
 
 def still_since(presenter) -> float | None:
-    """Since when the presenter knows no arm has moved (None: not known; robot/link/presenter.py LinkPresenter.still_since)."""
+    """Since when the presenter knows no arm has moved (None: not known; robot/arms/presenter.py LinkPresenter.still_since)."""
     return getattr(presenter, "still_since", None)
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
+from ..link.errors import LinkError
+from ..link.protocol import GRIP_PAIRS, State
 from ..plan import Grip
 from ..scan_sequence import ScanView
-from .errors import LinkError
-from .protocol import GRIP_PAIRS, State
 
 
 class LinkPresenter:
