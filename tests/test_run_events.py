@@ -196,3 +196,17 @@ def test_the_robot_protocol_names_every_member_the_run_uses():
     for robot in (HardwareRobot(config, port="/dev/null-robot"), SimulatedRobot(config, cube.SOLVED, firmware="mock")):
         missing = [name for name in members if not hasattr(robot, name)]
         assert not missing, f"{type(robot).__name__} lacks {missing}"
+
+
+def test_a_run_that_did_not_start_is_told_in_events_too():
+    from robot.run.hardware import not_started_report
+    from robot.run.robot import PortNotReady
+
+    bus, recorded = EventBus(), []
+    bus.subscribe(recorded.append)
+    report = not_started_report(PortNotReady("the robot's port /dev/x does not answer", "check the USB cable",
+                                             "none on /dev/x (silent)"), bus)
+    assert report.result() == "NOT STARTED" and isinstance(recorded[-1], ev.RunEnded)
+    assert report.errors == ["the robot's port /dev/x does not answer"] and report.advice == "check the USB cable"
+    assert report.firmware == "none on /dev/x (silent)"
+    assert RunReport.replay(recorded).to_json() == report.to_json()

@@ -18,6 +18,8 @@ from ..paths import make_advice
 if TYPE_CHECKING:
     from ..link.driver import Link
     from ..solver.tables import SolverTables
+    from ..vision.camera import Camera
+    from ..vision.cameras import CameraSet
     from ..vision.colour import Calibration
     from ..vision.regions import Regions
     from ..arms.presenter import LinkPresenter
@@ -29,7 +31,7 @@ class Robot(Protocol):
 
     backend: str  # what answers on the link, for the report
     link: Link | None  # connected after __enter__ (None before, or when it never started)
-    camera: HeldCamera  # a Camera or CameraSet held open for the run (robot/run/ready.py hold_camera)
+    camera: Camera | CameraSet | HeldCamera  # held open for the run once prepared (robot/run/ready.py hold_camera)
     presenter: LinkPresenter | None  # puts the cube in each scan view over the link (None before start)
     regions: Regions | None  # sticker regions, or None: the Scanner loads scan.regions_file
     calibration: Calibration | Literal["auto"] | None  # "auto": scan.colours_file if it exists
@@ -65,7 +67,7 @@ class HardwareRobot:
         self.say = say or (lambda text: None)
         self.link = self.camera = self.presenter = self.tables = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
-        self.backend = "robot on " + (port or config["link"]["port"] or "an auto-detected port")
+        self.backend = "robot on " + (port or config.link.port or "an auto-detected port")
 
     def start(self) -> "HardwareRobot":
         from ..link.driver import Link
@@ -76,7 +78,7 @@ class HardwareRobot:
         from ..link.errors import AlarmError, LinkError
         from ..link.protocol import AlarmCode
 
-        port = self.port or self.config["link"]["port"]
+        port = self.port or self.config.link.port
         try:
             probed, self.probed = self.probed, None  # Link.open owns it now (and closes it if it fails)
             self.link = Link.open(self.config, port=self.port, configure=not self.resume, probed=probed)
@@ -117,7 +119,7 @@ class HardwareRobot:
         sequence = ScanSequence.from_config(self.config)
         if "second" not in sequence.cameras:
             return camera
-        device = self.config["scan"]["second_camera"]["device"]
+        device = self.config.scan.second_camera.device
         if not device:
             self.close()
             raise PreflightFailed(["second camera: scan views name camera 'second' but scan.second_camera.device "
@@ -197,7 +199,7 @@ class HardwareRobot:
         nothing may turn; RobotNotReady names it (nothing has moved)."""
         from ..arms.readiness import arms_problems
 
-        problems = arms_problems(self.link.where(), self.config["motion"]["steps_per_rev"])
+        problems = arms_problems(self.link.where(), self.config.motion.steps_per_rev)
         if problems:
             raise RobotNotReady("the arms are no longer ready at the start press: " + "; ".join(problems)
                                 + " (the drivers switch off after motion.idle_off_s without an action): run again")
