@@ -277,6 +277,25 @@ def test_holding_the_puzzle_another_way_does_not_change_its_distance(name):
         assert np.array_equal(distance[tables.space.index(turned)], before), rotation.name
 
 
+def test_decode_orbit_reads_a_batch_and_marks_the_places_no_piece_looks_like():
+    puzzle = load_puzzle("3x3x3")
+    states = puzzle.random_states(50, np.random.default_rng(6))
+    codes = puzzle.facelet_codes(states)
+    for orbit in puzzle.orbits:
+        pieces, orientations, ok = puzzle.decode_orbit(codes, orbit.name)
+        assert ok.all()
+        assert np.array_equal(pieces, states[:, orbit.perm_slots])
+        if orbit.ori_offset is not None:
+            assert np.array_equal(orientations, states[:, orbit.ori_slots])
+    urf = puzzle.orbit("corners").pieces.index("URF")
+    u_face = puzzle.face_names.index("U")
+    broken = np.array(codes[:1])
+    broken[0, puzzle._decoders["corners"][0][urf]] = u_face  # a corner showing U three times
+    pieces, orientations, ok = puzzle.decode_orbit(broken, "corners")
+    assert ok[0].tolist() == [place != urf for place in range(8)]
+    assert pieces[0, urf] == orientations[0, urf] == -1
+
+
 def test_lexicographic_combination_ranker_follows_itertools_order():
     from itertools import combinations
     from math import comb

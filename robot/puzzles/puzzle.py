@@ -256,6 +256,37 @@ class Puzzle:
         self._colours = np.array(colour_table)
         self.facelet_count = len(perm_slot)
         self.solved_facelets = self.to_facelets(self.solved)
+        self._decoders = {orbit.name: self._orbit_decoder(orbit, geometry)
+                          for orbit, geometry in zip(self.orbits, self.geometry)}
+
+    def _orbit_decoder(self, orbit: OrbitLayout, geometry) -> tuple[np.ndarray, np.ndarray]:
+        """(the facelets of each place in slot order, a lookup from the code of the faces a place
+        shows to (piece, orientation): -1 where no piece looks like that)."""
+        position = {(p, k): i for i, (p, k) in enumerate(zip(self._facelet_perm, self._facelet_k))}
+        facelets = np.array([[position[(orbit.perm_offset + place, k)] for k in range(len(slots))]
+                             for place, slots in enumerate(geometry.slots)])
+        faces = len(self.face_names)
+        lookup = np.full((faces ** facelets.shape[1], 2), -1, dtype=np.int16)
+        for piece, slots in enumerate(geometry.slots):
+            for o in range(orbit.orientations):
+                # place slot k shows the piece's slot (k - o) % m
+                code = 0
+                for k in range(len(slots)):
+                    code = code * faces + self.face_names.index(slots[(k - o) % orbit.orientations])
+                lookup[code] = (piece, o)
+        return facelets, lookup
+
+    def decode_orbit(self, codes: np.ndarray, orbit_name: str):
+        """(pieces, orientations, ok) of each place of an orbit, from face indices (N, facelet_count)
+        into face_names: which piece each place shows and how it is turned; ok is False at a place
+        that no piece looks like (pieces and orientations are -1 there)."""
+        facelets, lookup = self._decoders[orbit_name]
+        shown = np.asarray(codes)[:, facelets].astype(np.int64)
+        code = shown[..., 0]
+        for k in range(1, facelets.shape[1]):
+            code = code * len(self.face_names) + shown[..., k]
+        found = lookup[code]
+        return found[..., 0], found[..., 1], found[..., 0] >= 0
 
     def facelet_codes(self, states: np.ndarray) -> np.ndarray:
         """Face index (into face_names) of each facelet, for one state or a batch."""
@@ -277,24 +308,18 @@ class Puzzle:
             raise PuzzleStateError(f"{self.name}: {', '.join(map(repr, bad))} is not a face letter "
                                    f"({self.face_names})")
         state = self.solved.copy()
-        position = {(p, k): i for i, (p, k) in enumerate(zip(self._facelet_perm, self._facelet_k))}
-        for orbit, geometry in zip(self.orbits, self.geometry):
-            looks = {}
-            for piece, slots in enumerate(geometry.slots):
-                for o in range(orbit.orientations):
-                    # place slot k shows the piece's slot (k - o) % m
-                    looks[tuple(slots[(k - o) % orbit.orientations] for k in range(len(slots)))] = (piece, o)
-            for place, slots in enumerate(geometry.slots):
-                indices = [position[(orbit.perm_offset + place, k)] for k in range(len(slots))]
-                colours = tuple(text[i] for i in indices)
-                if colours not in looks:
-                    raise PuzzleStateError(
-                        f"{self.name}: no {orbit.name} piece looks like {''.join(colours)} "
-                        f"(place {orbit.pieces[place]}, facelets {', '.join(map(str, indices))})")
-                piece, o = looks[colours]
-                state[orbit.perm_offset + place] = piece
-                if orbit.ori_offset is not None:
-                    state[orbit.ori_offset + place] = o
+        codes = np.array([[self.face_names.index(c) for c in text]])
+        for orbit in self.orbits:
+            pieces, orientations, ok = (a[0] for a in self.decode_orbit(codes, orbit.name))
+            if not ok.all():
+                place = int(np.flatnonzero(~ok)[0])
+                indices = self._decoders[orbit.name][0][place].tolist()
+                raise PuzzleStateError(
+                    f"{self.name}: no {orbit.name} piece looks like {''.join(text[i] for i in indices)} "
+                    f"(place {orbit.pieces[place]}, facelets {', '.join(map(str, indices))})")
+            state[orbit.perm_slots] = pieces
+            if orbit.ori_offset is not None:
+                state[orbit.ori_slots] = orientations
             placed = state[orbit.perm_slots]
             if len(set(placed.tolist())) != orbit.size:
                 twice = [orbit.pieces[p] for p in set(placed.tolist()) if list(placed).count(p) > 1]

@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from ..cube import FACE_FRAMES, FACES, CubeError, MoveError, _rotation_matrix
+from ..puzzles import load_puzzle
 
 FACELET_COUNT = 54
 CORNER_NAMES = ("URF", "UFL", "ULB", "UBR", "DFR", "DLF", "DBL", "DRB")
@@ -79,32 +80,23 @@ EDGE_FACELETS = _piece_facelets(EDGE_NAMES, ("UD", "FB"))
 CORNER_COLOURS = tuple(tuple(f // 9 for f in fs) for fs in CORNER_FACELETS)
 EDGE_COLOURS = tuple(tuple(f // 9 for f in fs) for fs in EDGE_FACELETS)
 
-# Lookups: colour triple/pair code -> (piece, orientation), -1 when no such piece.
-_CORNER_LOOKUP = np.full((216, 2), -1, dtype=np.int16)
-for _piece, _c in enumerate(CORNER_COLOURS):
-    for _twist in range(3):
-        # Position facelet k shows piece facelet (k - twist) % 3.
-        _seen = [_c[(k - _twist) % 3] for k in range(3)]
-        _CORNER_LOOKUP[_seen[0] * 36 + _seen[1] * 6 + _seen[2]] = (_piece, _twist)
-_EDGE_LOOKUP = np.full((36, 2), -1, dtype=np.int16)
-for _piece, _c in enumerate(EDGE_COLOURS):
-    _EDGE_LOOKUP[_c[0] * 6 + _c[1]] = (_piece, 0)
-    _EDGE_LOOKUP[_c[1] * 6 + _c[0]] = (_piece, 1)
 _CF = np.array(CORNER_FACELETS)
 _EF = np.array(EDGE_FACELETS)
 
 
+@functools.cache
+def _engine():
+    """The puzzle engine's 3x3x3 (the same layout and piece conventions: tests/test_puzzles.py)."""
+    return load_puzzle("3x3x3")
+
+
 def corners_from_colours(colours: np.ndarray):
     """(cp, co, ok) of (N, 54) face-index arrays; ok False where a corner is not a real piece."""
-    c = colours[:, _CF].astype(np.int64)
-    found = _CORNER_LOOKUP[c[..., 0] * 36 + c[..., 1] * 6 + c[..., 2]]
-    return found[..., 0], found[..., 1], found[..., 0] >= 0
+    return _engine().decode_orbit(colours, "corners")
 
 
 def edges_from_colours(colours: np.ndarray):
-    e = colours[:, _EF].astype(np.int64)
-    found = _EDGE_LOOKUP[e[..., 0] * 6 + e[..., 1]]
-    return found[..., 0], found[..., 1], found[..., 0] >= 0
+    return _engine().decode_orbit(colours, "edges")
 
 
 def colours_from_cubies(cp, co, ep, eo) -> np.ndarray:
