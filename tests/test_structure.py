@@ -184,6 +184,15 @@ def test_every_package_has_a_layer():
     assert not unplaced, f"packages in no layer of LAYERS (add them to the table and to docs/developing.md): {unplaced}"
 
 
+def test_docs_draw_the_same_layers():
+    """docs/developing.md's table of layers (top down) names the packages of LAYERS, layer by layer."""
+    text = (ROOT / "docs" / "developing.md").read_text()
+    table = text.split("| layer | packages |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.strip("| ").split(" | ", 1) for line in table.splitlines()]
+    drawn = [(name, set(re.findall(r"`(\w+)`", packages))) for name, packages in rows]
+    assert drawn == list(reversed(LAYERS)), "docs/developing.md's layers differ from LAYERS"
+
+
 def test_no_package_imports_a_higher_layer():
     violations = layer_violations(package_edges(import_graph()))
     assert not violations, "imports of a higher layer:\n" + "\n".join(violations)
