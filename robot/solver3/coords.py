@@ -41,11 +41,6 @@ SLICE_PIECES, U_PIECES, D_PIECES = (8, 9, 10, 11), (0, 1, 2, 3), (4, 5, 6, 7)
 PERMS8 = unrank_permutation(np.arange(N_PERM8), 8)  # lexicographic: index = rank
 
 
-def perm_rank(p: np.ndarray) -> np.ndarray:
-    """Lexicographic rank of each row of p (N, n), a permutation of 0..n-1."""
-    return rank_permutation(p)
-
-
 def twist_coord(co):
     return rank_orientation(co, 3, constrained=True)
 
@@ -104,7 +99,7 @@ def ud_from_subsets(u, d):
     rows = np.arange(len(u))[:, None]
     ep[rows, subset_positions(u)] = np.arange(4)
     ep[rows, subset_positions(d)] = np.arange(4, 8)
-    return perm_rank(ep)
+    return rank_permutation(ep)
 
 
 def phase_coords(state):
@@ -112,7 +107,7 @@ def phase_coords(state):
     cp, co, ep, eo = (np.asarray(x)[None] for x in state)
     return {
         "twist": int(twist_coord(co)[0]), "flip": int(flip_coord(eo)[0]),
-        "slice": int(subset_coord(ep, SLICE_PIECES)[0]), "corners": int(perm_rank(cp)[0]),
+        "slice": int(subset_coord(ep, SLICE_PIECES)[0]), "corners": int(rank_permutation(cp)[0]),
         "u": int(subset_coord(ep, U_PIECES)[0]), "d": int(subset_coord(ep, D_PIECES)[0]),
     }
 
