@@ -19,7 +19,6 @@ import select
 import sys
 
 from . import __version__
-from .cli_common import add_config_argument  # noqa: F401  (old home; command modules use cli_common)
 from .config import ConfigError
 from .exit_status import ExitStatus
 
