@@ -14,53 +14,133 @@ cases that need an input a device lacks skip on that device only.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
-import serial
 
-from robot.link import protocol as P
-from robot.config import PROJECT_ROOT
+import robot.config as _config_module
 
 READ_TIMEOUT_S = 10.0
-
-
-
-def scratch_config(folder, edit=lambda text: text):
-    """config.yaml copied into folder with the run's pictures and solve log there too (edit: more
-    changes to the text); returns its path.  Tests import it: `from conftest import scratch_config`."""
-    text = (PROJECT_ROOT / "config.yaml").read_text()
-    text = text.replace("images_dir: runs/scans", f"images_dir: {folder / 'scans'}")
-    text = text.replace("data_dir: data", f"data_dir: {folder / 'data'}")
-    path = folder / "config.yaml"
-    path.write_text(edit(text))
-    return path
 
 # Folders the program writes into, as config.yaml's relative defaults name them (scan pictures, jams,
 # calibration previews: runs/; the solve log: data/).
 _WRITTEN_DIRS = ("runs", "data")
+# Where relative settings go while tests run: the running test's own folder for runs/ and data/
+# (made on first use), and the session's shared solver tables for tables/ (see _session_tables).
+_redirect = {"factory": None, "folder": None, "tables": None}
+_real_project_path = _config_module.project_path
+
+
+def _test_project_path(value):
+    """config.project_path while tests run: runs/... and data/... resolve into the running test's
+    temporary folder, tables/... into the session's tables; anything else as the program says."""
+    path = Path(value)
+    if not path.is_absolute() and path.parts:
+        if path.parts[0] in _WRITTEN_DIRS and _redirect["factory"] is not None:
+            if _redirect["folder"] is None:
+                _redirect["folder"] = _redirect["factory"].mktemp("project")
+            return _redirect["folder"] / path
+        if path.parts[0] == "tables" and _redirect["tables"] is not None:
+            return _redirect["tables"].joinpath(*path.parts[1:])
+    return _real_project_path(value)
+
+
+# Installed once, before the tests import the rest of robot: a module that binds project_path at its
+# import (`from ..config import project_path`) gets this one function whenever it is imported, and the
+# function asks which test is running; a per-test patch would stay bound in such a module to the test
+# that first imported it.
+_config_module.project_path = _test_project_path
+
+import serial  # noqa: E402
+
+from robot.link import protocol as P  # noqa: E402
+from robot.config import PROJECT_ROOT  # noqa: E402
+
+
+def scratch_config(folder, edit=lambda text: text):
+    """config.yaml copied into folder with the run's pictures and solve log there too, and the
+    session's solver tables (edit: more changes to the text); returns its path.  A subprocess given
+    it builds no tables.  Tests import it: `from conftest import scratch_config`."""
+    text = (PROJECT_ROOT / "config.yaml").read_text()
+    text = text.replace("images_dir: runs/scans", f"images_dir: {folder / 'scans'}")
+    text = text.replace("data_dir: data", f"data_dir: {folder / 'data'}")
+    if _redirect["tables"] is not None:
+        text = text.replace("\n  dir: tables\n", f"\n  dir: {_redirect['tables']}\n", 1)
+    path = folder / "config.yaml"
+    path.write_text(edit(text))
+    return path
 
 
 @pytest.fixture(autouse=True)
-def _writes_stay_out_of_the_repo(monkeypatch, tmp_path_factory):
+def _writes_stay_out_of_the_repo(tmp_path_factory):
     """A relative runs/... or data/... setting resolves into a temporary folder for every test, so a
     test that runs with the shipped config.yaml never writes into the repository."""
-    import robot.config as config_module
-    import robot.vision.scan as scan_module  # binds project_path at import
+    _redirect["factory"], _redirect["folder"] = tmp_path_factory, None
+    yield
+    _redirect["factory"], _redirect["folder"] = None, None
 
-    real = config_module.project_path
-    folder = []
 
-    def project_path(value):
-        path = Path(value)
-        if not path.is_absolute() and path.parts and path.parts[0] in _WRITTEN_DIRS:
-            if not folder:
-                folder.append(tmp_path_factory.mktemp("project"))
-            return folder[0] / path
-        return real(value)
+# -- the solver tables: built once per session -------------------------------------------------------
 
-    monkeypatch.setattr(config_module, "project_path", project_path)
-    monkeypatch.setattr(scan_module, "project_path", project_path)
+def _shared_temp(tmp_path_factory) -> Path:
+    """A folder every pytest-xdist worker of this run sees (the run's own basetemp without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_tables(tmp_path_factory):
+    """The 2x2x2 solver tables of config.yaml (coords, robot cost, htm, qtm), built once per run
+    (by the first xdist worker, under a file lock; the others wait and use them) in a temporary
+    folder that the shipped config's `tables.dir: tables` resolves to while tests run.  Seeded
+    from the checkout's tables/ when those are there (loading checks every checksum and rebuilds
+    what does not match).  Shared read-only: a test that changes the robot's timings or writes
+    tables uses its own folder (`copy_tables`); the manifest is compared at the end to catch one
+    that did not."""
+    from robot.solver import tables
+
+    shared = _shared_temp(tmp_path_factory)
+    folder = shared / "tables"
+    with open(shared / "tables.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (shared / "tables.ready").exists():
+            folder.mkdir(exist_ok=True)
+            repo_tables = _real_project_path("tables")
+            if repo_tables.is_dir():
+                for path in repo_tables.iterdir():
+                    if path.is_file() and (path.suffix in (".npy", ".npz") or path.name == "manifest.json"):
+                        shutil.copyfile(path, folder / path.name)
+            config = _config_module.with_settings(_config_module.load(), {"tables.dir": str(folder)})
+            built = tables.load(config, log=lambda text: None, show_progress=False)
+            for metric in ("htm", "qtm"):
+                built.metric(metric)
+            (shared / "tables.ready").touch()
+    manifest = (folder / "manifest.json").read_text()
+    _redirect["tables"] = folder
+    yield folder
+    _redirect["tables"] = None
+    assert (folder / "manifest.json").read_text() == manifest, (
+        f"a test rewrote the session's shared solver tables in {folder}: give it its own folder (copy_tables)")
+
+
+def copy_tables(folder: Path, names=("coords.npz", "robot-cost.npy")) -> Path:
+    """The session's tables `names` (for config.yaml's robot) copied into folder (made), with a manifest
+    listing only them: a tables folder of the test's own, as a first use would have left it, without
+    building.  Returns folder.  Tests import it: `from conftest import copy_tables`."""
+    source = _redirect["tables"]
+    assert source is not None, "copy_tables needs the session's tables (the _session_tables fixture)"
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads((source / "manifest.json").read_text())
+    manifest["files"] = {name: manifest["files"][name] for name in names}
+    for name in names:
+        shutil.copyfile(source / name, folder / name)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return folder
 
 
 def pytest_configure(config):

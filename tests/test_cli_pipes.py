@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from conftest import scratch_config
 from robot import cli
 from robot.config import PROJECT_ROOT
 from robot.exit_status import ExitStatus
@@ -23,9 +24,10 @@ def test_the_exit_status_is_the_one_a_shell_reports_for_sigpipe():
     assert ExitStatus.BROKEN_PIPE == BROKEN_PIPE
 
 
-def _cube_robot(*args, stdin=subprocess.DEVNULL):
-    return subprocess.Popen([sys.executable, "-m", "robot", *args], stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=PROJECT_ROOT)
+def _cube_robot(config, *args, stdin=subprocess.DEVNULL):
+    """cube-robot with config.yaml's settings and the session's solver tables (scratch_config)."""
+    return subprocess.Popen([sys.executable, "-m", "robot", *args, "--config", str(config)], stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=PROJECT_ROOT)
 
 
 def _ends_quietly(proc):
@@ -41,7 +43,7 @@ def test_reader_leaving_after_five_bytes_of_a_long_output(tmp_path):
     cubes = tmp_path / "many-cubes.txt"
     cubes.write_text(f"{REPORTED}\n" * 3000)
     with open(cubes, "rb") as stdin:
-        proc = _cube_robot("solve", "--json", "-", stdin=stdin)
+        proc = _cube_robot(scratch_config(tmp_path), "solve", "--json", "-", stdin=stdin)
         first = proc.stdout.read(5)
         proc.stdout.close()
         assert first == b'{"fac'
@@ -50,10 +52,10 @@ def test_reader_leaving_after_five_bytes_of_a_long_output(tmp_path):
 
 @pytest.mark.parametrize("args", [("solve", "--json", REPORTED), ("tables", "status")],
                          ids=["solve one cube", "tables status"])
-def test_reader_gone_before_the_first_line(args):
+def test_reader_gone_before_the_first_line(args, tmp_path):
     # The output fits in the buffer, so it is written only by the final flush: that must end quietly
     # too (argparse's --help already drops a failed write by itself).
-    proc = _cube_robot(*args)
+    proc = _cube_robot(scratch_config(tmp_path), *args)
     proc.stdout.close()
     _ends_quietly(proc)
 

@@ -58,12 +58,13 @@ def test_bucketed_dijkstra_with_half_turns_costing_two_is_the_quarter_turn_metri
 
 
 def test_2x2x2_distances_agree_state_by_state_with_the_robot_solver_table(pocket_htm):
-    from robot.solver.coords import CoordTables, cubie_coords
-    from robot.solver.tables import build_metric_table
+    from robot import config as config_module
+    from robot.solver import tables as solver_tables
+    from robot.solver.coords import cubie_coords
 
     tables, distance = pocket_htm
-    coords = CoordTables.build()
-    reference = build_metric_table(coords, "htm")
+    loaded = solver_tables.load(config_module.load(), log=lambda m: None)  # the session's, built once
+    coords, reference = loaded.coords, loaded.metric("htm")
     index_of = coords.scalar_indexer()
     puzzle = tables.space.puzzle
     rng = np.random.default_rng(15)
@@ -161,6 +162,7 @@ def test_skewb_state_count_and_gods_number():
     assert counts[:2] == [1, 8]
 
 
+@pytest.mark.slow  # exhaustive: a breadth-first search over all 88,179,840 corner states
 def test_3x3x3_corner_table_reproduces_the_published_depth_counts():
     """The full corner BFS: 88,179,840 entries, uint8 (about 25 s here; bench/puzzles.py measures it)."""
     tables = full_tables("3x3x3", orbits=["corners"])

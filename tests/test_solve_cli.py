@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from conftest import scratch_config
 from robot import cli
 from robot.config import PROJECT_ROOT
 
@@ -15,10 +16,11 @@ def test_unknown_start_grip_is_named_not_an_invalid_cube(capsys):
     assert "invalid" not in captured.out
 
 
-def test_a_non_utf8_line_on_stdin_loses_no_other_line():
+def test_a_non_utf8_line_on_stdin_loses_no_other_line(tmp_path):
     good = b"UFUFRRRRFDFDDBDBLLLLUBUB\n"
     data = good + b"UUUU\xffRRRRFFFFDDDDLLLLBBBB\n" + good
-    result = subprocess.run([sys.executable, "-m", "robot", "solve", "--json", "-"], input=data,
+    result = subprocess.run([sys.executable, "-m", "robot", "solve", "--json", "-",
+                             "--config", str(scratch_config(tmp_path))], input=data,
                             capture_output=True, cwd=PROJECT_ROOT, timeout=300)
     lines = [json.loads(line) for line in result.stdout.decode().splitlines()]
     assert result.returncode == 2 and len(lines) == 3, result.stderr.decode()[-2000:]

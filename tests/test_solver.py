@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import scratch_config
 from robot import config as config_module
 from robot import cube, tables_store
 from robot.plan import Grip, RobotProfile, Turn, replay
@@ -207,10 +208,10 @@ def _cli(*args, stdin=None):
                           text=True, cwd=config_module.PROJECT_ROOT, timeout=300)
 
 
-def test_solve_json_lines_from_stdin_and_exit_status(solver):
+def test_solve_json_lines_from_stdin_and_exit_status(solver, tmp_path):
     good = cube.apply_moves(cube.SOLVED_FACELETS, "R U2 F'")
     bad = good[:-1] + ("U" if good[-1] != "U" else "R")
-    result = _cli("solve", "--json", "-", stdin=f"{good}\n{bad}\n")
+    result = _cli("solve", "--json", "-", "--config", str(scratch_config(tmp_path)), stdin=f"{good}\n{bad}\n")
     assert result.returncode == 2
     first, second = [json.loads(line) for line in result.stdout.splitlines()]
     assert first["ok"] and first["facelets"] == good
@@ -222,11 +223,12 @@ def test_solve_json_lines_from_stdin_and_exit_status(solver):
     assert second["ok"] is False and second["error"].startswith("ColourCountError: ")
 
 
-def test_solve_human_output_and_metrics():
-    result = _cli("solve", "--scramble", "R U2 F'", "--start-grip", "FB")
+def test_solve_human_output_and_metrics(tmp_path):
+    config = str(scratch_config(tmp_path))  # config.yaml with the session's tables
+    result = _cli("solve", "--scramble", "R U2 F'", "--start-grip", "FB", "--config", config)
     assert result.returncode == 0, result.stderr
     assert "ms machine time" in result.stdout and "FB holds the cube" in result.stdout
-    result = _cli("solve", "--scramble", "R U2 F'", "--metric", "qtm", "--json")
+    result = _cli("solve", "--scramble", "R U2 F'", "--metric", "qtm", "--json", "--config", config)
     obj = json.loads(result.stdout)
     assert "plan" not in obj and "cost_ms" not in obj and obj["length"] == 4
 

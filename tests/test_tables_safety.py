@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import copy_tables
 from robot import config as config_module
 from robot import tables_store
 from robot.solver import Solver, tables
@@ -19,9 +20,7 @@ def _config(folder):
 
 @pytest.fixture(scope="module")
 def valid_tables(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("valid") / "tables"
-    tables.load(_config(folder), log=lambda m: None, show_progress=False)
-    return folder
+    return copy_tables(tmp_path_factory.mktemp("valid") / "tables")  # as tables.load leaves them
 
 
 def _tiny(store, value, force=False, builder=None):

@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
+from conftest import copy_tables
 from robot import cli
 from robot import config as config_module
 from robot import tables_store
@@ -27,11 +28,8 @@ def _write_config(tmp_path, folder):
 
 @pytest.fixture(scope="module")
 def valid_tables(tmp_path_factory):
-    """coords.npz and robot-cost.npy, built once (htm/qtm are built by the tests that need them)."""
-    folder = tmp_path_factory.mktemp("valid") / "tables"
-    config = config_module.with_settings(config_module.load(), {"tables.dir": str(folder)})
-    tables.load(config, log=lambda m: None, show_progress=False)
-    return folder
+    """coords.npz and robot-cost.npy as tables.load leaves them (htm/qtm are built by the tests that need them)."""
+    return copy_tables(tmp_path_factory.mktemp("valid") / "tables")
 
 
 @pytest.fixture
