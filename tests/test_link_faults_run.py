@@ -37,6 +37,20 @@ def test_pulled_cable_resets_the_emulated_board_between_moves():
     assert report.solved and report.virtual_cube == report.final_state
 
 
+def _wait_until_idle(mock, timeout_s: float = 60.0) -> None:
+    """Until the mock board has nothing received, queued or running (asked on its own thread)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = []
+        mock.call(lambda: answer.append(mock._running is None and not mock._queue and not mock._rx))
+        if answer == [True]:
+            return
+        assert time.monotonic() < deadline, f"the mock board was still busy after {timeout_s} s"
+        time.sleep(0.01)  # polls the board's state, which changes on its own clock
+
+
 def test_a_port_that_does_not_come_back_stops_with_exact_progress_after_the_window():
     import time
 
@@ -66,7 +80,7 @@ def test_a_port_that_does_not_come_back_stops_with_exact_progress_after_the_wind
             link.resume()
         assert time.monotonic() - started >= settings.reconnect_window_s  # it waited the window
         assert any("to come back" in m for m in messages)  # and said so while waiting
-        time.sleep(2)  # let the board finish what was queued before comparing with what it did
+        _wait_until_idle(mock)  # the board finishes what was queued: then compare with what it did
         executed = [command.strip() for _, command in mock.executed]
     progress = info.value.progress
     assert progress is not None
