@@ -246,11 +246,15 @@ def test_ctrl_c_while_the_preflight_homes_sends_the_stop_first(setup, tmp_path):
     mock.remove_sensor("R")  # R seeks for 1.25 turns: long enough to be interrupted
     mock.time_scale = 1.0
 
+    def homing_runs():
+        answer = []  # asked on the board's thread: its action starts on its own clock
+        mock.call(lambda: answer.append(mock._running is not None and mock._running[1].startswith("HOME")))
+        return answer == [True]
+
     def ctrl_c_once_homing_runs():
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not sent(mock, "HOME"):
+        while time.monotonic() < deadline and not homing_runs():  # the seek is under way
             time.sleep(0.002)
-        time.sleep(0.05)  # the seek is under way
         _thread.interrupt_main()
 
     threading.Thread(target=ctrl_c_once_homing_runs, daemon=True).start()
