@@ -2,7 +2,7 @@
 Python mock), with --json; every command's --help has examples and the common options; the
 refusals a user meets at the command line (an alarm latched, nothing pressed, bad targets).
 
-Each --sim command builds a fresh emulated robot (robot/bringup/bench.py): its arms stand off
+Each --sim command builds a fresh emulated robot (robot/bringup/connection.py): its arms stand off
 straight by SIM_HAND_OFFSETS and, with homing sensors configured, each sensor sits where the arm's
 zero offset puts its zero.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from robot import cli
 from robot import config as config_module
-from robot.bringup.bench import SIM_HAND_OFFSETS
+from robot.bringup.connection import SIM_HAND_OFFSETS
 from robot.sim import emulator
 
 OK, REASON = emulator.available()
@@ -201,19 +201,19 @@ def test_ctrl_c_during_homing_sends_the_stop_first_and_reports_the_state(tmp_pat
 def test_jog_in_the_air_is_refused_while_the_arms_pair_holds_the_cube(backend, capsys, monkeypatch):
     """After `load`, opening one gripper of the holding pair would leave the cube in the other one."""
     from robot.arms import actions
-    from robot.bringup.bench import Bench
+    from robot.bringup.connection import ConnectedRobot
 
     config = config_module.load()
-    with Bench(config, sim=True, firmware=backend) as bench:
-        actions.load(bench.link, "RL", lambda: None, lambda text: None)
-        before = bench.arm_angle("R")
+    with ConnectedRobot(config, sim=True, firmware=backend) as robot:
+        actions.load(robot.link, "RL", lambda: None, lambda text: None)
+        before = robot.arm_angle("R")
         with pytest.raises(actions.BringupError, match="pair RL holds the cube: .*--with-cube.*cube-robot release"):
-            actions.jog(bench.link, "R", 100, lambda text: None)
-        assert bench.link.where().grippers == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
-        assert bench.arm_angle("R") == before
-        actions.jog(bench.link, "R", 100, lambda text: None, with_cube=True)  # the layer turn is allowed
-        assert bench.arm_angle("R") == before + 100
-        actions.jog(bench.link, "F", 100, lambda text: None)  # F's pair is open: in the air
+            actions.jog(robot.link, "R", 100, lambda text: None)
+        assert robot.link.where().grippers == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
+        assert robot.arm_angle("R") == before
+        actions.jog(robot.link, "R", 100, lambda text: None, with_cube=True)  # the layer turn is allowed
+        assert robot.arm_angle("R") == before + 100
+        actions.jog(robot.link, "F", 100, lambda text: None)  # F's pair is open: in the air
 
 
 def test_every_line_of_a_simulated_command_says_simulated(capsys, monkeypatch):

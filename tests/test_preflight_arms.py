@@ -18,7 +18,7 @@ from test_app_hardware import setup  # noqa: F401  (the fixture: config, mock, s
 
 from robot import cli
 from robot import config as config_module
-from robot.bringup.bench import SIM_HAND_OFFSETS, Bench
+from robot.bringup.connection import SIM_HAND_OFFSETS, ConnectedRobot
 from robot.cli import build_parser
 from robot.link import protocol as P
 from robot.run.options import RunOptions
@@ -145,7 +145,7 @@ def test_drivers_gone_off_while_waiting_for_start_stop_the_run_before_anything_m
 def test_with_sensors_the_run_homes_each_arm_before_the_start_button(setup, tmp_path):
     config, mock, sequence, _ = setup
     config = sensors_config(config, tmp_path)
-    Bench.set_up_mechanics(mock, config)  # arms off straight by hand; each sensor 12 steps clockwise of zero
+    ConnectedRobot.set_up_mechanics(mock, config)  # arms off straight by hand; each sensor 12 steps clockwise of zero
     rev = config["motion"]["steps_per_rev"]
     homes = [f"HOME {arm}" for arm in P.ARMS]
     press_start_when(mock, lambda: [c for _, c in mock.executed if c.startswith("HOME")] == homes)
@@ -160,7 +160,7 @@ def test_with_sensors_the_run_homes_each_arm_before_the_start_button(setup, tmp_
 def test_a_missing_sensor_is_named_with_the_arm_and_the_fix(setup, tmp_path):
     config, mock, _, _ = setup
     config = sensors_config(config, tmp_path)
-    Bench.set_up_mechanics(mock, config)
+    ConnectedRobot.set_up_mechanics(mock, config)
     mock.remove_sensor("F")
     report = run(config, mock.url)
     assert report.result() == "NOT STARTED"
@@ -174,7 +174,7 @@ def test_a_missing_sensor_is_named_with_the_arm_and_the_fix(setup, tmp_path):
 def test_nothing_is_homed_when_an_earlier_check_failed(setup, tmp_path):
     config, mock, _, _ = setup
     config = sensors_config(config, tmp_path)
-    Bench.set_up_mechanics(mock, config)
+    ConnectedRobot.set_up_mechanics(mock, config)
     (tmp_path / "regions.yaml").unlink()
     report = run(config, mock.url)
     assert report.result() == "NOT STARTED"
@@ -190,7 +190,7 @@ def test_the_firmware_in_simavr_is_homed_at_the_configured_offset_by_the_run(set
     config = sensors_config(config, tmp_path, zero_offset=-12)
     rev = config["motion"]["steps_per_rev"]
     with emulator.Emulator() as emu:
-        Bench.set_up_mechanics(emu, config)  # each sensor's edge 12 steps clockwise of the arm's zero
+        ConnectedRobot.set_up_mechanics(emu, config)  # each sensor's edge 12 steps clockwise of the arm's zero
         t0 = emu.cycle()
         # Pressed once the run asks for it (the homing done): all arms at zero was also true while the
         # last arm's seek passed its zero, and a press then came in the middle of the homing.
@@ -242,7 +242,7 @@ def test_ctrl_c_while_the_preflight_homes_sends_the_stop_first(setup, tmp_path):
 
     config, mock, _, _ = setup
     config = sensors_config(config, tmp_path)
-    Bench.set_up_mechanics(mock, config)
+    ConnectedRobot.set_up_mechanics(mock, config)
     mock.remove_sensor("R")  # R seeks for 1.25 turns: long enough to be interrupted
     mock.time_scale = 1.0
 

@@ -152,14 +152,14 @@ def test_the_folder_of_a_killed_host_goes_at_the_next_start_and_nothing_else_doe
 @pytest.mark.firmware
 @needs_emulator
 def test_a_bench_that_fails_to_start_leaves_no_emulator_folder(emu_tmp, monkeypatch):
-    from robot.bringup.bench import Bench
+    from robot.bringup.connection import ConnectedRobot
 
     def wiring_fails(mechanics, config):
         assert emu_folders(emu_tmp), "the emulator runs, in its folder"
         raise emulator.EmulatorError("harness refused 'wiring R reversed'")
-    monkeypatch.setattr(Bench, "set_up_mechanics", staticmethod(wiring_fails))
+    monkeypatch.setattr(ConnectedRobot, "set_up_mechanics", staticmethod(wiring_fails))
     with pytest.raises(emulator.EmulatorError):
-        Bench(config_module.defaults(), sim=True, firmware="emulator").start()
+        ConnectedRobot(config_module.defaults(), sim=True, firmware="emulator").start()
     assert emu_folders(emu_tmp) == []
 
 
@@ -227,7 +227,7 @@ def test_load_without_a_terminal_goes_on_and_says_what_it_assumed(capsys, monkey
 
 
 def test_home_by_eye_in_simulation_says_how_far_off_the_arms_were_left(capsys, monkeypatch):
-    from robot.bringup.bench import SIM_HAND_OFFSETS
+    from robot.bringup.connection import SIM_HAND_OFFSETS
 
     class TerminalInput(io.StringIO):
         def isatty(self):

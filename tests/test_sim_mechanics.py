@@ -15,7 +15,7 @@ import pytest
 from robot import cli
 from robot import config as config_module
 from robot.arms import actions
-from robot.bringup.bench import Bench
+from robot.bringup.connection import ConnectedRobot
 from robot.sim import emulator, mechanics
 
 OK, REASON = emulator.available()
@@ -45,11 +45,11 @@ def inverted_config(tmp_path) -> str:
 @pytest.mark.parametrize("firmware", [pytest.param("emulator", marks=[pytest.mark.firmware, needs_emulator]), "mock"])
 def test_an_inverted_arm_of_the_emulated_robot_turns_as_asked(tmp_path, firmware):
     config = config_module.load(inverted_config(tmp_path))
-    with Bench(config, sim=True, firmware=firmware) as bench:
+    with ConnectedRobot(config, sim=True, firmware=firmware) as robot:
         for arm in "RLB":
-            before = bench.arm_angle(arm)
-            actions.jog(bench.link, arm, 100, lambda text: None)
-            assert bench.arm_angle(arm) - before == 100, f"arm {arm} (inverted: {arm in INVERTED}) turned clockwise"
+            before = robot.arm_angle(arm)
+            actions.jog(robot.link, arm, 100, lambda text: None)
+            assert robot.arm_angle(arm) - before == 100, f"arm {arm} (inverted: {arm in INVERTED}) turned clockwise"
 
 
 @pytest.mark.firmware

@@ -1,6 +1,6 @@
 """Bringing a new robot up (issue 10): jog, grip, motors, home, load, release, tune grippers.
 
-  bench.py      Bench: a connected robot for one command, real (serial port) or emulated (--sim:
+  connection.py ConnectedRobot: a connected robot for one command, real (serial port) or emulated (--sim:
                 the firmware in simavr, or the mock), and stop_on_interrupt (Ctrl-C sends `!` first)
   tune.py       `tune grippers`: per-gripper pulse widths, live, saved into config.yaml line by line
   commands.py   the command line

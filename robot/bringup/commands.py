@@ -156,12 +156,12 @@ class Output:
 
 def _run(args, body, check=None) -> int:
     """Load the config, check the arguments (check(config), before anything connects or moves: a
-    bad one is exit 2), connect (real or --sim), run body(bench, config, out) -> (ok, extra), report."""
+    bad one is exit 2), connect (real or --sim), run body(robot, config, out) -> (ok, extra), report."""
     from .. import config as config_module
     from ..link.errors import DisconnectedError, LinkError
     from ..sim.emulator import EmulatorError
     from ..arms.actions import BringupError
-    from .bench import Bench, BenchInterrupted, stop_on_interrupt
+    from .connection import ConnectedRobot, CommandInterrupted, stop_on_interrupt
     from .tune import TuneError
 
     config = config_module.load(args.config)
@@ -176,21 +176,21 @@ def _run(args, body, check=None) -> int:
     code = ExitStatus.OK
     connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
-        with Bench(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime) as bench:
+        with ConnectedRobot(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime) as robot:
             connected = True
-            result["robot"] = bench.backend
+            result["robot"] = robot.backend
             if args.sim:
-                out.say(f"Robot: {bench.backend}.")
+                out.say(f"Robot: {robot.backend}.")
             try:
-                with stop_on_interrupt(bench, out.say):
-                    ok, extra = body(bench, config, out)
+                with stop_on_interrupt(robot, out.say):
+                    ok, extra = body(robot, config, out)
             except (LinkError, BringupError, TuneError, EOFError):
-                _state_into(result, bench, config, out, quiet=True)  # a refusal: what the robot is doing now
+                _state_into(result, robot, config, out, quiet=True)  # a refusal: what the robot is doing now
                 raise
             result.update(extra)
-            _state_into(result, bench, config, out)
+            _state_into(result, robot, config, out)
             code = ExitStatus.OK if ok else ExitStatus.NOT_DONE
-    except BenchInterrupted as exc:
+    except CommandInterrupted as exc:
         result["error"] = str(exc)
         code = ExitStatus.INTERRUPTED
     except (LinkError, BringupError, TuneError, EmulatorError, EOFError) as exc:
@@ -209,13 +209,13 @@ def _run(args, body, check=None) -> int:
     return int(code)
 
 
-def _state_into(result: dict, bench, config, out, quiet: bool = False) -> None:
+def _state_into(result: dict, robot, config, out, quiet: bool = False) -> None:
     """Say the robot's state (drivers, arms, grippers) and put it into the JSON result; after a
     failure (quiet) a state that cannot be read is left out."""
-    from .bench import describe
+    from .connection import describe
 
     try:
-        where = bench.link.where()
+        where = robot.link.where()
     except Exception:
         if quiet:
             return
@@ -249,12 +249,12 @@ def run_jog(args) -> int:
                                        f"{most * 360 / rev:g} deg at {rev} steps per turn); jog in parts")
         return steps
 
-    def body(bench, config, out):
+    def body(robot, config, out):
         rev = config.motion.steps_per_rev
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
             out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
-        actions.jog(bench.link, arm, steps, out.say, with_cube=args.with_cube)
+        actions.jog(robot.link, arm, steps, out.say, with_cube=args.with_cube)
         return True, {"arm": arm, "steps": steps}
 
     return _run(args, body, check=steps_of)
@@ -270,9 +270,9 @@ def run_grip(args) -> int:
                                        "or 'all'")
         return arms
 
-    def body(bench, config, out):
+    def body(robot, config, out):
         arms = target()
-        actions.grip(bench.link, arms, args.action == "close", out.say)
+        actions.grip(robot.link, arms, args.action == "close", out.say)
         return True, {"arms": arms, "action": args.action}
 
     return _run(args, body, check=target)
@@ -281,8 +281,8 @@ def run_grip(args) -> int:
 def run_motors(args) -> int:
     from ..arms import actions
 
-    def body(bench, config, out):
-        actions.set_motors(bench.link, args.state == "on", out.say)
+    def body(robot, config, out):
+        actions.set_motors(robot.link, args.state == "on", out.say)
         return True, {"motors": args.state}
 
     return _run(args, body)
@@ -302,10 +302,10 @@ def run_home(args) -> int:
                 "without one: home with sensors (motion.homing.sensors: true), or square the arms by hand and "
                 "confirm it with `cube-robot run --arms-straight`")
 
-    def body(bench, config, out):
+    def body(robot, config, out):
         arms = actions.arms_of(args.arms)
         if not by_eye(config):
-            actions.home_with_sensors(bench.link, arms, out.say)
+            actions.home_with_sensors(robot.link, arms, out.say)
             method = "sensors"
         else:
             hint = left_off = None
@@ -313,16 +313,16 @@ def run_home(args) -> int:
                 rev = config.motion.steps_per_rev
 
                 def left_off(arm) -> int:  # the virtual robot knows how far off straight the arm stands
-                    return (bench.arm_angle(arm) + rev // 2) % rev - rev // 2
+                    return (robot.arm_angle(arm) + rev // 2) % rev - rev // 2
 
                 def hint(arm):
                     off = left_off(arm)
                     return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
-            actions.square_by_eye(bench.link, arms, out.ask, out.say, hint, left_off)
+            actions.square_by_eye(robot.link, arms, out.ask, out.say, hint, left_off)
             method = "by eye"
         if args.sim:
             out.say("Simulated arms now at (steps from straight): "
-                    + ", ".join(f"{a} {bench.arm_angle(a)}" for a in arms) + ".")
+                    + ", ".join(f"{a} {robot.arm_angle(a)}" for a in arms) + ".")
         return True, {"arms": arms, "method": method}
 
     return _run(args, body, check=check)
@@ -331,20 +331,20 @@ def run_home(args) -> int:
 def run_load(args) -> int:
     from ..arms import actions
 
-    def body(bench, config, out):
+    def body(robot, config, out):
         start = args.pair or config.robot.start_grip
         pair = start if start in actions.PAIRS else actions.PAIRS[0]
 
         def wait():
-            _wait_enter_or_button(bench, config, out, args.sim)
+            _wait_enter_or_button(robot, config, out, args.sim)
 
-        actions.load(bench.link, pair, wait, out.say)
+        actions.load(robot.link, pair, wait, out.say)
         return True, {"pair": pair}
 
     return _run(args, body)
 
 
-def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
+def _wait_enter_or_button(robot, config, out, sim: bool) -> None:
     """Enter on the keyboard or the robot's start button, whichever comes first."""
     import threading
     import time
@@ -366,11 +366,11 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
     deadline = time.monotonic() + config.run.start_timeout_s
     pressed_in_sim = False
     while time.monotonic() < deadline:
-        if entered.is_set() or bench.link.wait_button(timeout_s=0.2):
+        if entered.is_set() or robot.link.wait_button(timeout_s=0.2):
             return
         if sim and not pressed_in_sim and not (keyboard and sys.stdin.isatty()) and not entered.is_set():
             out.say("(simulation: nobody at the keyboard; pressing the emulated start button)")
-            bench.press_start()
+            robot.press_start()
             pressed_in_sim = True
     raise BringupError(f"nobody pressed Enter or the start button within {config['run']['start_timeout_s']:.0f} s")
 
@@ -378,8 +378,8 @@ def _wait_enter_or_button(bench, config, out, sim: bool) -> None:
 def run_release(args) -> int:
     from ..arms import actions
 
-    def body(bench, config, out):
-        actions.release(bench.link, out.say)
+    def body(robot, config, out):
+        actions.release(robot.link, out.say)
         return True, {}
 
     return _run(args, body)
@@ -389,24 +389,24 @@ def run_tune(args) -> int:
     from . import tune as tune_module
     from ..arms.actions import ensure_motors
 
-    def body(bench, config, out):
+    def body(robot, config, out):
         from .. import firmware_header
 
         limits = firmware_header.limits()
         bounds = (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"])
         widths = tune_module.Widths.from_motion(config.motion)
-        ensure_motors(bench.link, out.say)
+        ensure_motors(robot.link, out.say)
         if args.set:
             for text in args.set:
                 arm, which, us = tune_module.parse_setting(text)  # checked before connecting too
                 widths.set(arm, which, us, bounds)
-                tune_module.apply_live(bench.link, widths, arm, which)
+                tune_module.apply_live(robot.link, widths, arm, which)
                 out.say(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
             save = args.save
         else:
-            save = tune_module.interactive(bench.link, widths, bounds, _key_reader(), out.say)
+            save = tune_module.interactive(robot.link, widths, bounds, _key_reader(), out.say)
         result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
-        if save and widths.changed and bench.sim:  # the keys' `s` on the emulated robot
+        if save and widths.changed and robot.sim:  # the keys' `s` on the emulated robot
             out.say(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
             result["saved"] = []
         elif save and widths.changed:

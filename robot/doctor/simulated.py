@@ -1,7 +1,7 @@
 """`cube-robot doctor --sim`: the doctor's checks against the emulated robot and the simulated webcam,
 so the first-day checklist can be rehearsed without hardware.
 
-The robot is the one bring-up's `--sim` makes (robot/bringup/bench.py: the real firmware in simavr,
+The robot is the one bring-up's `--sim` makes (robot/bringup/connection.py: the real firmware in simavr,
 else the mock; a freshly built robot, its arms a few steps off straight); the camera is the
 simulated webcam (robot/sim/webcam.py) looking at a solved virtual cube.  The handshake is read on
 the emulated board's link, which is then closed so the arms check reads the board as the doctor
@@ -44,21 +44,21 @@ class StillCube:
 
 def run_checks(config, args, checks, handshake_title: str) -> tuple[str, list[tuple[str, Result]]]:
     """(what was emulated, rows): every check of `checks`, against the emulated robot."""
-    from ..bringup.bench import Bench
+    from ..bringup.connection import ConnectedRobot
     from ..sim.webcam import SimulatedCamera
     from ..vision.camera_geometry import Pose
 
-    with Bench(config, sim=True, firmware=args.firmware) as bench:
+    with ConnectedRobot(config, sim=True, firmware=args.firmware) as robot:
         first = [(title, target) for title, target in checks if title == handshake_title]
-        rows = preflight.run_checks(config, SimpleNamespace(link=bench.link), first)
-        port = str(bench.link.url)
-        bench.link.close()  # the arms check opens the port itself, as the doctor does on a robot
-        bench.link = None
+        rows = preflight.run_checks(config, SimpleNamespace(link=robot.link), first)
+        port = str(robot.link.url)
+        robot.link.close()  # the arms check opens the port itself, as the doctor does on a robot
+        robot.link = None
         context = SimpleNamespace(**vars(args))
         context.port = port
         context.camera = SimulatedCamera(StillCube(config), Pose.from_config(config))
         rows += preflight.run_checks(config, context, [c for c in checks if c[0] != handshake_title])
-        backend = bench.backend
+        backend = robot.backend
     marked = []
     for title, result in rows:
         if title == "camera":

@@ -1,8 +1,8 @@
 """A connected robot for one bring-up command: on a serial port, or emulated (--sim).
 
-    with Bench(config, port=None, sim=True) as bench:   # the firmware in simavr (or the mock)
-        bench.link.where()
-        with stop_on_interrupt(bench, say):              # Ctrl-C: `!` first, then the robot's state
+    with ConnectedRobot(config, port=None, sim=True) as robot:   # the firmware in simavr (or the mock)
+        robot.link.where()
+        with stop_on_interrupt(robot, say):              # Ctrl-C: `!` first, then the robot's state
             ...
 
 The emulated robot is a freshly built one: its arms stand a few steps off straight (as if turned by
@@ -20,11 +20,11 @@ from ..link import protocol as P
 SIM_HAND_OFFSETS = {"R": 7, "L": -4, "F": 3, "B": -9}
 
 
-class BenchInterrupted(RuntimeError):
+class CommandInterrupted(RuntimeError):
     """Ctrl-C during a command that moved the robot; the message says what state it is in."""
 
 
-class Bench:
+class ConnectedRobot:
     """A link to a robot (real or emulated), with the drivers left as the board has them."""
 
     def __init__(self, config, port: str | None = None, sim: bool = False, firmware: str = "auto",
@@ -37,7 +37,7 @@ class Bench:
 
     # -- life cycle ----------------------------------------------------------------
 
-    def start(self) -> "Bench":
+    def start(self) -> "ConnectedRobot":
         from ..link.driver import Link
 
         url = self.port
@@ -117,7 +117,7 @@ class Bench:
                 except Exception:  # best effort: the first error was already reported
                     pass
 
-    def __enter__(self) -> "Bench":
+    def __enter__(self) -> "ConnectedRobot":
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -144,39 +144,39 @@ def describe(where: P.Where, status: P.Status | None, steps_per_rev: int) -> str
 
 
 @contextlib.contextmanager
-def stop_on_interrupt(bench: Bench, say):
+def stop_on_interrupt(robot: ConnectedRobot, say):
     """Ctrl-C while the robot moves: send the real-time stop `!` first, then report the robot's state."""
     try:
         yield
     except KeyboardInterrupt:
-        link = bench.link
-        idle = None if bench.interrupted_streaming else _idle_state(bench)
+        link = robot.link
+        idle = None if robot.interrupted_streaming else _idle_state(robot)
         if idle is not None:  # a stop that moves nothing latches no alarm: the drivers stay as they were
-            raise BenchInterrupted(f"interrupted between actions; nothing was moving, so no stop was sent "
+            raise CommandInterrupted(f"interrupted between actions; nothing was moving, so no stop was sent "
                                    f"and no alarm is latched. {idle}.") from None
         try:
             link.estop()
         except Exception as exc:  # the port is gone: nothing more can be sent
-            raise BenchInterrupted(f"interrupted; the stop byte could not be sent ({exc}): switch the robot off") from None
+            raise CommandInterrupted(f"interrupted; the stop byte could not be sent ({exc}): switch the robot off") from None
         try:
             status = link.status()
             where = link.where()
-            state = describe(where, status, bench.config.motion.steps_per_rev)
+            state = describe(where, status, robot.config.motion.steps_per_rev)
         except Exception as exc:
             state = f"the robot's state could not be read ({exc})"
-        raise BenchInterrupted(
+        raise CommandInterrupted(
             f"interrupted: sent the e-stop ('!') first. {state}. "
             "Check the robot, then clear the alarm with `cube-robot link reset-alarm`."
         ) from None
 
 
-def _idle_state(bench: Bench) -> str | None:
+def _idle_state(robot: ConnectedRobot) -> str | None:
     """The robot's state when the board says it is idle with nothing queued, else None (moving, in an
     alarm, or unreadable: then the real-time stop is sent)."""
     try:
-        status = bench.link.status()
+        status = robot.link.status()
         if status.state != P.State.IDLE or status.queued or status.running:
             return None
-        return describe(bench.link.where(), status, bench.config.motion.steps_per_rev)
+        return describe(robot.link.where(), status, robot.config.motion.steps_per_rev)
     except Exception:
         return None
