@@ -54,7 +54,7 @@ def main() -> None:
         path.write_text(text)
         config = config_module.load(path)
         if options.two_cameras:
-            config["scan"]["views"] = TWO_CAMERA_VIEWS
+            config = config_module.with_settings(config, {"scan.views": TWO_CAMERA_VIEWS})
         rows = []
         for seed in options.seeds:
             args = build_parser().parse_args(["run", "--sim", "--realtime", "--firmware", options.firmware,

@@ -78,11 +78,11 @@ def bench_config(tmp: str, save_images: bool = False, scan: str = "adaptive"):
     path.write_text(text)
     config = config_module.load(path)
     if scan == "full":
-        config["scan"]["adaptive_from"] = 0  # every view, always
+        config = config_module.with_settings(config, {"scan.adaptive_from": 0})  # every view, always
     elif scan == "two-cameras":
         from robot.scan_sequence import TWO_CAMERA_VIEWS
 
-        config["scan"]["views"] = TWO_CAMERA_VIEWS
+        config = config_module.with_settings(config, {"scan.views": TWO_CAMERA_VIEWS})
     return config
 
 
@@ -104,13 +104,13 @@ def run_all(options, run_flags: list[str], scan: str) -> tuple[list[dict], dict]
                 print(f"    seed {seed}: scanned {report.get('facelets')} in {report.get('scan_views')} view(s); "
                       f"scrambled {report.get('true_state')}; virtual cube after {report.get('virtual_cube')}; "
                       f"errors {report.get('errors')}", file=sys.stderr, flush=True)
-        return rows, config["camera"]
+        return rows, config.camera
 
 
 def stage_table(runs: list[dict], camera: dict) -> list[tuple]:
     """(label, values, floors) per row, in the order the stages happen."""
     order, durations, floors = [], {}, {}
-    period_ms = 1000.0 / camera["fps"]
+    period_ms = 1000.0 / camera.fps
     for run in runs:
         for stage in run.get("waterfall", []):
             name = stage["stage"]
@@ -179,7 +179,7 @@ def main() -> None:
         runs, camera = run_all(options, run_flags, scan)
         summary.append((scan, runs, print_table(options, run_flags, scan, runs, camera)))
     if len(summary) > 1:
-        print_summary(summary, 1000.0 / camera["fps"])
+        print_summary(summary, 1000.0 / camera.fps)
 
 
 def print_table(options, run_flags, scan: str, runs: list[dict], camera: dict) -> list[dict]:
@@ -187,8 +187,8 @@ def print_table(options, run_flags, scan: str, runs: list[dict], camera: dict) -
     solved = [r for r in runs if r["solved"] and r.get("measured_machine_ms") is not None]
     mode = "REAL TIME" if options.realtime else "SPED UP 50x (times are not the robot's; use --realtime)"
     print(f"\n== scan: {scan} ==  SIMULATED, {mode}: {len(solved)}/{len(runs)} runs solved; firmware: "
-          f"{runs[0]['firmware']}; camera {camera['fps']:g} fps, exposure {camera['exposure_ms']:g} ms, settle "
-          f"{camera['settle_ms']:g} ms, queue {camera['buffer_frames']}, average {camera['average_frames']}; scan pictures "
+          f"{runs[0]['firmware']}; camera {camera.fps:g} fps, exposure {camera.exposure_ms:g} ms, settle "
+          f"{camera.settle_ms:g} ms, queue {camera.buffer_frames}, average {camera.average_frames}; scan pictures "
           f"{'saved' if options.save_images else 'not saved'}; run flags: {' '.join(run_flags) or '-'}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not solved:

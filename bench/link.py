@@ -27,7 +27,7 @@ from robot.sim import emulator, pinlog  # noqa: E402
 from robot.sim.mock_firmware import MockFirmware  # noqa: E402
 
 CONFIG = config_module.defaults()
-MOTION = CONFIG["motion"]
+MOTION = CONFIG.motion
 SETTINGS = LinkSettings.from_config(CONFIG)
 
 

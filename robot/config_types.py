@@ -16,31 +16,9 @@ from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 
-class _KeyLookup:
-    """TRANSITIONAL: `section["key"]` while the readers are converted to attributes; removed after."""
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.keys():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in self.keys() else default
-
-    def keys(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self) if f.compare]  # type: ignore[arg-type]
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(key, getattr(self, key)) for key in self.keys()]
-
-
-
 @dataclass(frozen=True)
-class RobotTiming(_KeyLookup):
-    """robot.timing: None = derived from `motion` (robot/link/motion.py robot_timing)."""
+class RobotTiming:
+    """robot.timing: None = derived from `motion` (robot/motion.py robot_timing)."""
 
     quarter_turn_ms: int | None
     half_turn_ms: int | None
@@ -48,7 +26,7 @@ class RobotTiming(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class RobotConfig(_KeyLookup):
+class RobotConfig:
     pairs: Mapping[str, tuple[str, ...]]  # pair name -> faces its arms grip
     turn_angles: tuple[int, ...]
     start_grip: str  # a pair name or "any"
@@ -56,7 +34,7 @@ class RobotConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class Robot3Timing(_KeyLookup):
+class Robot3Timing:
     quarter_turn_ms: int
     half_turn_ms: int
     open_ms: int
@@ -64,19 +42,19 @@ class Robot3Timing(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class Robot3Config(_KeyLookup):
+class Robot3Config:
     pairs: Mapping[str, tuple[str, ...]]
     tilt_angles: tuple[int, ...]
     timing: Robot3Timing
 
 
 @dataclass(frozen=True)
-class TablesConfig(_KeyLookup):
+class TablesConfig:
     dir: str
 
 
 @dataclass(frozen=True)
-class LinkConfig(_KeyLookup):
+class LinkConfig:
     port: str | None  # None: ask every serial port
     baud: int
     ack_timeout_ms: int
@@ -87,13 +65,13 @@ class LinkConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class HomingConfig(_KeyLookup):
+class HomingConfig:
     sensors: bool
     sensor_active: str  # "low" or "high"
 
 
 @dataclass(frozen=True)
-class ArmConfig(_KeyLookup):
+class ArmConfig:
     invert: bool
     zero_offset_steps: int
     servo_open_us: int | None  # None: motion.servo_open_us
@@ -101,7 +79,7 @@ class ArmConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class MotionConfig(_KeyLookup):
+class MotionConfig:
     steps_per_rev: int
     max_speed_steps_per_s: int
     accel_steps_per_s2: int
@@ -114,7 +92,7 @@ class MotionConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class CameraPose(_KeyLookup):
+class CameraPose:
     elevation_deg: float
     azimuth_deg: float
     distance_mm: float
@@ -123,7 +101,7 @@ class CameraPose(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class CameraConfig(_KeyLookup):
+class CameraConfig:
     device: str
     width: int
     height: int
@@ -141,7 +119,7 @@ class CameraConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class ScanViewConfig(_KeyLookup):
+class ScanViewConfig:
     name: str
     actions: tuple[Mapping[str, Any], ...]  # as in plans: {op: grip, pair: RL}, {op: turn, arms: {...}}
     facelets: tuple[str, ...]
@@ -149,14 +127,14 @@ class ScanViewConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class SecondCameraConfig(_KeyLookup):
+class SecondCameraConfig:
     device: str
     elevation_deg: float
     azimuth_deg: float
 
 
 @dataclass(frozen=True)
-class SamplingConfig(_KeyLookup):
+class SamplingConfig:
     inner_fraction: float  # linear size of the sampled inner part of a region
     trim_fraction: float  # share of pixels farthest from the median dropped
     glare_delta_l: float  # glare: this much brighter than the sticker and much less saturated
@@ -164,7 +142,7 @@ class SamplingConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class ScanConfig(_KeyLookup):
+class ScanConfig:
     views: tuple[ScanViewConfig, ...]
     finish: tuple[Mapping[str, Any], ...]
     second_camera: SecondCameraConfig
@@ -179,7 +157,7 @@ class ScanConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class DecodeConfig(_KeyLookup):
+class DecodeConfig:
     lightness_weight: float
     shading_correction: bool
     max_chroma_gain: float
@@ -192,7 +170,7 @@ class DecodeConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class RunConfig(_KeyLookup):
+class RunConfig:
     data_dir: str
     scan_attempts: int
     verify_after: bool
@@ -200,7 +178,7 @@ class RunConfig(_KeyLookup):
 
 
 @dataclass(frozen=True)
-class Config(_KeyLookup):
+class Config:
     """Every setting, validated; `path` is the file it came from (None: built-in defaults or a
     mapping), `notes` the deprecation notes of its loading.  Neither counts in comparisons."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from .config_types import Config, MotionConfig
+
 
 def steps_for(angle: int, steps_per_rev: int) -> int:
     return abs(angle) * steps_per_rev // 360
@@ -27,22 +29,22 @@ def move_seconds(steps: int, max_speed: float, accel: float) -> float:
     return 2 * math.sqrt(steps / accel)
 
 
-def turn_ms(angles, motion: dict) -> float:
+def turn_ms(angles, motion: MotionConfig) -> float:
     """Arms turn together: the slowest (largest angle) decides."""
-    steps = max(steps_for(a, motion["steps_per_rev"]) for a in angles)
-    return 1000 * move_seconds(steps, motion["max_speed_steps_per_s"], motion["accel_steps_per_s2"])
+    steps = max(steps_for(a, motion.steps_per_rev) for a in angles)
+    return 1000 * move_seconds(steps, motion.max_speed_steps_per_s, motion.accel_steps_per_s2)
 
 
-def grip_ms(motion: dict, phases: int = 2) -> float:
+def grip_ms(motion: MotionConfig, phases: int = 2) -> float:
     """A GRIP with `phases` halves to do: 2 a regrip, 1 when one pair already is where it must be,
     0 when the pair already holds (the firmware skips a half whose grippers do not move)."""
-    return phases * motion["grip_ms"]
+    return phases * motion.grip_ms
 
 
 TIMING_KEYS = ("quarter_turn_ms", "half_turn_ms", "regrip_ms")
 
 
-def derived_timing(motion: dict) -> dict:
+def derived_timing(motion: MotionConfig) -> dict[str, int]:
     """robot.timing as the `motion` settings make it (what the firmware will take)."""
     return {
         "quarter_turn_ms": round(turn_ms([90], motion)),
@@ -51,8 +53,8 @@ def derived_timing(motion: dict) -> dict:
     }
 
 
-def robot_timing(config) -> dict:
+def robot_timing(config: Config) -> dict[str, int]:
     """config's robot.timing with each null value derived from `motion`; a number (measured) wins."""
-    derived = derived_timing(config["motion"])
-    given = config["robot"]["timing"]
-    return {key: derived[key] if given[key] is None else given[key] for key in TIMING_KEYS}
+    derived = derived_timing(config.motion)
+    given = config.robot.timing
+    return {key: derived[key] if getattr(given, key) is None else getattr(given, key) for key in TIMING_KEYS}

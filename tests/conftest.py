@@ -418,7 +418,7 @@ class FirmwareDevice(Device):
     def set_sensor(self, arm, start, width):
         from robot import config as config_module
 
-        self.emu.set_sensor(arm, start, width, config_module.defaults()["motion"]["steps_per_rev"])
+        self.emu.set_sensor(arm, start, width, config_module.defaults().motion.steps_per_rev)
 
     def stick_sensor(self, arm):
         self.emu.stick_sensor(arm)

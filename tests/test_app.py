@@ -131,7 +131,7 @@ def test_an_inverted_arm_is_simulated_as_wired_the_other_way(config, tmp_path):
     b_section = text.index("    B:\n      invert: false")
     path.write_text(text[:b_section] + text[b_section:].replace("invert: false", "invert: true", 1))
     inverted = config_module.load(path)
-    assert inverted["motion"]["arms"]["B"]["invert"] is True
+    assert inverted.motion.arms["B"].invert is True
     report, _ = _run(inverted, "--scramble", "R U F' U2")
     assert report["errors"] == [] and report["solved"] is True
     assert "B" in report["plan"]["moves"]  # B turned, and turned the right way

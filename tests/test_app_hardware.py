@@ -48,7 +48,7 @@ def setup(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(text)
     config = config_module.load(path)
-    mock = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02).start()
+    mock = MockFirmware(transport="pty", motion=config.motion, time_scale=0.02).start()
     yield config, mock, sequence, scrambled
     mock.stop()
 
@@ -190,7 +190,7 @@ def test_link_port_in_config_that_does_not_answer_is_an_error(setup, tmp_path):
 
 def test_wrong_protocol_version_names_the_port_and_what_answered(setup):
     config, mock, sequence, scrambled = setup
-    other = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02,
+    other = MockFirmware(transport="pty", motion=config.motion, time_scale=0.02,
                          proto=protocol.PROTOCOL_VERSION + 1).start()
     try:
         code, out, err = _main(config, "--port", other.url)
@@ -301,7 +301,7 @@ def test_auto_detect_with_wrong_firmware_answering_is_an_error_not_a_simulation(
     from robot.link import ports
 
     config, mock, sequence, scrambled = setup
-    other = MockFirmware(transport="pty", motion=config["motion"], proto=protocol.PROTOCOL_VERSION + 1).start()
+    other = MockFirmware(transport="pty", motion=config.motion, proto=protocol.PROTOCOL_VERSION + 1).start()
     monkeypatch.setattr(ports, "list_ports", lambda: [(other.url, "USB serial")])
     try:
         code, out, err = _main(config)

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from robot import config as config_module
 from robot.run import log
 from robot.run.options import RunOptions
 from robot.run.report import RunReport, format_report
@@ -56,7 +57,7 @@ def test_unknown_machine_time_is_said_and_never_ranked(tmp_path):
     report = RunReport(time="t", mode="hardware", solved=True, execute_ok=True, verified_solved=True,
                        predicted_machine_ms=1750, unknown_time_actions=2)
     assert "machine (meas.) unknown: the time of 2 action(s) was not measured" in report.format()
-    config = {"run": {"data_dir": str(tmp_path / "data")}}
+    config = config_module.with_settings(config_module.defaults(), {"run.data_dir": str(tmp_path / "data")})
     report.measured_machine_ms = 80  # a partial sum (as logged before lost times were marked): never ranked
     log.append(config, report)
     log.append(config, RunReport(time="t2", mode="hardware", solved=True, measured_machine_ms=1800))
@@ -75,7 +76,7 @@ def test_unknown_machine_time_is_said_and_never_ranked(tmp_path):
 
 
 def test_solve_log_round_trip_and_history(tmp_path):
-    config = {"run": {"data_dir": str(tmp_path / "data")}}
+    config = config_module.with_settings(config_module.defaults(), {"run.data_dir": str(tmp_path / "data")})
     for ms, solved in ((900, True), (700, True), (None, False)):
         report = RunReport(time="t", mode="simulated", solved=solved, predicted_machine_ms=ms)
         if not solved:

@@ -30,7 +30,7 @@ from robot.sim import emulator, pinlog
 OK, REASON = emulator.available()
 needs_emulator = pytest.mark.skipif(not OK, reason=f"firmware emulator unavailable: {REASON}")
 ROOT = config_module.PROJECT_ROOT
-REV = config_module.defaults()["motion"]["steps_per_rev"]
+REV = config_module.defaults().motion.steps_per_rev
 ENABLE = pinlog.load_pin_map()["ENABLE"].label
 SERVO_JITTER_US = 8
 
@@ -253,8 +253,8 @@ def test_tune_set_moves_the_gripper_and_rewrites_only_those_lines(emu, tmp_path,
     assert changed[0][1].split("#")[0].strip() == "servo_open_us: 1100"
     assert changed[1][1].split("#")[0].strip() == "servo_closed_us: 1850"
     assert all(b.split("#")[1] == a.split("#")[1] for b, a in changed), "comments kept"
-    loaded = config_module.load(config)["motion"]["arms"]
-    assert (loaded["R"]["servo_open_us"], loaded["B"]["servo_closed_us"]) == (1100, 1850)
+    loaded = config_module.load(config).motion.arms
+    assert (loaded["R"].servo_open_us, loaded["B"].servo_closed_us) == (1100, 1850)
     assert json.loads(out)["saved"] == ["B.closed", "R.open"]
     pulses = wait_for_pulses(emu, emu.cycle(), "RB")
     assert all(abs(w - 1100) <= SERVO_JITTER_US for w in pulses["R"])
@@ -272,15 +272,15 @@ def test_tune_keys_nudge_live_and_quit_without_saving_changes_nothing(emu, tmp_p
     assert all(abs(w - 1030) <= SERVO_JITTER_US for w in pulses["R"]), "the nudges went to the robot live"
     code, out, _ = run(["tune", "grippers", "--port", emu.port, "--config", config], capsys, "c]no[s\n", monkeypatch)
     assert code == 0
-    arms = config_module.load(config)["motion"]["arms"]
-    assert (arms["R"]["servo_closed_us"], arms["L"]["servo_open_us"]) == (2050, 950)
-    assert arms["R"]["servo_open_us"] is None, "untouched widths stay null (pair-wide)"
+    arms = config_module.load(config).motion.arms
+    assert (arms["R"].servo_closed_us, arms["L"].servo_open_us) == (2050, 950)
+    assert arms["R"].servo_open_us is None, "untouched widths stay null (pair-wide)"
 
 
 def test_tune_refuses_bad_widths_and_missing_lines(tmp_path):
     with pytest.raises(tune.TuneError, match="use ARM.open=US"):
         tune.parse_setting("R.opn=1100")
-    widths = tune.Widths.from_motion(config_module.defaults()["motion"])
+    widths = tune.Widths.from_motion(config_module.defaults().motion)
     with pytest.raises(tune.TuneError, match="outside 500..2500"):
         widths.set("R", "open", 2600, (500, 2500))
     widths.set("L", "closed", 1900)

@@ -54,7 +54,7 @@ def test_a_gripper_with_its_own_equal_widths_is_refused_and_different_ones_pass(
         config_module.load(path)
     path = shipped_with(tmp_path, ("servo_open_us: null", "servo_open_us: 1500", 0),
                        ("servo_closed_us: null", "servo_closed_us: 1510", 0))
-    assert config_module.load(path)["motion"]["arms"]["R"]["servo_closed_us"] == 1510
+    assert config_module.load(path).motion.arms["R"].servo_closed_us == 1510
 
 
 def test_every_connect_sends_the_bringup_settings(tmp_path):
@@ -62,7 +62,7 @@ def test_every_connect_sends_the_bringup_settings(tmp_path):
                         ("servo_open_us: null", "servo_open_us: 1080", 0), ("servo_closed_us: null", "servo_closed_us: 1920", 1),
                         ("idle_off_s: 300", "idle_off_s: 45", 0), ("sensor_active: low", "sensor_active: high", 0))
     config = config_module.load(path)
-    mock = MockFirmware("pty", motion=config["motion"], reset_on_connect=True).start()
+    mock = MockFirmware("pty", motion=config.motion, reset_on_connect=True).start()
     try:
         for connect in (1, 2):  # opening a real Uno's port resets it: the settings must come again
             link = Link.open(config, port=mock.url, motors=False)

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"firmware
 PINS = pinlog.load_pin_map()
 ENABLE = PINS["ENABLE"].label
 HOME = PINS["HOME"].label
-STEPS_PER_REV = config_module.defaults()["motion"]["steps_per_rev"]
+STEPS_PER_REV = config_module.defaults().motion.steps_per_rev
 SERVO_JITTER_US = 8  # an edge can be late by another interrupt (test_bringup_safety.py)
 
 

@@ -255,7 +255,7 @@ def mock_wire(mock):
 @pytest.mark.parametrize("how", LATCHES)
 def test_mock_moves_nothing_while_latched(mock, mock_wire, how):
     mock_wire.done(mock_wire.ok("GRIP RL"))
-    motion, executed = dict(mock.motion), list(mock.executed)
+    motion, executed = mock.motion, list(mock.executed)
     if how == "estop byte":
         mock_wire.serial.write(P.RT_ESTOP)
     else:
@@ -267,12 +267,12 @@ def test_mock_moves_nothing_while_latched(mock, mock_wire, how):
         mock.release_estop_input()  # RESET is refused while the e-stop is still held
     mock_wire.ok("RESET")
     mock_wire.ok(MOVING_LINES[0])
-    assert mock.motion["servo_closed_us"] == 1800
+    assert mock.motion.servo_closed_us == 1800
 
 
 def test_mock_refuses_grip_ms_below_the_floor(mock, mock_wire):
     assert_grip_floor_refused(mock_wire)
-    assert mock.motion["grip_ms"] == FLOOR_MS
+    assert mock.motion.grip_ms == FLOOR_MS
 
 
 # ---------------------------------------------------------------------------
@@ -285,13 +285,13 @@ def test_config_rejects_grip_ms_below_the_floor_naming_the_line(tmp_path):
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:3: motion.grip_ms: 9 is below the minimum {FLOOR_MS}$"):
         config_module.load(path)
     path.write_text(f"motion:\n  grip_ms: {FLOOR_MS}\n")
-    assert config_module.load(path)["motion"]["grip_ms"] == FLOOR_MS
+    assert config_module.load(path).motion.grip_ms == FLOOR_MS
 
 
 def test_grip_floor_is_two_servo_frames_and_below_the_default():
     # defaults.h states both numbers (grippers.cpp static_asserts the same relation).
     assert FLOOR_MS == 2 * FRAME_MS
-    assert config_module.defaults()["motion"]["grip_ms"] >= FLOOR_MS
+    assert config_module.defaults().motion.grip_ms >= FLOOR_MS
 
 
 # ---------------------------------------------------------------------------

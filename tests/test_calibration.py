@@ -183,7 +183,7 @@ def test_the_robot_presents_each_view_and_one_view_is_redone(tmp_path, shots):
     sequence = ScanSequence.from_config(config)
     answers = tmp_path / "answers.yaml"
     answers.write_text(yaml.safe_dump(ANSWERS))
-    mock = MockFirmware(transport="pty", motion=config["motion"], time_scale=0.02).start()
+    mock = MockFirmware(transport="pty", motion=config.motion, time_scale=0.02).start()
     try:
         code = cli.main(["calibrate", "colours", "--config", str(config_path), "--answers", str(answers),
                          "--scrambled-images", str(shots / "scrambled"), "--no-window", "--port", mock.url])

@@ -83,8 +83,8 @@ def test_empty_file_gives_defaults(tmp_path):
 
 def test_renamed_key_still_accepted_with_a_note(tmp_path, capsys):
     config = load(_write(tmp_path, "scan:\n  colors_file: my/colours.yaml\n"))
-    assert config["scan"]["colours_file"] == "my/colours.yaml"
-    assert "colors_file" not in config["scan"]
+    assert config.scan.colours_file == "my/colours.yaml"
+    assert not hasattr(config.scan, "colors_file")
     note = capsys.readouterr().err
     assert "c.yaml:2: scan.colors_file is the old name of scan.colours_file" in note
     assert config.notes and "scan.colours_file" in config.notes[0]

@@ -17,7 +17,7 @@ def test_a_valid_edit_replaces_the_file_and_keeps_its_permissions(tmp_path):
     edited = original.replace("  dir: tables", "  dir: elsewhere", 1)
     loaded = replace_validated(path, edited)
     assert path.read_text() == edited
-    assert loaded["tables"]["dir"] == "elsewhere"
+    assert loaded.tables.dir == "elsewhere"
     assert path.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["config.yaml"], "no temporary file left behind"
 

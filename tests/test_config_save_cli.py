@@ -20,7 +20,7 @@ ROOT = config_module.PROJECT_ROOT
 
 @pytest.fixture
 def robot_port():
-    mock = MockFirmware(transport="pty", motion=config_module.defaults()["motion"], time_scale=0.02).start()
+    mock = MockFirmware(transport="pty", motion=config_module.defaults().motion, time_scale=0.02).start()
     try:
         yield mock.url
     finally:
@@ -60,7 +60,7 @@ def test_saving_through_a_symlink_writes_its_target_and_says_so(robot_port, tmp_
     assert code == 0, err
     assert f"Saved 1 width(s) into {target} " in out
     assert link.is_symlink() and link.resolve() == target
-    assert config_module.load(target)["motion"]["arms"]["R"]["servo_open_us"] == 1100
+    assert config_module.load(target).motion.arms["R"].servo_open_us == 1100
 
 
 def test_a_read_only_config_is_refused_in_one_line(robot_port, tmp_path, capsys, monkeypatch):
@@ -98,4 +98,4 @@ def test_calibrate_timing_saves_into_a_symlinks_target_and_says_so(robot_port, t
                                 "--repeats", "1", "--config", str(link))
     assert code == 0, err
     assert f"saved robot.timing in {target};" in out
-    assert link.is_symlink() and isinstance(config_module.load(target)["robot"]["timing"]["regrip_ms"], int)
+    assert link.is_symlink() and isinstance(config_module.load(target).robot.timing.regrip_ms, int)

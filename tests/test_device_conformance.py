@@ -23,7 +23,7 @@ from robot import motion
 from robot.link import protocol as P
 
 LIMITS = firmware_header.limits()
-MOTION = config_module.defaults()["motion"]
+MOTION = config_module.defaults().motion
 DEFAULT_MOTION_COMMAND = P.motion_command(MOTION)
 DEFAULT_SERVO_COMMAND = P.servo_command(MOTION)
 # `done` durations come from millis(), which counts in 1.024 ms steps and skips
@@ -35,7 +35,7 @@ E = P.ErrorCode
 
 
 def start_long_turns(board) -> list[int]:
-    board.ok(f"MOTION S{2 * LONG_TURN_STEPS} V{MOTION['max_speed_steps_per_s']} A{MOTION['accel_steps_per_s2']}")
+    board.ok(f"MOTION S{2 * LONG_TURN_STEPS} V{MOTION.max_speed_steps_per_s} A{MOTION.accel_steps_per_s2}")
     board.ok("MOTORS ON")
     board.done(board.ok("GRIP RL"))
     seqs = [board.ok("TURN R180 L180") for _ in range(2)]
@@ -77,7 +77,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     assert abs(quarter.ms - motion.turn_ms([90, -90], MOTION)) <= DONE_MS_TOLERANCE
     assert abs(half.ms - motion.turn_ms([180], MOTION)) <= DONE_MS_TOLERANCE
     assert abs(dwell.ms - 50) <= DONE_MS_TOLERANCE
-    quarter_steps = MOTION["steps_per_rev"] // 4
+    quarter_steps = MOTION.steps_per_rev // 4
     device.assert_moved_since(mark, {"R": 3 * quarter_steps, "L": -quarter_steps, "F": 0, "B": 0})
     status = board.status()
     assert (status.state, status.queued, status.done) == (P.State.IDLE, 0, board.seq - 1)
@@ -100,7 +100,7 @@ def test_a_grip_skips_the_half_its_grippers_already_did(device):
     (robot/motion.py grip_ms counts the halves), so a GRIP to the pair that holds takes 0 ms."""
     board = device.connect()
     board.ok(DEFAULT_SERVO_COMMAND)
-    half = MOTION["grip_ms"]
+    half = MOTION.grip_ms
     cases = [  # (setup commands, GRIP, halves the GRIP must take, grippers after it)
         ([], "GRIP RL", 2, "RL"),            # power-up: both pairs limp (never commanded)
         ([], "GRIP RL", 0, "RL"),            # the pair already holds: done at once
@@ -180,7 +180,7 @@ def test_rejections_name_the_problem_and_consume_the_seq(device):
     # A queued GRIP decides what the following TURN may do.
     board.ok("GRIP FB")
     board.done(board.ok("TURN F90 B-90"))
-    quarter = MOTION["steps_per_rev"] // 4
+    quarter = MOTION.steps_per_rev // 4
     device.assert_moved_since(mark, {"R": 0, "L": 0, "F": quarter, "B": -quarter})
 
 
@@ -241,15 +241,15 @@ def _bounded_commands():
         for value, ok in [(low - 1, False), (low, True), (high, True), (high + 1, False)]:
             cases.append((template.format(value), ok))
 
-    bounds("MOTION S{} V%d A%d" % (m["max_speed_steps_per_s"], m["accel_steps_per_s2"]),
+    bounds("MOTION S{} V%d A%d" % (m.max_speed_steps_per_s, m.accel_steps_per_s2),
            LIMITS["STEPS_PER_REV_MIN"], LIMITS["STEPS_PER_REV_MAX"])
-    bounds("MOTION S%d V{} A%d" % (m["steps_per_rev"], m["accel_steps_per_s2"]),
+    bounds("MOTION S%d V{} A%d" % (m.steps_per_rev, m.accel_steps_per_s2),
            LIMITS["MAX_SPEED_MIN"], LIMITS["MAX_SPEED_MAX"])
-    bounds("MOTION S%d V%d A{}" % (m["steps_per_rev"], m["max_speed_steps_per_s"]),
+    bounds("MOTION S%d V%d A{}" % (m.steps_per_rev, m.max_speed_steps_per_s),
            LIMITS["ACCEL_MIN"], LIMITS["ACCEL_MAX"])
-    bounds("SERVO O{} C%d G%d" % (m["servo_closed_us"], m["grip_ms"]), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
-    bounds("SERVO O%d C{} G%d" % (m["servo_open_us"], m["grip_ms"]), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
-    bounds("SERVO O%d C%d G{}" % (m["servo_open_us"], m["servo_closed_us"]), LIMITS["GRIP_MS_MIN"],
+    bounds("SERVO O{} C%d G%d" % (m.servo_closed_us, m.grip_ms), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
+    bounds("SERVO O%d C{} G%d" % (m.servo_open_us, m.grip_ms), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
+    bounds("SERVO O%d C%d G{}" % (m.servo_open_us, m.servo_closed_us), LIMITS["GRIP_MS_MIN"],
            LIMITS["GRIP_MS_MAX"])
     return cases
 
@@ -308,7 +308,7 @@ def test_resent_seq_is_acknowledged_not_repeated(device):
     assert board.answer(bad)[0] == P.Err(bad, E.NOT_HOLDING)
     board.done(board.ok("DWELL 30"))
     assert not [e for e in board.events if isinstance(e, P.Done)], "a duplicate ran again"
-    device.assert_moved_since(mark, {"R": MOTION["steps_per_rev"] // 4, "L": 0, "F": 0, "B": 0})
+    device.assert_moved_since(mark, {"R": MOTION.steps_per_rev // 4, "L": 0, "F": 0, "B": 0})
 
 
 def test_bad_checksum_asks_for_a_resend(device):
@@ -460,7 +460,7 @@ def test_estop_byte_latches_until_reset(device):
     board.send_raw(P.RT_ESTOP)
     alarm = board.wait_for(P.Alarm)
     assert alarm.code == P.AlarmCode.ESTOP_BYTE
-    bound_us = 1e6 * MOTION["max_speed_steps_per_s"] / MOTION["accel_steps_per_s2"]  # a stop from full speed
+    bound_us = 1e6 * MOTION.max_speed_steps_per_s / MOTION.accel_steps_per_s2  # a stop from full speed
     assert 0 < alarm.stop_us <= bound_us + 1000
     assert board.status() == P.Status(P.State.ALARM, 0, 0, seqs[0] - 1, board.seq, P.AlarmCode.ESTOP_BYTE)
     board.send_raw(P.RT_ESTOP)  # a second `!` while latched: no second alarm line
@@ -656,7 +656,7 @@ def test_jog_turns_one_arm_only_in_the_air_or_with_its_pair_holding(device):
         assert board.error(command) == code, command
     device.assert_moved_since(mark, {"R": -15, "L": 0, "F": 25, "B": -7})
     state = where(board)
-    steps_per_rev = MOTION["steps_per_rev"]
+    steps_per_rev = MOTION.steps_per_rev
     assert state.positions == {"R": steps_per_rev - 15, "L": 0, "F": 25, "B": steps_per_rev - 7}
     assert state.grippers == {"R": "closed", "L": "closed", "F": "closed", "B": "open"}
     assert not state.straight("R", steps_per_rev) and state.straight("L", steps_per_rev)
@@ -693,7 +693,7 @@ def test_per_arm_settings_are_checked_and_forget_what_they_change(device):
     board.ok("ARM B I1 Z0")  # unchanged direction: B's position stays known
     board.ok("ARM R I1 Z0")  # R's direction flips: its count would run backwards
     assert where(board).positions == {"R": None, "L": 0, "F": 0, "B": 0}
-    board.ok(f"MOTION S{2 * MOTION['steps_per_rev']} V{MOTION['max_speed_steps_per_s']} A{MOTION['accel_steps_per_s2']}")
+    board.ok(f"MOTION S{2 * MOTION.steps_per_rev} V{MOTION.max_speed_steps_per_s} A{MOTION.accel_steps_per_s2}")
     assert where(board).positions == UNKNOWN, "another steps_per_rev: a step is another angle"
     dwell = board.ok("DWELL 200")
     for command in ("ARM R I0 Z0", "GRIPPER R O1000 C2000", "SETUP I300 H0"):
@@ -747,7 +747,7 @@ def test_homing_without_a_working_sensor_latches_a_named_alarm(device, fault, al
     board.ok("DWELL 10")  # flushed by the alarm
     assert board.wait_for(P.Alarm) == P.Alarm(alarm, 0)
     turned = device.arm_position("R") - start
-    quarter = MOTION["steps_per_rev"] // 4
+    quarter = MOTION.steps_per_rev // 4
     # missing: 1.25 turns seeking; stuck: half a turn backing off, never released.
     assert turned == (5 * quarter if fault == "missing" else -2 * quarter), turned
     assert not [e for e in board.events if isinstance(e, P.Done) and e.seq >= home]

@@ -80,7 +80,7 @@ def test_camera_not_found_fails_and_a_folder_gives_a_frame(tmp_path):
     config = config_module.with_settings(config, {"camera.device": str(tmp_path)})
     [result] = check_camera(config, None)  # a folder without the first view's picture
     assert result.status == FAIL and "gives no frame" in result.detail
-    first_view = config["scan"]["views"][0]["name"]
+    first_view = config.scan.views[0].name
     cv2.imwrite(str(tmp_path / f"{first_view}.png"), np.zeros((120, 160, 3), np.uint8))
     context = SimpleNamespace()
     [result] = check_camera(config, context)

@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"firmware
 US = pinlog.CYCLES_PER_SECOND // 1_000_000  # cycles per microsecond
 MS = pinlog.CYCLES_PER_SECOND // 1000
 QUARTER = 100  # steps, with the default 400 steps/rev
-DEFAULT_MOTION = config_module.defaults()["motion"]
-DEFAULT_MAX_SPEED, DEFAULT_ACCEL = DEFAULT_MOTION["max_speed_steps_per_s"], DEFAULT_MOTION["accel_steps_per_s2"]
+DEFAULT_MOTION = config_module.defaults().motion
+DEFAULT_MAX_SPEED, DEFAULT_ACCEL = DEFAULT_MOTION.max_speed_steps_per_s, DEFAULT_MOTION.accel_steps_per_s2
 # `done` durations come from millis(), which counts in 1.024 ms steps and skips
 # a value now and then: a measured duration can be off by 2 ms
 # from the true one, and the model's is fractional (129.9998 ms measured as 132: seen).  The pin log is exact.

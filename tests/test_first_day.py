@@ -26,7 +26,7 @@ from robot.sim import emulator
 OK, REASON = emulator.available()
 pytestmark = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"firmware emulator unavailable: {REASON}")]
 ROOT = config_module.PROJECT_ROOT
-REV = config_module.defaults()["motion"]["steps_per_rev"]
+REV = config_module.defaults().motion.steps_per_rev
 OFF_STRAIGHT = {"R": 7, "L": -4, "F": 3, "B": -9}
 SENSOR_AT = 12  # each magnet switches its sensor 12 steps clockwise of the arm's zero
 CHECKLIST = ["doctor", "motors on", "jog", "tune grippers", "home", "load", "calibrate colors",
@@ -112,8 +112,8 @@ def test_first_day_checklist_ends_with_a_solved_run(tmp_path, capsys, monkeypatc
         code, out, err = cube_robot(capsys, monkeypatch, "tune", "grippers", "--set", "R.open=1080",
                                     "--set", "L.closed=1920", "--save", "--port", port, "--config", c)
         assert code == 0, err
-        arms = config_module.load(c)["motion"]["arms"]
-        assert (arms["R"]["servo_open_us"], arms["L"]["servo_closed_us"]) == (1080, 1920)
+        arms = config_module.load(c).motion.arms
+        assert (arms["R"].servo_open_us, arms["L"].servo_closed_us) == (1080, 1920)
 
         # 6. Zero the arms with their sensors (offsets found as docs/hardware.md says: -12).
         edit(config, "homing.sensors", "true")
@@ -135,8 +135,8 @@ def test_first_day_checklist_ends_with_a_solved_run(tmp_path, capsys, monkeypatc
         code, out, err = cube_robot(capsys, monkeypatch, "calibrate", "timing", "--port", port, "--save",
                                     "--repeats", "1", "--config", c)
         assert code == 0, err
-        timing = config_module.load(c)["robot"]["timing"]
-        assert all(isinstance(timing[k], int) for k in ("quarter_turn_ms", "half_turn_ms", "regrip_ms"))
+        timing = config_module.load(c).robot.timing
+        assert all(isinstance(getattr(timing, k), int) for k in ("quarter_turn_ms", "half_turn_ms", "regrip_ms"))
 
     # 10. Solve: the simulated run (firmware in simavr + rendered camera) with the config made above.
     code, out, err = cube_robot(capsys, monkeypatch, "run", "--sim", "--firmware", "emulator",

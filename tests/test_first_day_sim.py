@@ -70,7 +70,7 @@ def test_the_first_day_checklist_rehearsed_with_sim(tmp_path, capsys, monkeypatc
         return text.replace("preview_dir: runs/preview", f"preview_dir: {tmp_path / 'preview'}")
     config = scratch_config(tmp_path, edit)
     loaded = config_module.load(config)
-    assert str(tmp_path) in loaded["scan"]["colours_file"] and str(tmp_path) in loaded["scan"]["preview_dir"]
+    assert str(tmp_path) in loaded.scan.colours_file and str(tmp_path) in loaded.scan.preview_dir
     said = {}
     for number, commands in rehearsals():
         for command in commands:

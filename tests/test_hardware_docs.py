@@ -26,7 +26,7 @@ def test_power_names_the_supplies_the_servo_rule_and_the_common_ground():
 
 def test_current_limit_and_microstep_jumpers_match_the_config():
     assert "Vref" in section("### Driver current limit (Vref)")
-    rev = config_module.defaults()["motion"]["steps_per_rev"]
+    rev = config_module.defaults().motion.steps_per_rev
     micro = section(f"### Microstepping: {rev} steps per revolution")
     assert "A4988" in micro and "DRV8825" in micro and f"steps_per_rev: {rev}" in micro
 

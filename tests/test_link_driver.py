@@ -74,7 +74,7 @@ def test_a_plan_from_the_holding_pair_takes_what_its_cost_says(mock):
     from robot.plan import RobotProfile
 
     config = config_module.defaults()
-    assert config["motion"] == DEFAULT_MOTION
+    assert config.motion == DEFAULT_MOTION
     profile = RobotProfile.from_config(config)
     with connect(mock.url) as link:
         link.run([Grip("RL"), Turn({"R": 180, "L": 180})])  # a scan that ends with RL holding

@@ -21,13 +21,13 @@ available, why = emulator.available()
 pytestmark = [pytest.mark.firmware,
               pytest.mark.skipif(not available, reason=f"AVR toolchain / simavr not installed: {why}")]
 
-MOTION = config_module.defaults()["motion"]
+MOTION = config_module.defaults().motion
 SETTINGS = LinkSettings(ack_timeout_s=0.1, silence_timeout_s=0.5, handshake_timeout_s=5.0, max_resends=20)
 
 
 def expected_steps(actions):
     """Signed steps per arm, and total |steps| per arm, that the plan commands."""
-    quarter = MOTION["steps_per_rev"] // 4
+    quarter = MOTION.steps_per_rev // 4
     net = {arm: 0 for arm in pinlog.ARMS}
     total = {arm: 0 for arm in pinlog.ARMS}
     for action in actions:

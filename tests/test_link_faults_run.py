@@ -100,7 +100,7 @@ def test_a_reset_keeps_the_holding_grippers_closed():
     from robot.sim import pinlog
 
     config = config_module.defaults()
-    closed, opened = config["motion"]["servo_closed_us"], config["motion"]["servo_open_us"]
+    closed, opened = config.motion.servo_closed_us, config.motion.servo_open_us
     with emulator.Emulator() as emu:
         link = Link.open(config, port=emu.port)
         try:

@@ -127,7 +127,7 @@ def test_a_run_says_live_that_the_board_answers_but_the_noise_eats_its_answers(m
     from robot.sim.robot_sim import SimulatedRobot
 
     wait_start = SimulatedRobot.wait_start
-    allowed = sends_allowed(config_module.defaults()["link"]["max_resends"], board_answers=False)
+    allowed = sends_allowed(config_module.defaults().link.max_resends, board_answers=False)
 
     def noisy_before_the_press(robot, timeout_s):
         damaged = damage_replies(robot.mock, lambda reply: isinstance(reply, P.Ok) and len(damaged) <= allowed)

@@ -128,8 +128,8 @@ def test_command_builders():
     assert P.action_command(Grip("FB")) == "GRIP FB"
     assert P.action_command(Turn({"R": 90, "L": -90})) == "TURN R90 L-90"
     assert P.turn_command({"R": 270, "L": -180}) == "TURN R-90 L180"
-    assert P.motion_command(config_module.defaults()["motion"]) == "MOTION S400 V2000 A66667"
-    assert P.servo_command(config_module.defaults()["motion"]) == "SERVO O1000 C2000 G95"
+    assert P.motion_command(config_module.defaults().motion) == "MOTION S400 V2000 A66667"
+    assert P.servo_command(config_module.defaults().motion) == "SERVO O1000 C2000 G95"
     with pytest.raises(ValueError, match="angle 45"):
         P.turn_command({"R": 45})
     with pytest.raises(ValueError, match="pair"):
@@ -152,13 +152,13 @@ def test_parse_command():
 
 def test_default_motion_gives_the_documented_timings():
     """config.yaml and docs promise 80/130/190 ms with the default motion; robot.timing null derives them."""
-    m = config_module.defaults()["motion"]
+    m = config_module.defaults().motion
     assert round(motion.turn_ms([90], m)) == 80
     assert round(motion.turn_ms([180, -90], m)) == 130
     assert motion.grip_ms(m) == 190
     config = config_module.load()
-    assert config["motion"] == config_module.defaults()["motion"], "config.yaml's motion is the firmware's default"
-    assert all(config["robot"]["timing"][key] is None for key in motion.TIMING_KEYS), "config.yaml: derived"
+    assert config.motion == config_module.defaults().motion, "config.yaml's motion is the firmware's default"
+    assert all(getattr(config.robot.timing, key) is None for key in motion.TIMING_KEYS), "config.yaml: derived"
     assert motion.robot_timing(config) == {"quarter_turn_ms": 80, "half_turn_ms": 130, "regrip_ms": 190}
 
 
@@ -258,4 +258,4 @@ def test_another_arm_layout_is_rejected_on_load_with_its_line(tmp_path):
     assert message.startswith(f"{path}:4: robot.pairs: the firmware supports only the four-arm layout")
     assert "RL: [R, L], FB: [F, B]" in message
     path.write_text("robot:\n  pairs:\n    FB: [B, F]\n    RL: [R, L]\n")  # same layout, other order
-    assert set(config_module.load(path)["robot"]["pairs"]) == {"RL", "FB"}
+    assert set(config_module.load(path).robot.pairs) == {"RL", "FB"}

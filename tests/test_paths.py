@@ -88,7 +88,7 @@ def test_doctor_names_each_folder_of_a_checkout():
     config = config_module.load()
     items = [r.item for r in check_folders(config, argparse.Namespace(config=None))]
     where = config_module.project_path  # (tests point run and scan folders at temporary folders)
-    for expected in [f"data folder {ROOT}", f"config {ROOT / 'config.yaml'}", f"tables {where(config['tables']['dir'])}",
-                     f"data {where(config['run']['data_dir'])}", f"runs {where(config['scan']['images_dir']).parent}",
-                     f"calibration {where(config['scan']['colours_file']).parent}", f"firmware {ROOT / 'firmware'}"]:
+    for expected in [f"data folder {ROOT}", f"config {ROOT / 'config.yaml'}", f"tables {where(config.tables.dir)}",
+                     f"data {where(config.run.data_dir)}", f"runs {where(config.scan.images_dir).parent}",
+                     f"calibration {where(config.scan.colours_file).parent}", f"firmware {ROOT / 'firmware'}"]:
         assert expected in items

@@ -52,7 +52,7 @@ def test_realtime_button_to_solved_lies_between_the_arm_time_and_the_wall_clock(
     scan_actions = [action for view in taken for action in view.actions]
     # The sim loads the cube as `cube-robot load` does (robot.start_grip 'any': RL holds at the press),
     # so the scan's first GRIP to RL costs no arm time (the firmware finishes it at once).
-    assert config["robot"]["start_grip"] == "any" and not config["motion"]["homing"]["sensors"]
+    assert config.robot.start_grip == "any" and not config.motion.homing.sensors
     assert scan_actions[0] == Grip("RL")
     scan_arm_ms = sum(profile.cost(action) for action in scan_actions[1:])
     measured = report["button_to_solved_ms"]
@@ -63,7 +63,7 @@ def test_realtime_button_to_solved_lies_between_the_arm_time_and_the_wall_clock(
     assert wall_ms - measured <= WALL_MARGIN_MS, f"{wall_ms - measured:.0f} ms unaccounted for"
 
     stages = {s["stage"]: s for s in report["waterfall"]}
-    timing = config["camera"]
+    timing = config.camera
     assert stages[f"{taken[0].name}: motion"]["floor_ms"] == 0  # the loaded cube: its first grip is free
     for view in taken:
         motion, frame = stages[f"{view.name}: motion"], stages[f"{view.name}: frame"]
@@ -72,12 +72,12 @@ def test_realtime_button_to_solved_lies_between_the_arm_time_and_the_wall_clock(
         # a view that moved nothing (the cube held since it was loaded) settles from the press (0 ms): the
         # button is on the robot's frame.
         moved = motion["floor_ms"] > 0
-        assert frame["start_ms"] >= (motion["end_ms"] if moved else 0.0) + timing["settle_ms"] - 0.2
-        settle_ms = timing["settle_ms"]
+        assert frame["start_ms"] >= (motion["end_ms"] if moved else 0.0) + timing.settle_ms - 0.2
+        settle_ms = timing.settle_ms
         wait = stages[f"{view.name}: frame wait"]
         assert wait["end_ms"] - wait["start_ms"] >= wait["floor_ms"] - 0.2  # (settle +) exposure + delivery
         # The settle counts from the motion's last `done` or the press (a little before the wait starts).
-        frame_ms = timing["exposure_ms"] + timing["delivery_ms"]
+        frame_ms = timing.exposure_ms + timing.delivery_ms
         assert frame_ms - 0.2 <= wait["floor_ms"] <= frame_ms + settle_ms + 0.2
     assert all(0 <= s["start_ms"] <= s["end_ms"] <= measured + 0.2 for s in report["waterfall"])
     text = report.format()

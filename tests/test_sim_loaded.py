@@ -85,7 +85,7 @@ def sim_config(tmp_path, sensors=False):
 
 def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_path):
     config = sim_config(tmp_path)
-    assert config["robot"]["start_grip"] == "any"  # `cube-robot load` then closes RL
+    assert config.robot.start_grip == "any"  # `cube-robot load` then closes RL
     with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
         assert robot.loaded_pair == "RL" and robot.presenter.holding == "RL"
         # What the firmware did (not what we told it): RL closed on the cube, FB open.

@@ -11,12 +11,13 @@ import os
 from conftest import scratch_config
 
 from robot import cli
+from robot import config as config_module
 from robot.run import log
 from robot.run.report import RunReport
 
 
 def log_config(tmp_path):
-    return {"run": {"data_dir": str(tmp_path / "data")}}
+    return config_module.with_settings(config_module.defaults(), {"run.data_dir": str(tmp_path / "data")})
 
 
 def full_disk(monkeypatch, folder, after_bytes=25):

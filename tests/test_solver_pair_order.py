@@ -67,11 +67,11 @@ class Reference:
     def __init__(self, config):
         timing = robot_timing(config)
         self.quarter, self.half, self.regrip = (timing[k] for k in ("quarter_turn_ms", "half_turn_ms", "regrip_ms"))
-        angles = {a % 360 for a in config["robot"]["turn_angles"]}  # 90, 180, 270
+        angles = {a % 360 for a in config.robot.turn_angles}  # 90, 180, 270
         suffix = {90: "", 180: "2", 270: "'"}
         add_twist = [[c // 3 * 3 + (c % 3 + t) % 3 for c in range(24)] for t in range(3)]
         self.turns = {}  # pair -> [(position getter, twist rows, duration)] for each of its turns
-        for name, faces in config["robot"]["pairs"].items():
+        for name, faces in config.robot.pairs.items():
             options = []
             for combo in itertools.product([0] + sorted(angles), repeat=len(faces)):
                 if any(combo):

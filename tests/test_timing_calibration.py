@@ -53,7 +53,7 @@ def test_emulator_measurement_matches_the_motion_model():
     assert abs(measured["quarter_turn_ms"] - 80) <= 5, measured
     assert abs(measured["half_turn_ms"] - 130) <= 5, measured
     assert abs(measured["regrip_ms"] - 190) <= 5, measured
-    model = motion_time.derived_timing(config["motion"])
+    model = motion_time.derived_timing(config.motion)
     assert all(abs(measured[key] - model[key]) <= 2 for key in TIMING_KEYS), (measured, model)
 
 
@@ -80,8 +80,8 @@ def test_save_changes_exactly_the_three_timing_lines(tmp_path, capsys):
         "".join(difflib.unified_diff(text.splitlines(True), after.splitlines(True)))
     for i in changed:  # the comment is kept
         assert before_lines[i].split("#")[1] == after_lines[i].split("#")[1]
-    timing = config_module.load(path)["robot"]["timing"]
-    assert 60 <= timing["quarter_turn_ms"] < 411 and 60 <= timing["regrip_ms"] < 433, timing
+    timing = config_module.load(path).robot.timing
+    assert 60 <= timing.quarter_turn_ms < 411 and 60 <= timing.regrip_ms < 433, timing
     assert not [p for p in tmp_path.iterdir() if p.name != "config.yaml"], "temporary file left behind"
 
 

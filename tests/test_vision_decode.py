@@ -89,7 +89,7 @@ def test_real_decodes_are_legal_and_well_formed(real_cases):
         # Letters are named by the decoded scheme: the DBL corner reads D, B, L.
         assert parsed.colours == "URFDLB"
         assert 0 < result.confidence <= 1
-        assert result.margin >= config.defaults()["decode"]["min_margin"]
+        assert result.margin >= config.defaults().decode.min_margin
         assert len(result.stickers) == 24 and result.worst_sticker in result.stickers
         assert set(result.colours) == set("URFDLB") and set(result.centres_rgb) == set("URFDLB")
 

@@ -16,7 +16,7 @@ from robot.sim import render
 from robot.vision import camera_geometry
 from robot.vision.camera import FileCamera, MemoryCamera
 from robot.vision.colour import srgb_to_lab
-from robot.vision.regions import Regions, RegionsError, SamplingSettings, sample_sticker
+from robot.vision.regions import Regions, RegionsError, sample_sticker
 from robot.plan import Turn
 from robot.vision.scan import (
     ScanConfigError, ScanSequence, Scanner, ScanView, capture_views, read_frames, read_stickers,
@@ -204,7 +204,7 @@ def test_glare_spot_is_rejected(rgb, glare_matters):
 def test_shadow_is_rejected(rgb):
     image, quad = _flat_sticker(rgb)
     image[10:40, 10:35] = (image[10:40, 10:35] * 0.45).astype(np.uint8)  # a shadow over one corner
-    robust = sample_sticker(image, quad, SamplingSettings())
+    robust = sample_sticker(image, quad, config_module.defaults().scan.sampling)
     assert _delta_e(robust.lab, rgb) < 3.0
     assert robust.shadow > 0
 

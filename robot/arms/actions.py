@@ -83,7 +83,7 @@ def jog(link, arm: str, steps: int, say, with_cube: bool = False) -> P.Where:
             + (" (its state was unknown: the board has just started)." if where.grippers[arm] is None else "."))
     actions.append(P.jog_command(arm, steps))
     result = link.run(actions)
-    rev = link.motion["steps_per_rev"]
+    rev = link.motion.steps_per_rev
     say(f"Arm {arm} turned {steps:+d} steps ({steps * 360 / rev:+.1f} deg) in {result.durations_ms[-1]} ms. "
         "A positive turn must be clockwise seen from outside the arm's face; if it went the other way, set "
         f"motion.arms.{arm}.invert in config.yaml (or swap the motor's 1A/1B wires with the power off).")
@@ -110,7 +110,7 @@ def home_with_sensors(link, arms: str, say) -> P.Where:
     _open_for_turning_in_the_air(link, arms, say, ": homing turns each arm in the air")
     for arm in arms:
         say(f"Homing arm {arm}: seek the sensor, back off, approach slowly, move by its zero offset "
-            f"({link.motion['arms'][arm]['zero_offset_steps']} steps)...")
+            f"({link.motion.arms[arm].zero_offset_steps} steps)...")
         result = link.run([P.home_command(arm)])
         say(f"  arm {arm} is at its zero ({result.durations_ms[0]} ms).")
     return link.where()
@@ -126,7 +126,7 @@ def square_by_eye(link, arms: str, ask, say, hint=None, left_off=None) -> P.Wher
     `left_off(arm)` (simulation) gives its true steps from straight, said with the confirmation.
     Lines: `+` / `-` (a small step), a signed number of steps (`-7`), `Enter` = straight."""
     _open_for_turning_in_the_air(link, arms, say, " so the arms turn in the air")
-    small = max(1, round(link.motion["steps_per_rev"] * SMALL_STEP_TURNS))
+    small = max(1, round(link.motion.steps_per_rev * SMALL_STEP_TURNS))
     say(f"Square each arm by eye: `+` turns it {small} steps clockwise seen from outside that arm's face, `-` "
         "anticlockwise, a number turns it that many steps (e.g. -3), Enter when the gripper stands straight.")
     for arm in arms:

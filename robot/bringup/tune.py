@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from ..config_types import MotionConfig
 from ..link import protocol as P
 
 KEYS_HELP = ("keys: + / - nudge 10 us, ] / [ nudge 50 us, o tune OPEN, c tune CLOSED, n next gripper, "
@@ -34,7 +35,7 @@ class Widths:
     changed: set = field(default_factory=set)  # (arm, "open"/"closed")
 
     @classmethod
-    def from_motion(cls, motion: dict) -> "Widths":
+    def from_motion(cls, motion: MotionConfig) -> "Widths":
         return cls({arm: list(P.gripper_widths(motion, arm)) for arm in P.ARMS})
 
     def set(self, arm: str, which: str, us: int, limits=(None, None)) -> int:

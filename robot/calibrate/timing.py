@@ -126,7 +126,7 @@ def save_timing(path, values: dict) -> Path:
     from ..config_edit import SaveError, replace_validated, save_target
 
     def reads_back_as_measured(loaded) -> None:
-        got = {key: loaded["robot"]["timing"][key] for key in values}
+        got = {key: getattr(loaded.robot.timing, key) for key in values}
         if got != {k: int(v) for k, v in values.items()}:
             raise TimingCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
 
@@ -144,7 +144,7 @@ def _robot_link(config, args):
 
     if not args.sim:
         with Link.open(config, port=args.port) as link:
-            yield link, args.port or config["link"]["port"] or "auto-detected port"
+            yield link, args.port or config.link.port or "auto-detected port"
         return
     from ..sim import emulator
 
@@ -156,7 +156,7 @@ def _robot_link(config, args):
     from ..sim.mock_firmware import MockFirmware
 
     print(f"simavr not available ({reason}); using the mock firmware", file=sys.stderr)
-    mock = MockFirmware(transport="pty", motion=config["motion"]).start()
+    mock = MockFirmware(transport="pty", motion=config.motion).start()
     try:
         with Link.open(config, port=mock.url) as link:
             yield link, "the mock firmware"
@@ -216,7 +216,7 @@ def run_timing(args) -> int:
             say(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
             samples = measure(link, args.repeats)
         measured = medians(samples)
-        derived = [key for key in TIMING_KEYS if config["robot"]["timing"][key] is None]
+        derived = [key for key in TIMING_KEYS if getattr(config.robot.timing, key) is None]
         say(format_table(measured, samples, current, derived))
         if not args.save:
             say("\nnot saved (" + ("timings measured on the emulator are never saved; measure on the robot "

@@ -15,8 +15,8 @@ def check_folders(config, args) -> list[Result]:
         return Result(f"{what} {path}", INFO, f"{state}{'; ' + detail if detail else ''}")
 
     scan = config.scan
-    calibration = {project_path(scan["colours_file"]).parent, project_path(scan["regions_file"]).parent}
-    runs = {project_path(scan["images_dir"]).parent, project_path(scan["preview_dir"]).parent}
+    calibration = {project_path(scan.colours_file).parent, project_path(scan.regions_file).parent}
+    runs = {project_path(scan.images_dir).parent, project_path(scan.preview_dir).parent}
     rows = [Result(f"data folder {paths.data_root()}", INFO, f"{paths.data_root_rule()}; relative paths "
                    "in config.yaml are relative to it"),
             row("config", Path(config.path).resolve(), "" if args.config else "the default config file")]

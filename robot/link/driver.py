@@ -26,6 +26,7 @@ import time
 from typing import Callable
 
 from .. import motion as motion_model
+from ..config_types import MotionConfig
 from . import ports
 from . import protocol as P
 from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError, LinkError,
@@ -43,7 +44,7 @@ REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
 TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
 
 
-def predicted_action_ms(command: str, motion: dict) -> float:
+def predicted_action_ms(command: str, motion: MotionConfig) -> float:
     """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
     words = command.split()
     if words[0] == "GRIP":
@@ -58,7 +59,7 @@ def predicted_action_ms(command: str, motion: dict) -> float:
 class Link(NoiseStops, Connection):
     """A connection to the cube-robot firmware over any pyserial-like port object."""
 
-    def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: dict | None = None, url=None):
+    def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: MotionConfig | None = None, url=None):
         self.motion = motion
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
@@ -84,7 +85,7 @@ class Link(NoiseStops, Connection):
         if probed is None and url is None:
             probed = ports.find_robot(settings, keep=cls).connection
         link = probed if probed is not None else cls(ports.open_port(url, settings.baud), settings, url=url)
-        link.motion = config["motion"]
+        link.motion = config.motion
         link.motors = motors
         try:
             if link.identity is None:  # a probed connection has answered the handshake already

@@ -56,12 +56,12 @@ class LinkSettings:
 
     @classmethod
     def from_config(cls, config) -> "LinkSettings":
-        link = config["link"]
+        link = config.link
         return cls(
-            port=link["port"], baud=link["baud"],
-            ack_timeout_s=link["ack_timeout_ms"] / 1000, silence_timeout_s=link["silence_timeout_ms"] / 1000,
-            handshake_timeout_s=link["handshake_timeout_ms"] / 1000, max_resends=link["max_resends"],
-            reconnect_window_s=link["reconnect_window_ms"] / 1000,
+            port=link.port, baud=link.baud,
+            ack_timeout_s=link.ack_timeout_ms / 1000, silence_timeout_s=link.silence_timeout_ms / 1000,
+            handshake_timeout_s=link.handshake_timeout_ms / 1000, max_resends=link.max_resends,
+            reconnect_window_s=link.reconnect_window_ms / 1000,
         )
 
 

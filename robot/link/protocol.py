@@ -16,6 +16,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from ..config_types import MotionConfig
 from ..plan import normalise_angle
 from .. import firmware_header
 
@@ -174,13 +175,13 @@ def dwell_command(ms: int) -> str:
     return f"DWELL {ms}"
 
 
-def motion_command(motion: dict) -> str:
+def motion_command(motion: MotionConfig) -> str:
     """From config's `motion` section."""
-    return f"MOTION S{motion['steps_per_rev']} V{motion['max_speed_steps_per_s']} A{motion['accel_steps_per_s2']}"
+    return f"MOTION S{motion.steps_per_rev} V{motion.max_speed_steps_per_s} A{motion.accel_steps_per_s2}"
 
 
-def servo_command(motion: dict) -> str:
-    return f"SERVO O{motion['servo_open_us']} C{motion['servo_closed_us']} G{motion['grip_ms']}"
+def servo_command(motion: MotionConfig) -> str:
+    return f"SERVO O{motion.servo_open_us} C{motion.servo_closed_us} G{motion.grip_ms}"
 
 
 # Bring-up commands (issue 10): drivers, one arm, one gripper, homing, per-arm settings.
@@ -235,27 +236,24 @@ def setup_command(idle_off_s: int, sensor_active_high: bool) -> str:
     return f"SETUP I{idle_off_s} H{int(bool(sensor_active_high))}"
 
 
-def gripper_widths(motion: dict, arm: str) -> tuple[int, int]:
+def gripper_widths(motion: MotionConfig, arm: str) -> tuple[int, int]:
     """(open_us, closed_us) of one gripper: its own values, else the pair-wide ones."""
-    own = motion.get("arms", {}).get(arm, {})
-    open_us = own.get("servo_open_us")
-    closed_us = own.get("servo_closed_us")
-    return (motion["servo_open_us"] if open_us is None else open_us,
-            motion["servo_closed_us"] if closed_us is None else closed_us)
+    own = motion.arms.get(arm)
+    open_us = own.servo_open_us if own is not None else None
+    closed_us = own.servo_closed_us if own is not None else None
+    return (motion.servo_open_us if open_us is None else open_us,
+            motion.servo_closed_us if closed_us is None else closed_us)
 
 
-def bringup_setting_commands(motion: dict) -> list[str]:
+def bringup_setting_commands(motion: MotionConfig) -> list[str]:
     """The per-arm, per-gripper and driver settings of config's `motion` section, as sent at every
-    connect after MOTION and SERVO (defaults where the section has none)."""
+    connect after MOTION and SERVO (an arm the section does not name: not inverted, no offset)."""
     commands = []
-    arms = motion.get("arms", {})
     for arm in ARMS:
-        own = arms.get(arm, {})
-        commands.append(arm_command(arm, own.get("invert", False), own.get("zero_offset_steps", 0)))
+        own = motion.arms.get(arm)
+        commands.append(arm_command(arm, own.invert if own else False, own.zero_offset_steps if own else 0))
         commands.append(gripper_command(arm, *gripper_widths(motion, arm)))
-    homing = motion.get("homing", {})
-    commands.append(setup_command(motion.get("idle_off_s", _LIMITS["DEFAULT_IDLE_OFF_S"]),
-                                  homing.get("sensor_active", "low") == "high"))
+    commands.append(setup_command(motion.idle_off_s, motion.homing.sensor_active == "high"))
     return commands
 
 

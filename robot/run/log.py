@@ -24,7 +24,7 @@ LOG_NAME = "solve-log.jsonl"
 def log_path(config) -> Path:
     from ..config import project_path
 
-    return project_path(config["run"]["data_dir"]) / LOG_NAME
+    return project_path(config.run.data_dir) / LOG_NAME
 
 
 def _append_line(path: Path, line: str) -> None:

@@ -308,7 +308,7 @@ class Pipeline:
 
     def _wait_start(self) -> float:
         self.say(self.robot.start_note)  # a simulated robot presses its own emulated button, and says so
-        if not self.robot.wait_start(self.config["run"]["start_timeout_s"]):
+        if not self.robot.wait_start(self.config.run.start_timeout_s):
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here
 
@@ -396,7 +396,7 @@ class Pipeline:
                             button_to_solved_ms=round((done_at - pressed_at) * 1000, 1),
                             measured_machine_ms=measured, unknown_time_actions=unknown or None,
                             link_stats=dict(result.stats) if result.stats else {}))
-        if self.options.verify and self.config["run"]["verify_after"]:
+        if self.options.verify and self.config.run.verify_after:
             publish(ev.StageStarted("verify"))
             t = time.perf_counter()
             self._verify()
@@ -425,7 +425,7 @@ class Pipeline:
         from ..vision import adaptive
         from ..vision.scan import Scanner
 
-        attempts = self.config["run"]["scan_attempts"]
+        attempts = self.config.run.scan_attempts
         presenter = self.robot.presenter
         if presenter is not None:  # a lost cable mid-scan is resumed too
             presenter = ResumingPresenter(presenter, self.say, self.publish)

@@ -99,7 +99,7 @@ class ArmsMixin:
         if sensor == "stuck":
             return True
         start, width = sensor
-        return (angle - start) % self.motion["steps_per_rev"] < width
+        return (angle - start) % self.motion.steps_per_rev < width
 
     def _input_active(self, angles: dict | None = None) -> bool:
         angles = angles or self.angle
@@ -213,7 +213,7 @@ class ArmsMixin:
         self.known.clear()
 
     def _where(self) -> P.Where:
-        rev = self.motion["steps_per_rev"]
+        rev = self.motion.steps_per_rev
         positions = {arm: self.position[arm] % rev if arm in self.known else None for arm in ARMS}
         return P.Where(self.motors_on, positions, dict(self.grippers),
                        self._input_active())
@@ -250,7 +250,7 @@ class ArmsMixin:
         if not in_the_air and holding_pair(self.planned) != pair_of(arm):
             return P.ErrorCode.ARM_BLOCKED
         m = self.motion
-        return 1000 * motion_time.move_seconds(abs(steps), m["max_speed_steps_per_s"], m["accel_steps_per_s2"])
+        return 1000 * motion_time.move_seconds(abs(steps), m.max_speed_steps_per_s, m.accel_steps_per_s2)
 
     def _queued(self, name: str, args: list[str]) -> None:
         """An action was queued: what the grippers will be after it."""
@@ -264,11 +264,11 @@ class ArmsMixin:
     def _plan_home(self, seq: int, arm: str):
         """Homing as motion.cpp does it, on the modelled mechanics: the moves and the outcome, timed."""
         m = self.motion
-        rev = m["steps_per_rev"]
+        rev = m.steps_per_rev
         sign = self._sign(arm)  # logical steps -> physical
 
         def speed(turns_per_s: float) -> float:
-            return max(LIMITS["HOME_SPEED_MIN"], min(m["max_speed_steps_per_s"], int(rev * turns_per_s)))
+            return max(LIMITS["HOME_SPEED_MIN"], min(m.max_speed_steps_per_s, int(rev * turns_per_s)))
 
         seek = speed(LIMITS["HOME_SEEK_TURNS_PER_S"])
         approach = speed(LIMITS["HOME_SEEK_TURNS_PER_S"] / LIMITS["HOME_APPROACH_DIVISOR"])
@@ -286,7 +286,7 @@ class ArmsMixin:
                 if until is not None and self._input_active(angle) == until:
                     break
             moves.append((arm, done * sign))
-            seconds += motion_time.move_seconds(abs(done), v, m["accel_steps_per_s2"])
+            seconds += motion_time.move_seconds(abs(done), v, m.accel_steps_per_s2)
             return until is not None and self._input_active(angle) == until
 
         alarm = None
@@ -332,7 +332,7 @@ class ArmsMixin:
     def _action_finished(self, seq: int, command: str):
         """Effects at the end of an action; returns an alarm code when homing failed (no `done`)."""
         name, *args = command.split()
-        rev = self.motion["steps_per_rev"]
+        rev = self.motion.steps_per_rev
         if name == "GRIP":
             self._gripper_halfway(command)
         elif name in ("TURN", "JOG"):

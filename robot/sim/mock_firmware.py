@@ -21,16 +21,18 @@ robot/sim/serial_device.py (which also has ForeignDevice, re-exported here).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import time
 
 from .. import firmware_header
 from ..config import defaults as config_defaults
+from ..config_types import MotionConfig
 from .. import motion as motion_time
 from ..link import protocol as P
 from .mock_arms import ArmsMixin, holding_pair
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
-DEFAULT_MOTION = dict(config_defaults()["motion"])  # config's defaults = the firmware's (defaults.h)
+DEFAULT_MOTION = config_defaults().motion  # config's defaults = the firmware's (defaults.h)
 LIMITS = firmware_header.limits()  # defaults.h: queue depth, rx ring, bounds
 PAIR_ARMS = firmware_header.ARM_PAIRS
 MAX_TOKENS = 5  # command.cpp: a command and at most four arguments
@@ -46,13 +48,13 @@ SETTINGS_ARGS = {
 
 
 class MockFirmware(ArmsMixin, SerialDevice):
-    def __init__(self, transport: str = "pty", motion: dict | None = None, time_scale: float = 1.0,
+    def __init__(self, transport: str = "pty", motion: MotionConfig | None = None, time_scale: float = 1.0,
                  queue_depth: int = LIMITS["QUEUE_DEPTH"], rx_bytes: int = LIMITS["RX_BUFFER_SIZE"], line_delay_s: float = 0.0,
                  reset_on_connect: bool = False, boot_delay_s: float = 0.0, firmware: str = P.FIRMWARE_NAME,
                  proto: int = P.PROTOCOL_VERSION, version: str = "mock"):
         super().__init__(transport)
-        self.default_motion = dict(motion or DEFAULT_MOTION)
-        self.motion = dict(self.default_motion)
+        self.default_motion = motion or DEFAULT_MOTION
+        self.motion = self.default_motion  # the board's settings: MOTION and SERVO replace them
         self.time_scale = time_scale  # wall seconds per simulated second
         self.queue_depth, self.rx_bytes = queue_depth, rx_bytes
         self.line_delay_s = line_delay_s  # processing time per line (makes the rx window fill up)
@@ -96,7 +98,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
         self._running = None  # (seq, command, nominal_ms, end_time)
         self._running_since = 0.0
         self.alarm = P.AlarmCode.NONE
-        self.motion = dict(self.default_motion)
+        self.motion = self.default_motion
         self._power_on_arms()  # drivers off, positions unknown, grippers never commanded (mock_arms.py)
 
     def _on_connect(self):
@@ -157,7 +159,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
         if words[0] == "HOME":
             return (0 if elapsed == 0 else None), 0
         if words[0] in ("TURN", "JOG"):
-            rev = self.motion["steps_per_rev"]
+            rev = self.motion.steps_per_rev
             total = max(abs(int(w[1:])) * rev // 360 for w in words[1:]) if words[0] == "TURN" else abs(int(words[2]))
             return int(elapsed * total), total
         return 0, 1
@@ -209,7 +211,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             self.interrupted.append((seq, command))
             # Bounded deceleration from at most full speed (the hardware input stops at once).
             if code == P.AlarmCode.ESTOP_BYTE and command.startswith(("TURN", "JOG", "HOME")):
-                stop_us = int(1e6 * self.motion["max_speed_steps_per_s"] / self.motion["accel_steps_per_s2"])
+                stop_us = int(1e6 * self.motion.max_speed_steps_per_s / self.motion.accel_steps_per_s2)
             if command.startswith("GRIP"):
                 # The grippers stay where they are: the other pair opens in the second half.
                 if time.monotonic() >= self._halfway():
@@ -431,9 +433,9 @@ class MockFirmware(ArmsMixin, SerialDevice):
             return P.ErrorCode.ALARM_ACTIVE
         if self._queue or self._running:
             return P.ErrorCode.BUSY
-        if name == "MOTION" and values["S"][1] != self.motion["steps_per_rev"]:
+        if name == "MOTION" and values["S"][1] != self.motion.steps_per_rev:
             self.forget_positions_for_new_steps()
-        self.motion.update(dict(values.values()))
+        self.motion = dataclasses.replace(self.motion, **dict(values.values()))
         if name == "SERVO":
             self._servo_all(values["O"][1], values["C"][1])
         return None

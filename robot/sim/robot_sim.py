@@ -67,8 +67,8 @@ class SimulatedRobot:
             raise ValueError(f"bad_scan must be one of {tuple(BAD_LIGHTING)}")
         self.config = config
         self.profile = RobotProfile.from_config(config)
-        self.motion = config["motion"]
-        self.virtual = VirtualRobot(self.profile, state, steps_per_rev=self.motion["steps_per_rev"])
+        self.motion = config.motion
+        self.virtual = VirtualRobot(self.profile, state, steps_per_rev=self.motion.steps_per_rev)
         # Pulling the cable needs the fault proxy in the line, even with no other faults.
         fault_rate = fault_rate if fault_rate else (1e-9 if disconnect_at else 0.0)
         self.realtime, self.fault_rate, self.seed = realtime, fault_rate, seed
@@ -151,7 +151,7 @@ class SimulatedRobot:
         from ..link import protocol as P
         from ..link.errors import HandshakeError
 
-        baud = self.config["link"]["baud"]
+        baud = self.config.link.baud
         if baud != P.BAUD:
             raise HandshakeError(
                 f"link.baud is {baud} but the firmware talks at {P.BAUD} baud (SERIAL_BAUD in "
@@ -184,9 +184,9 @@ class SimulatedRobot:
         (firmware/cube_robot/grippers.cpp servo_init), so the state at the press is the same."""
         from ..arms.actions import PAIRS, load
 
-        if self.config["motion"]["homing"]["sensors"]:
+        if self.config.motion.homing.sensors:
             return None
-        start = self.config["robot"]["start_grip"]
+        start = self.config.robot.start_grip
         pair = start if start in PAIRS else PAIRS[0]
         load(self.link, pair, wait=lambda: None, say=lambda _message: None)
         self.sync()  # the virtual grippers close on the cube before the press
@@ -392,7 +392,7 @@ class SimulatedRobot:
 
         from ..config import project_path
 
-        folder = project_path(self.config["scan"]["images_dir"]).parent / "jams" / (
+        folder = project_path(self.config.scan.images_dir).parent / "jams" / (
             dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f"))
         folder.mkdir(parents=True, exist_ok=True)
         resets = [ev.cycle for ev in events if ev.pin == pinlog.RESET]

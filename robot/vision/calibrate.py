@@ -452,12 +452,11 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
     from .camera import open_camera
     from .colour import CalibrationError
     from .decode import VisionError, decode
-    from .regions import SamplingSettings
     from ..config import project_path
     from .scan import ManualPresenter, NoMotion, ScanSequence, capture_views, read_stickers
 
     sequence = ScanSequence.from_config(config)
-    sampling = SamplingSettings.from_config(config)
+    sampling = config.scan.sampling
     colours_path = Path(colours_path) if colours_path else project_path(config.scan.colours_file)
     regions_path = Path(regions_path) if regions_path else project_path(config.scan.regions_file)
     preview = Preview(project_path(config.scan.preview_dir), use_window, say)

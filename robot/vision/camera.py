@@ -145,9 +145,9 @@ class OpenCVCamera(Camera):
     def from_config(cls, config, log=None) -> "OpenCVCamera":
         from .grabber import CameraTiming
 
-        c = config["camera"]
-        camera = cls(c["device"], c["width"], c["height"], c["exposure"], c["white_balance"],
-                     c["settle_frames"], c["flush_frames"], c["average_frames"], log=log)
+        c = config.camera
+        camera = cls(c.device, c.width, c.height, c.exposure, c.white_balance,
+                     c.settle_frames, c.flush_frames, c.average_frames, log=log)
         camera.timing = CameraTiming.from_config(config)
         return camera
 
@@ -276,7 +276,7 @@ def _parse_device(device):
 
 def open_camera(config, device=None, log=None) -> Camera:
     """The configured camera (or `device` instead of camera.device): a folder -> FileCamera, else OpenCV."""
-    device = config["camera"]["device"] if device is None else device
+    device = config.camera.device if device is None else device
     if os.path.isdir(str(device)):
         return FileCamera(device)
     camera = OpenCVCamera.from_config(config, log=log)

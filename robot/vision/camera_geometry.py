@@ -30,10 +30,9 @@ class Pose:
 
     @classmethod
     def from_config(cls, config) -> "Pose":
-        cam = config["camera"]
-        p = cam["pose"]
-        return cls(p["elevation_deg"], p["azimuth_deg"], p["distance_mm"], p["fov_deg"], p["cube_mm"],
-                   cam["width"], cam["height"])
+        cam = config.camera
+        p = cam.pose
+        return cls(p.elevation_deg, p.azimuth_deg, p.distance_mm, p.fov_deg, p.cube_mm, cam.width, cam.height)
 
 
 class Camera3D:

@@ -303,8 +303,7 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: DecodeConfig, calibrat
     # Dearer than this, a cube cannot decide a refusal (at most 24 stickers differ)
     # and only shifts the confidence.
     reach = max(settings.min_margin * np.sqrt(FACELET_COUNT), settings.full_margin * np.sqrt(6))
-    refused_anyway = misread or min(_margins(options, labels, best_cost, noise, read), default=np.inf) < settings[
-        "min_margin"]
+    refused_anyway = misread or min(_margins(options, labels, best_cost, noise, read), default=np.inf) < settings.min_margin
     if not refused_anyway:  # (a refused scan needs no finer margin)
         alt_costs, alt_labels = alternatives(sticker_costs(features, centres, weights), scheme, placements,
                                              best_cost + reach * noise)
@@ -472,7 +471,7 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
         return VisionError(
             f"the readings fit no legal cube well: {len(np.flatnonzero(looks_other > 0))} stickers look more like "
             f"another colour than the one the best cube needs (total {total:.1f}, limit "
-            f"{settings['max_total_looks_other']:.1f}; worst {', '.join(worst)}): stickers swapped on the cube, or "
+            f"{settings.max_total_looks_other:.1f}; worst {', '.join(worst)}): stickers swapped on the cube, or "
             "regions reading the wrong place. Check those stickers and rescan.",
             stickers=worst, result=result, reason="no-fit",
         )
@@ -491,7 +490,7 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
         doubtful = list(result.doubtful) or [result.worst_sticker.name]
         return VisionError(
             f"cannot read the cube with confidence: another legal cube explains the readings almost as well "
-            f"(margin {fit.margin:.1f}, need {settings['min_margin']:.1f}); they differ at {', '.join(doubtful)}. "
+            f"(margin {fit.margin:.1f}, need {settings.min_margin:.1f}); they differ at {', '.join(doubtful)}. "
             f"{_advice(lab)}",
             stickers=doubtful, result=result, reason="margin",
         )

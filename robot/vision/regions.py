@@ -12,6 +12,7 @@ Images are OpenCV BGR uint8 arrays throughout the image path.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,8 @@ import cv2
 import numpy as np
 import yaml
 
-from ..config import read_yaml_file
+from ..config import defaults as config_defaults, read_yaml_file
+from ..config_types import SamplingConfig
 from .colour import srgb_to_lab
 
 REGIONS_VERSION = 1
@@ -115,17 +117,13 @@ def _now() -> str:
 # Robust colour of one sticker.
 
 
-@dataclass(frozen=True)
-class SamplingSettings:
-    inner_fraction: float = 0.6  # linear size of the sampled inner part of the quad
-    trim_fraction: float = 0.2  # share of pixels farthest from the median dropped before the final median
-    glare_delta_l: float = 8.0  # glare: this much brighter than the sticker and much less saturated
-    shadow_delta_l: float = 15.0  # shadow: this much darker than the sticker
+SamplingSettings = SamplingConfig  # config's scan.sampling section is the one definition
 
-    @classmethod
-    def from_config(cls, config) -> "SamplingSettings":
-        s = config.scan.sampling
-        return cls(s.inner_fraction, s.trim_fraction, s.glare_delta_l, s.shadow_delta_l)
+
+@functools.lru_cache(maxsize=1)
+def default_sampling() -> SamplingSettings:
+    """scan.sampling's defaults (config_schema.py)."""
+    return config_defaults().scan.sampling
 
 
 @dataclass(frozen=True)
@@ -170,7 +168,7 @@ def region_pixels(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return image[y0:y1, x0:x1][mask.astype(bool)]
 
 
-def sample_sticker(image: np.ndarray, quad, settings: SamplingSettings = SamplingSettings()) -> StickerSample:
+def sample_sticker(image: np.ndarray, quad, settings: SamplingSettings | None = None) -> StickerSample:
     """Robust colour of the inner part of a sticker region.
 
     The sticker's own colour is the densest spot of its pixels in Lab (a glare
@@ -182,6 +180,7 @@ def sample_sticker(image: np.ndarray, quad, settings: SamplingSettings = Samplin
     If rejection would leave too few pixels, all are used (the spread then
     shows the region was not uniform).
     """
+    settings = settings or default_sampling()
     pixels = region_pixels(image, inner_quad(quad, settings.inner_fraction))
     total = len(pixels)
     if total == 0:

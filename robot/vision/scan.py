@@ -123,9 +123,9 @@ def read_stickers(frames: dict, sequence: ScanSequence, regions, sampling=None) 
 
     A facelet seen in more than one view keeps the most uniform reading.
     """
-    from .regions import SamplingSettings, sample_sticker
+    from .regions import default_sampling, sample_sticker
 
-    sampling = sampling or SamplingSettings()
+    sampling = sampling or default_sampling()
     regions.check(sequence)
     best: dict[int, tuple] = {}
     for v, view in enumerate(sequence.views):
@@ -203,19 +203,19 @@ class Scanner:
 
     def __init__(self, config, camera=None, presenter=None, calibration="auto", regions=None):
         from .colour import Calibration
-        from .regions import Regions, SamplingSettings
+        from .regions import Regions
 
         self.config = config
         self.camera = camera
         self.presenter = presenter
         self.sequence = ScanSequence.from_config(config)
-        self.regions = regions if regions is not None else Regions.load(project_path(config["scan"]["regions_file"]))
+        self.regions = regions if regions is not None else Regions.load(project_path(config.scan.regions_file))
         self.regions.check(self.sequence)
         if calibration == "auto":
-            path = project_path(config["scan"]["colours_file"])
+            path = project_path(config.scan.colours_file)
             calibration = Calibration.load(path) if path.exists() else None
         self.calibration = calibration
-        self.sampling = SamplingSettings.from_config(config)
+        self.sampling = config.scan.sampling
         self.marks = None  # the last scan's stage times (scan())
 
     def scan(self) -> "ScanResult":
@@ -237,12 +237,12 @@ class Scanner:
         return result
 
     def read(self, frames, save: bool | None = None) -> "ScanResult":
-        scan_cfg = self.config["scan"]
-        save = scan_cfg["save_images"] if save is None else save
+        scan_cfg = self.config.scan
+        save = scan_cfg.save_images if save is None else save
         return read_frames(
             frames, self.sequence, self.regions, self.calibration, self.sampling, config=self.config,
-            drift_threshold=scan_cfg["drift_warn_delta_e"],
-            save_dir=project_path(scan_cfg["images_dir"]) if save else None,
+            drift_threshold=scan_cfg.drift_warn_delta_e,
+            save_dir=project_path(scan_cfg.images_dir) if save else None,
         )
 
 
