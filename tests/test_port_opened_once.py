@@ -100,9 +100,9 @@ def test_calibrate_colours_opens_an_auto_detected_robot_once(board, config, monk
     opened = _counting_opens(monkeypatch)
     monkeypatch.setattr(ports, "list_ports", lambda: [(board.url, "USB serial")])
     args = SimpleNamespace(no_robot=False, port=None, solved_images=None)
-    presenter, link = calibrate_colours._robot_presenter(config_module.load(config), args, lambda text: None)
+    view_mover, link = calibrate_colours._robot_view_mover(config_module.load(config), args, lambda text: None)
     try:
-        assert presenter is not None and link.url == board.url
+        assert view_mover is not None and link.url == board.url
     finally:
         link.close()
     assert opened == [board.url] and board.boots == 1, (opened, board.boots)

@@ -190,7 +190,7 @@ def test_the_robot_protocol_names_every_member_the_run_uses():
     from robot.sim.robot_sim import SimulatedRobot
 
     members = set(Robot.__annotations__) | {name for name in vars(Robot) if not name.startswith("_")}
-    assert {"backend", "link", "camera", "presenter", "regions", "calibration", "tables", "start_note",
+    assert {"backend", "link", "camera", "view_mover", "regions", "calibration", "tables", "start_note",
             "wait_start", "before_scan", "plan_ready", "action_done"} <= members
     config = config_module.defaults()
     for robot in (HardwareRobot(config, port="/dev/null-robot"), SimulatedRobot(config, cube.SOLVED, firmware="mock")):

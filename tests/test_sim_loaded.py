@@ -7,7 +7,7 @@ from robot import config as config_module
 from robot import cube
 from robot.plan import Grip, Turn
 from robot.sim.robot_sim import SimulatedRobot
-from robot.arms.presenter import LinkPresenter, charged_actions, holding_after, holding_from_grippers
+from robot.arms.view_mover import ArmViewMover, charged_actions, holding_after, holding_from_grippers
 from robot.vision.scan import ScanView
 from conftest import scratch_config
 
@@ -31,21 +31,21 @@ class FakeLink:
             raise OSError("cable pulled")
 
 
-def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_stream():
+def test_arm_view_mover_follows_the_holding_pair_and_forgets_it_after_a_failed_stream():
     link = FakeLink()
-    presenter = LinkPresenter(link, holding="RL")
-    presenter.present(ScanView("a", (Grip("RL"), Turn({"R": 180, "L": 180})), ("U1",)))
-    assert presenter.last_charged == [Turn({"R": 180, "L": 180})] and presenter.holding == "RL"
-    presenter.present(ScanView("b", (Grip("FB"),), ("U1",)))
-    assert presenter.last_charged == [Grip("FB")] and presenter.holding == "FB"
-    presenter.present(ScanView("c", (Turn({"F": 90, "B": -90}),), ("U1",)))
-    assert presenter.last_charged == [Turn({"F": 90, "B": -90})] and presenter.holding == "FB"  # a turn keeps it
+    view_mover = ArmViewMover(link, holding="RL")
+    view_mover.move_to(ScanView("a", (Grip("RL"), Turn({"R": 180, "L": 180})), ("U1",)))
+    assert view_mover.last_charged == [Turn({"R": 180, "L": 180})] and view_mover.holding == "RL"
+    view_mover.move_to(ScanView("b", (Grip("FB"),), ("U1",)))
+    assert view_mover.last_charged == [Grip("FB")] and view_mover.holding == "FB"
+    view_mover.move_to(ScanView("c", (Turn({"F": 90, "B": -90}),), ("U1",)))
+    assert view_mover.last_charged == [Turn({"F": 90, "B": -90})] and view_mover.holding == "FB"  # a turn keeps it
     # The GRIP to the pair that holds is a no-op in the firmware: not sent (no round trip); the rest is.
     assert link.sent == [[Turn({"R": 180, "L": 180})], [Grip("FB")], [Turn({"F": 90, "B": -90})]]
-    moved_at = presenter.still_since
+    moved_at = view_mover.still_since
     assert moved_at is not None  # the arms are still since the last `done`
-    presenter.present(ScanView("d", (Grip("FB"),), ("U1",)))  # nothing to do: nothing sent, nothing moved
-    assert len(link.sent) == 3 and presenter.last_charged == [] and presenter.still_since == moved_at
+    view_mover.move_to(ScanView("d", (Grip("FB"),), ("U1",)))  # nothing to do: nothing sent, nothing moved
+    assert len(link.sent) == 3 and view_mover.last_charged == [] and view_mover.still_since == moved_at
 
     class SilentLink(FakeLink):
         def status(self):
@@ -53,13 +53,13 @@ def test_link_presenter_follows_the_holding_pair_and_forgets_it_after_a_failed_s
 
             raise LinkError("no answer")
 
-    unsure = LinkPresenter(SilentLink(), holding="RL")
+    unsure = ArmViewMover(SilentLink(), holding="RL")
     unsure.learn()  # the board did not say: nothing is assumed (the first GRIP is sent)
     assert unsure.holding is None and unsure.still_since is None
 
-    failing = LinkPresenter(FakeLink(fail=True), holding="RL")
+    failing = ArmViewMover(FakeLink(fail=True), holding="RL")
     with pytest.raises(OSError):
-        failing.present(ScanView("a", (Grip("FB"),), ("U1",)))
+        failing.move_to(ScanView("a", (Grip("FB"),), ("U1",)))
     assert failing.holding is None  # the stream stopped part way: which pair holds is not known
     assert failing.still_since is None  # ... nor whether an arm is still moving
 
@@ -87,21 +87,21 @@ def test_the_simulated_cube_is_loaded_into_the_start_pair_before_the_press(tmp_p
     config = sim_config(tmp_path)
     assert config.robot.start_grip == "any"  # `cube-robot load` then closes RL
     with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
-        assert robot.loaded_pair == "RL" and robot.presenter.holding == "RL"
+        assert robot.loaded_pair == "RL" and robot.view_mover.holding == "RL"
         # What the firmware did (not what we told it): RL closed on the cube, FB open.
         assert robot.virtual.holding_pair() == "RL"
         assert not any(robot.virtual.closed[face] for face in "FB")
         assert "`cube-robot load`" in robot.start_note and "RL holds" in robot.start_note
         # Before the press the run asks the board itself (WHERE, STATUS): RL holds, the arms are still.
-        robot.presenter.holding = robot.presenter.still_since = None
-        robot.presenter.learn()
-        assert robot.presenter.holding == "RL" and robot.presenter.still_since is not None
+        robot.view_mover.holding = robot.view_mover.still_since = None
+        robot.view_mover.learn()
+        assert robot.view_mover.holding == "RL" and robot.view_mover.still_since is not None
 
 
 def test_with_homing_sensors_the_cube_goes_into_open_grippers(tmp_path):
     config = sim_config(tmp_path, sensors=True)
     with SimulatedRobot(config, cube.SOLVED, firmware="mock") as robot:
-        assert robot.loaded_pair is None and robot.presenter.holding is None
+        assert robot.loaded_pair is None and robot.view_mover.holding is None
         assert not any(robot.virtual.closed.values())
         assert "open grippers" in robot.start_note
 

@@ -114,7 +114,7 @@ def test_a_solved_cube_takes_every_view_and_reads_as_the_full_scan(setting):
 
 
 def test_each_view_is_sampled_while_the_robot_presents_the_next(setting, monkeypatch):
-    """Overlap: view k's stickers are sampled in a worker while present(view k+1) runs."""
+    """Overlap: view k's stickers are sampled in a worker while move_to(view k+1) runs."""
     import threading
 
     from robot.vision import adaptive
@@ -132,19 +132,19 @@ def test_each_view_is_sampled_while_the_robot_presents_the_next(setting, monkeyp
         sampled[index].set()
         return result
 
-    class Presenter:
+    class ViewMover:
         overlapped = []
 
-        def present(self, view):
+        def move_to(self, view):
             index = [v.name for v in sequence.views].index(view.name)
             if index:  # the robot "moves" until the previous view is sampled (or 10 s: not overlapped)
                 self.overlapped.append(sampled[index - 1].wait(10))
 
     monkeypatch.setattr(adaptive, "sample_view", sample_view)
-    presenter = Presenter()
-    result = adaptive.scan(Scanner(config, camera=MemoryCamera(frames), presenter=presenter, calibration=None,
+    view_mover = ViewMover()
+    result = adaptive.scan(Scanner(config, camera=MemoryCamera(frames), view_mover=view_mover, calibration=None,
                                    regions=regions))
-    assert result.decoded is not None and presenter.overlapped == [True]
+    assert result.decoded is not None and view_mover.overlapped == [True]
     assert threads and all(name.startswith("scan-sampling") for name in threads)
 
 

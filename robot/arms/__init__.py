@@ -4,7 +4,7 @@ simulated robot do with them.
   actions.py        drivers, one arm, grippers, homing (sensors or squared by eye), load/release
   readiness.py      arms_problems() / prepare_arms(): drivers on, every arm's position known and straight
   doctor_checks.py  check_arms, the run's last pre-flight check (robot/doctor/preflight.py)
-  presenter.py      LinkPresenter: each scan view's actions streamed to the arms (robot/vision/scan.py asks it)
+  view_mover.py     ArmViewMover: each scan view's actions streamed to the arms (robot/vision/scan.py asks it)
 
 The commands that use them are above, in robot/bringup/.
 """

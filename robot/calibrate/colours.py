@@ -53,13 +53,13 @@ def register_calibrate(group) -> None:
     colours.set_defaults(handler=_colours)
 
 
-def _robot_presenter(config, args, say):
-    """(presenter, link): the robot presents each scan view itself with the run's LinkPresenter when one
+def _robot_view_mover(config, args, say):
+    """(view_mover, link): the robot presents each scan view itself with the run's ArmViewMover when one
     is named (--port, link.port) or, without picture folders, found on a port; else (None, None)."""
     from ..link import ports
     from ..link.driver import Link, LinkSettings
     from ..link.errors import LinkError
-    from ..arms.presenter import LinkPresenter
+    from ..arms.view_mover import ArmViewMover
 
     if args.no_robot:
         return None, None
@@ -75,7 +75,7 @@ def _robot_presenter(config, args, say):
             return None, None
     link = Link.open(config, port=port, probed=probed)  # a named robot that does not answer: LinkError
     say(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
-    return LinkPresenter(link), link
+    return ArmViewMover(link), link
 
 
 # Options that name real pictures, a real robot or files to write: refused with --sim.
@@ -107,7 +107,7 @@ def _simulated(config, args, answers, use_window: bool):
     robot = SimulatedRobot(config, cube.SOLVED, firmware=args.firmware, seed=int(rng.integers(1 << 30)))
     with robot:
         say(f"the emulated robot ({robot.backend}) presents each view to the simulated webcam")
-        return run(config, answers, robot.camera, presenter=robot.presenter, use_window=use_window, say=say,
+        return run(config, answers, robot.camera, view_mover=robot.view_mover, use_window=use_window, say=say,
                    simulated=True, put_in=put_in)
 
 
@@ -145,12 +145,12 @@ def _colours(args) -> int:
         scrambled = FileCamera(args.scrambled_images) if args.scrambled_images else None
         use_window = bool(os.environ.get("DISPLAY")) and not args.no_window
         try:
-            presenter, link = _robot_presenter(config, args, print)
+            view_mover, link = _robot_view_mover(config, args, print)
         except LinkError as exc:  # the named robot does not answer: nothing moved
             print(f"cube-robot calibrate colours: {exc}", file=sys.stderr)
             return ExitStatus.NOT_STARTED
         try:
-            outcome = run(config, answers, solved, scrambled, presenter=presenter, use_window=use_window,
+            outcome = run(config, answers, solved, scrambled, view_mover=view_mover, use_window=use_window,
                           colours_path=args.colours_out, regions_path=args.regions_out)
         finally:
             if link is not None:

@@ -23,7 +23,7 @@ from .waterfall import Waterfall
 from .robot import Robot, emergency_stop
 
 if TYPE_CHECKING:
-    from ..arms.presenter import LinkPresenter
+    from ..arms.view_mover import ArmViewMover
 
 
 # The cube state claimed by a stop before the start press: nothing before it turns a layer (the
@@ -109,17 +109,17 @@ def link_lost_line(exc, when: str) -> str:
             "robot answers...")
 
 
-class ResumingPresenter:
-    """A LinkPresenter whose view stream is resumed after a lost connection (as the plan's is)."""
+class ResumingViewMover:
+    """An ArmViewMover whose view stream is resumed after a lost connection (as the plan's is)."""
 
-    def __init__(self, inner: LinkPresenter, say: Callable[[str], None], publish: Callable[[ev.Event], None]):
+    def __init__(self, inner: ArmViewMover, say: Callable[[str], None], publish: Callable[[ev.Event], None]):
         self.inner, self.say, self.publish = inner, say, publish
 
-    def present(self, view) -> None:
+    def move_to(self, view) -> None:
         from ..link.errors import DisconnectedError, SilentBoardError
 
         try:
-            self.inner.present(view)
+            self.inner.move_to(view)
         except (DisconnectedError, SilentBoardError) as exc:
             self.say(link_lost_line(exc, "during a scan"))
             self.inner.link.resume()
@@ -128,11 +128,11 @@ class ResumingPresenter:
                 self.inner.after()
 
     @property
-    def last_charged(self) -> list:  # the inner presenter's
+    def last_charged(self) -> list:  # the inner view mover's
         return self.inner.last_charged
 
     @property
-    def still_since(self) -> float | None:  # the inner presenter's; None after a resumed view (the board may have reset)
+    def still_since(self) -> float | None:  # the inner view_mover's; None after a resumed view (the board may have reset)
         return self.inner.still_since
 
 
@@ -266,8 +266,8 @@ class Pipeline:
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
         pressed_at = self._wait_start()
-        if robot.presenter is not None and robot.presenter.still_since is not None:
-            robot.presenter.still_since = pressed_at  # the button on the robot's frame shook it: settle from here
+        if robot.view_mover is not None and robot.view_mover.still_since is not None:
+            robot.view_mover.still_since = pressed_at  # the button on the robot's frame shook it: settle from here
         self.started = True
         self.publish(ev.StartPressed())
         self.waterfall = Waterfall(pressed_at, self.publish)  # every stage on this clock (robot/run/waterfall.py)
@@ -383,8 +383,8 @@ class Pipeline:
         publish(ev.StreamEnded(total, total))
         self.executing, self.completed = False, total
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
-        if robot.presenter is not None:  # the plan moved the cube past the presenter: which pair holds now, from
-            robot.presenter.learn()  # the board (a plan resumed after a lost cable may have left it otherwise)
+        if robot.view_mover is not None:  # the plan moved the cube past the view_mover: which pair holds now, from
+            robot.view_mover.learn()  # the board (a plan resumed after a lost cable may have left it otherwise)
         if first_done:
             self.waterfall.add("execute: first action", t, first_done[0])
         # Measured like the plan's cost: the free first grip is not counted; a lost `done` line is.
@@ -426,10 +426,10 @@ class Pipeline:
         from ..vision.scan import Scanner
 
         attempts = self.config.run.scan_attempts
-        presenter = self.robot.presenter
-        if presenter is not None:  # a lost cable mid-scan is resumed too
-            presenter = ResumingPresenter(presenter, self.say, self.publish)
-        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, presenter=presenter,
+        view_mover = self.robot.view_mover
+        if view_mover is not None:  # a lost cable mid-scan is resumed too
+            view_mover = ResumingViewMover(view_mover, self.say, self.publish)
+        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=view_mover,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         self.publish(ev.StageStarted("scan"))
         t = time.perf_counter()
@@ -464,7 +464,7 @@ class Pipeline:
         from .. import cube
 
         self.robot.before_scan(None)
-        result = self.scanner.scan()  # its presenter resumes after a lost connection, like the plan
+        result = self.scanner.scan()  # its view mover resumes after a lost connection, like the plan
         images = tuple(str(p) for p in result.images)
         if result.decoded is None:
             self.publish(ev.Checked(f"rescan refused: {result.error}", images=images))

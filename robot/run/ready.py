@@ -90,8 +90,8 @@ def prepare(config, robot) -> Ready:  # robot: a robot/run/robot.py Robot (which
     from ..solver import Solver
 
     import_scan_modules()
-    if robot.presenter is not None:  # which pair holds; the arms are still from now on
-        robot.presenter.learn()
+    if robot.view_mover is not None:  # which pair holds; the arms are still from now on
+        robot.view_mover.learn()
     started = time.perf_counter()
     solver = Solver(config, tables=robot.tables)
     tables_ms = (time.perf_counter() - started) * 1000

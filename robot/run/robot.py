@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..vision.cameras import CameraSet
     from ..vision.colour import Calibration
     from ..vision.regions import Regions
-    from ..arms.presenter import LinkPresenter
+    from ..arms.view_mover import ArmViewMover
     from .ready import HeldCamera
 
 
@@ -32,7 +32,7 @@ class Robot(Protocol):
     backend: str  # what answers on the link, for the report
     link: Link | None  # connected after __enter__ (None before, or when it never started)
     camera: Camera | CameraSet | HeldCamera  # held open for the run once prepared (robot/run/ready.py hold_camera)
-    presenter: LinkPresenter | None  # puts the cube in each scan view over the link (None before start)
+    view_mover: ArmViewMover | None  # puts the cube in each scan view over the link (None before start)
     regions: Regions | None  # sticker regions, or None: the Scanner loads scan.regions_file
     calibration: Calibration | Literal["auto"] | None  # "auto": scan.colours_file if it exists
     tables: SolverTables | None  # the solver tables the pre-flight loaded (None: the run loads them)
@@ -65,14 +65,14 @@ class HardwareRobot:
         self.probed = probed  # the Link choose_robot's probe left open on `port`: opened once (a Uno resets)
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.say = say or (lambda text: None)
-        self.link = self.camera = self.presenter = self.tables = None
+        self.link = self.camera = self.view_mover = self.tables = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config.link.port or "an auto-detected port")
 
     def start(self) -> "HardwareRobot":
         from ..link.driver import Link
         from ..vision.camera import open_camera
-        from ..arms.presenter import LinkPresenter
+        from ..arms.view_mover import ArmViewMover
         from .ready import HeldCamera
 
         from ..link.errors import AlarmError, LinkError
@@ -100,7 +100,7 @@ class HardwareRobot:
         self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
         # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
         self.camera = HeldCamera(self._cameras(open_camera))
-        self.presenter = LinkPresenter(self.link)
+        self.view_mover = ArmViewMover(self.link)
         try:
             self.preflight()
         except BaseException as exc:

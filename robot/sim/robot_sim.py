@@ -2,7 +2,7 @@
 
     with SimulatedRobot(config, state) as robot:   # state: the scrambled cube in the robot frame
         robot.link                                  # a connected robot.link.Link
-        robot.camera, robot.regions, robot.presenter   # for robot.vision.scan.Scanner
+        robot.camera, robot.regions, robot.view_mover   # for robot.vision.scan.Scanner
         robot.sync(); robot.virtual.is_solved()
 
 The virtual cube (robot/sim/virtual_robot.py) moves only from what the firmware
@@ -27,7 +27,7 @@ from ..vision.camera_geometry import Pose, scan_regions
 from . import emulator as emulator_module
 from . import mechanics, pinlog, render
 from .virtual_robot import MechanicalError, VirtualRobot
-from .webcam import SimulatedCamera, TimedLinkPresenter
+from .webcam import SimulatedCamera, TimedArmViewMover
 
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
 _LIMITS = firmware_header.limits()  # defaults.h; a pulse's measured width is off by a few us of interrupt latency
@@ -96,7 +96,7 @@ class SimulatedRobot:
         self.pose = Pose.from_config(config)
         self.camera = SimulatedCamera(self, self.pose, seed)
         self.regions = None
-        self.presenter = None
+        self.view_mover = None
 
     # -- life cycle ----------------------------------------------------------
 
@@ -134,7 +134,7 @@ class SimulatedRobot:
         self._mark_clock("start")  # the board runs from its port's opening (the harness holds it until then)
         if self.mock:
             self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
-        self.presenter = TimedLinkPresenter(self.link, self.camera)  # the camera knows when the cube moved
+        self.view_mover = TimedArmViewMover(self.link, self.camera)  # the camera knows when the cube moved
         sequence = ScanSequence.from_config(self.config)
         self.regions = scan_regions(self.pose, sequence)
         if "second" in sequence.cameras:  # views taken by a second camera (robot/sim/second_camera.py)
@@ -142,7 +142,7 @@ class SimulatedRobot:
 
             add_second_camera(self, sequence)
         self.prepare_arms()
-        self.loaded_pair = self.presenter.holding = self.load_cube()  # the presenter knows which pair holds
+        self.loaded_pair = self.view_mover.holding = self.load_cube()  # the view mover knows which pair holds
         return self
 
     def _check_baud(self) -> None:

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..arms.presenter import LinkPresenter
+from ..arms.view_mover import ArmViewMover
 from ..vision.camera import FREEZE, Camera
 from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames
@@ -168,7 +168,7 @@ class SimulatedCamera(Camera):
             self._changed_by = motion
 
     def motion_ended(self) -> None:
-        """The presenter's `after`: the view's actions are done (their `done` lines arrived)."""
+        """The view mover's `after`: the view's actions are done (their `done` lines arrived)."""
         self.last_motion = (self.motion_started, self.clock.now())
         self.note_state(self.last_motion)
         self.motion_started = None
@@ -253,15 +253,15 @@ class SimulatedCamera(Camera):
                 "exposure_s": self.timing.exposure_s, "buffer_frames": self.timing.buffer_frames}
 
 
-class TimedLinkPresenter(LinkPresenter):
-    """LinkPresenter that tells the simulated camera when each view's motion started and ended."""
+class TimedArmViewMover(ArmViewMover):
+    """ArmViewMover that tells the simulated camera when each view's motion started and ended."""
 
     def __init__(self, link, camera: SimulatedCamera, holding: str | None = None):
         super().__init__(link, after=camera.motion_ended, holding=holding)
         self.camera = camera
 
-    def present(self, view) -> None:
+    def move_to(self, view) -> None:
         self.camera.note_state()  # what moved before this view (the plan) moved before now
         self.camera.prerender(view.actions)
         self.camera.motion_started = self.camera.clock.now()
-        super().present(view)
+        super().move_to(view)

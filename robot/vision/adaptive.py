@@ -72,7 +72,7 @@ def adaptive_scan(scanner) -> ScanResult:
     plan can start the moment the cube is known.
     """
     config, sequence = scanner.config, scanner.sequence
-    presenter = scanner.presenter or NoMotion()
+    view_mover = scanner.view_mover or NoMotion()
     first = max(1, config.scan.adaptive_from)
     frames, sampled = {}, []
     read_s = 0.0
@@ -87,10 +87,10 @@ def adaptive_scan(scanner) -> ScanResult:
             motions, charged = [], []
             for view in views:
                 started = time.perf_counter()
-                presenter.present(view)  # meanwhile the worker samples the previous views
+                view_mover.move_to(view)  # meanwhile the worker samples the previous views
                 motions.append((started, time.perf_counter()))
-                charged.append(arm_actions(presenter, view))
-            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views, still_since(presenter)),
+                charged.append(arm_actions(view_mover, view))
+            for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views, still_since(view_mover)),
                                                            motions, charged):
                 frames[view.name] = frame
                 marks["views"].append({"view": view.name, "actions": actions, "motion": motion,

@@ -52,16 +52,16 @@ SEPARATION_RATIO = 4.0
 GAIN_LIMITS = (0.6, 1.6)
 
 
-class LivePresenter:
-    """Presents each view with the given presenter (the robot's, as in a run), then shows it live with
+class LiveViewMover:
+    """Presents each view with the given view mover (the robot's, as in a run), then shows it live with
     the regions expected there overlaid, so the person sees the cube sits where the regions are."""
 
-    def __init__(self, presenter, camera, preview, regions, seconds: float):
-        self.presenter, self.camera, self.preview = presenter, camera, preview
+    def __init__(self, view_mover, camera, preview, regions, seconds: float):
+        self.view_mover, self.camera, self.preview = view_mover, camera, preview
         self.regions, self.seconds = regions, seconds
 
-    def present(self, view) -> None:
-        self.presenter.present(view)
+    def move_to(self, view) -> None:
+        self.view_mover.move_to(view)
         quads = self.regions.quads(view.name) if self.regions is not None else None
         self.preview.live(self.camera, view, quads, self.seconds)
 
@@ -440,7 +440,7 @@ def _pose_for(config, size):
     return replace(Pose.from_config(config), width=size[0], height=size[1])
 
 
-def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, presenter=None,
+def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, view_mover=None,
         use_window: bool = False, colours_path=None, regions_path=None, say=print,
         simulated: bool = False, put_in=None) -> CalibrationOutcome:
     """The guided calibration (see the module doc).  Returns what was learned and where it was saved.
@@ -453,7 +453,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
     from .colour import CalibrationError
     from .decode import VisionError, decode
     from ..config import project_path
-    from .scan import ManualPresenter, NoMotion, ScanSequence, capture_views, read_stickers
+    from .scan import ManualViewMover, NoMotion, ScanSequence, capture_views, read_stickers
 
     sequence = ScanSequence.from_config(config)
     sampling = config.scan.sampling
@@ -462,8 +462,8 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
     preview = Preview(project_path(config.scan.preview_dir), use_window, say)
     solved_camera = solved_camera or open_camera(config, log=say)
     scrambled_camera = scrambled_camera or solved_camera
-    if presenter is None:
-        presenter = NoMotion() if not answers.interactive else ManualPresenter(answers.ask, say)
+    if view_mover is None:
+        view_mover = NoMotion() if not answers.interactive else ManualViewMover(answers.ask, say)
     warnings: list[str] = []
 
     try:
@@ -476,7 +476,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
             if put_in:
                 put_in("solved")
             expected = _expected_regions(config, sequence, regions_path)
-            live = LivePresenter(presenter, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
+            live = LiveViewMover(view_mover, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
             frames = capture_views(solved_camera, sequence, live)
         # 3. Regions.
         regions = setup_regions(frames, sequence, config, answers, preview, say,
@@ -504,7 +504,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, pre
             if put_in:
                 put_in("scrambled")
             with scrambled_camera:
-                check_frames = capture_views(scrambled_camera, sequence, presenter)
+                check_frames = capture_views(scrambled_camera, sequence, view_mover)
             check = read_stickers(check_frames, sequence, regions, sampling)
             try:
                 result = decode(check.rgb, calibration, config)

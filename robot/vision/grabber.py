@@ -203,7 +203,7 @@ def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhil
     """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
 
     still_since: when known, the time since which nothing shook the cube (the last motion's `done`,
-    or the start press: robot/arms/presenter.py LinkPresenter): then the frame must begin its exposure
+    or the start press: robot/arms/view_mover.py ArmViewMover): then the frame must begin its exposure
     `settle` after that and not before motion_end (the moment the view is asked for), so a view that
     moved nothing (the first view: the cube held since it was loaded) waits only for the rest of the
     settle time after the press, not for a GRIP's round trip and a whole settle time after it.

@@ -11,10 +11,10 @@ through the later actions with the cube model's facelet permutations
 (robot.cube), never with a table of our own.
 
 Pipeline (each step usable alone, so tests and the bench can enter anywhere):
-    capture_views(camera, sequence, presenter)  -> {view: frame}      (camera waits)
+    capture_views(camera, sequence, view_mover)  -> {view: frame}      (camera waits)
     read_stickers(frames, sequence, regions)    -> StickerReadings    (24 samples, final frame)
     read_frames(frames, sequence, regions, ...) -> ScanResult         (+ decode, drift, pictures)
-    Scanner(config, camera, presenter).scan()   -> ScanResult         (all of it, from the config)
+    Scanner(config, camera, view_mover).scan()   -> ScanResult         (all of it, from the config)
 """
 
 from __future__ import annotations
@@ -40,28 +40,28 @@ from ..scan_sequence import ScanConfigError, ScanSequence, ScanView  # noqa: F40
 class NoMotion:
     """For recorded or rendered frames: the views are already in the images."""
 
-    def present(self, view: ScanView) -> None:
+    def move_to(self, view: ScanView) -> None:
         return None
 
 
-def still_since(presenter) -> float | None:
-    """Since when the presenter knows no arm has moved (None: not known; robot/arms/presenter.py LinkPresenter.still_since)."""
-    return getattr(presenter, "still_since", None)
+def still_since(view_mover) -> float | None:
+    """Since when the view mover knows no arm has moved (None: not known; robot/arms/view_mover.py ArmViewMover.still_since)."""
+    return getattr(view_mover, "still_since", None)
 
 
-def arm_actions(presenter, view: ScanView) -> list:
-    """The actions of the view `presenter` just presented that cost arm time (all, unless it knows)."""
-    charged = getattr(presenter, "last_charged", None)
+def arm_actions(view_mover, view: ScanView) -> list:
+    """The actions of the view `view_mover` just presented that cost arm time (all, unless it knows)."""
+    charged = getattr(view_mover, "last_charged", None)
     return list(view.actions) if charged is None else list(charged)
 
 
-class ManualPresenter:
+class ManualViewMover:
     """No robot link: ask the person to do the view's actions by hand."""
 
     def __init__(self, ask=input, say=print):
         self.ask, self.say = ask, say
 
-    def present(self, view: ScanView) -> None:
+    def move_to(self, view: ScanView) -> None:
         turns = [a.notation() for a in view.actions if isinstance(a, Turn)]
         grips = [a.pair for a in view.actions if isinstance(a, Grip)]
         steps = []
@@ -97,7 +97,7 @@ class StickerReadings:
         return np.array([s.spread for s in self.samples])
 
 
-def capture_views(camera, sequence: ScanSequence, presenter=None, marks: list | None = None) -> dict:
+def capture_views(camera, sequence: ScanSequence, view_mover=None, marks: list | None = None) -> dict:
     """Present each view (robot actions) and take its frame.
 
     marks: when a list, gets per view its motion's (start, end) and the frame's times
@@ -105,15 +105,15 @@ def capture_views(camera, sequence: ScanSequence, presenter=None, marks: list | 
     """
     from .cameras import capture_view
 
-    presenter = presenter or NoMotion()
+    view_mover = view_mover or NoMotion()
     frames = {}
     for view in sequence.views:
         started = time.perf_counter()
-        presenter.present(view)
+        view_mover.move_to(view)
         moved = time.perf_counter()
-        frames[view.name] = capture_view(camera, view.name, still_since(presenter))
+        frames[view.name] = capture_view(camera, view.name, still_since(view_mover))
         if marks is not None:
-            marks.append({"view": view.name, "actions": arm_actions(presenter, view), "motion": (started, moved),
+            marks.append({"view": view.name, "actions": arm_actions(view_mover, view), "motion": (started, moved),
                           "frame": getattr(camera, "last_capture", None)})
     return frames
 
@@ -193,21 +193,21 @@ def drift_warnings(readings: StickerReadings, decoded, calibration, threshold: f
 class Scanner:
     """Everything a scan needs, from the loaded config.
 
-        scanner = Scanner(config, camera=open_camera(config), presenter=robot_presenter)
+        scanner = Scanner(config, camera=open_camera(config), view_mover=robot_view_mover)
         result = scanner.scan()          # ScanResult; result.facelets raises the VisionError if refused
 
-    presenter: an object with present(view) that makes the robot do the view's
+    view_mover: an object with move_to(view) that makes the robot do the view's
     actions (default: NoMotion, for file cameras).  calibration: a
     Calibration, None, or "auto" (load scan.colours_file if it exists).
     """
 
-    def __init__(self, config, camera=None, presenter=None, calibration="auto", regions=None):
+    def __init__(self, config, camera=None, view_mover=None, calibration="auto", regions=None):
         from .colour import Calibration
         from .regions import Regions
 
         self.config = config
         self.camera = camera
-        self.presenter = presenter
+        self.view_mover = view_mover
         self.sequence = ScanSequence.from_config(config)
         self.regions = regions if regions is not None else Regions.load(project_path(config.scan.regions_file))
         self.regions.check(self.sequence)
@@ -227,7 +227,7 @@ class Scanner:
         opening = time.perf_counter()
         with self.camera:
             self.marks["camera_open"] = (opening, time.perf_counter())
-            frames = capture_views(self.camera, self.sequence, self.presenter, self.marks["views"])
+            frames = capture_views(self.camera, self.sequence, self.view_mover, self.marks["views"])
         reading = time.perf_counter()
         result = self.read(frames)
         decoded = reading + result.read_ms / 1000

@@ -1,6 +1,6 @@
 """The arm motions that present a scan view: each view's actions streamed to the robot over its link.
 
-The scan (robot/vision/scan.py) asks its presenter for each view and grabs frames; this presenter is
+The scan (robot/vision/scan.py) asks its view mover for each view and grabs frames; this view mover is
 the robot's side of that: what a view costs in arm time (a GRIP to the pair that already holds is not
 sent) and which pair holds the cube after it.
 """
@@ -15,7 +15,7 @@ from ..plan import Grip
 from ..scan_sequence import ScanView
 
 
-class LinkPresenter:
+class ArmViewMover:
     """Presents scan views by streaming their actions to the robot over its link.
 
     holding: the pair known to hold the cube (None: not known).  The firmware finishes a GRIP to
@@ -35,7 +35,7 @@ class LinkPresenter:
         self.still_since: float | None = None
         self.last_charged: list = []
 
-    def present(self, view: ScanView) -> None:
+    def move_to(self, view: ScanView) -> None:
         before = self.holding
         self.last_charged = charged_actions(view.actions, before)
         if self.last_charged:
