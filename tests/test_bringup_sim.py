@@ -193,7 +193,7 @@ def test_ctrl_c_during_homing_sends_the_stop_first_and_reports_the_state(tmp_pat
         assert "sent the e-stop ('!') first" in err and "alarm ESTOP_BYTE latched" in err
         assert "F unknown" in err and "grippers: R never set, L never set, F open" in err
         steps = len(pinlog.step_events(emu.pin_events(), start_cycle=t)["F"])
-        rev = config_module.load(config)["motion"]["steps_per_rev"]
+        rev = config_module.load(config).motion.steps_per_rev
         assert 0 < steps < rev * 5 // 4, "the seek was stopped before its 1.25 turns"
 
 

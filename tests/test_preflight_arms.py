@@ -68,9 +68,9 @@ def press_start_when(mock_or_emu, ready, timeout_s: float = 600):
     threading.Thread(target=press, daemon=True).start()
 
 
-def run(config, port, *flags, say=None):
+def run(config, port, *flags, tell_maker=None):
     args = build_parser().parse_args(["run", "--port", port, *flags, "--config", str(config.path)])
-    return run_hardware(config, RunOptions.from_args(args), say or (lambda text: None))
+    return run_hardware(config, RunOptions.from_args(args), tell_maker or (lambda text: None))
 
 
 def sent(mock, prefix: str) -> list[str]:
@@ -105,7 +105,7 @@ def test_arms_straight_zeroes_the_arms_then_the_run_goes_on(setup):
     config, mock, sequence, _ = setup
     messages = []
     press_start_when(mock, lambda: bool(sent(mock, "ZERO")))
-    report = run(config, mock.url, "--arms-straight", "--no-verify", say=messages.append)
+    report = run(config, mock.url, "--arms-straight", "--no-verify", tell_maker=messages.append)
     assert report.result() == "EXECUTED (NOT VERIFIED)", report["errors"]
     assert sent(mock, "ZERO") == ["ZERO RLFB"]
     assert any("confirmed straight (--arms-straight)" in m for m in messages)
@@ -146,7 +146,7 @@ def test_with_sensors_the_run_homes_each_arm_before_the_start_button(setup, tmp_
     config, mock, sequence, _ = setup
     config = sensors_config(config, tmp_path)
     ConnectedRobot.set_up_mechanics(mock, config)  # arms off straight by hand; each sensor 12 steps clockwise of zero
-    rev = config["motion"]["steps_per_rev"]
+    rev = config.motion.steps_per_rev
     homes = [f"HOME {arm}" for arm in P.ARMS]
     press_start_when(mock, lambda: [c for _, c in mock.executed if c.startswith("HOME")] == homes)
     report = run(config, mock.url, "--no-verify")
@@ -188,7 +188,7 @@ def test_nothing_is_homed_when_an_earlier_check_failed(setup, tmp_path):
 def test_the_firmware_in_simavr_is_homed_at_the_configured_offset_by_the_run(setup, tmp_path):
     config, mock, sequence, _ = setup
     config = sensors_config(config, tmp_path, zero_offset=-12)
-    rev = config["motion"]["steps_per_rev"]
+    rev = config.motion.steps_per_rev
     with emulator.Emulator() as emu:
         ConnectedRobot.set_up_mechanics(emu, config)  # each sensor's edge 12 steps clockwise of the arm's zero
         t0 = emu.cycle()
@@ -196,7 +196,7 @@ def test_the_firmware_in_simavr_is_homed_at_the_configured_offset_by_the_run(set
         # last arm's seek passed its zero, and a press then came in the middle of the homing.
         said = []
         press_start_when(emu, lambda: any("Waiting for the start button" in m for m in list(said)))
-        report = run(config, emu.port, "--no-verify", say=said.append)
+        report = run(config, emu.port, "--no-verify", tell_maker=said.append)
         assert report.result() == "EXECUTED (NOT VERIFIED)", report["errors"]
         # On the pins, before the scan: each arm seeks its sensor's edge (12 steps clockwise of its zero)
         # from where the hand left it, backs off past the release, approaches, then moves by its offset.

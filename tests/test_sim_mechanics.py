@@ -83,7 +83,7 @@ def test_the_simulated_robot_homes_its_arms_at_the_configured_offset(tmp_path):
     from robot.sim.robot_sim import SimulatedRobot
 
     config = config_module.load(sensors_config(tmp_path, -15))
-    rev = config["motion"]["steps_per_rev"]
+    rev = config.motion.steps_per_rev
     with SimulatedRobot(config, cube.SOLVED, firmware="emulator") as robot:
         assert robot.link.where().positions == {a: 0 for a in "RLFB"}
         events = robot.emulator.pin_events()

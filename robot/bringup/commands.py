@@ -140,7 +140,7 @@ class Output:
         self.messages = []
         self.simulated = bool(getattr(args, "sim", False))  # every line says so, as a simulated run's report
 
-    def say(self, text: str) -> None:
+    def tell_maker(self, text: str) -> None:
         self.messages.append(text)
         if self.simulated:
             text = cli_common.simulated(text)
@@ -180,9 +180,9 @@ def _run(args, body, check=None) -> int:
             connected = True
             result["robot"] = robot.backend
             if args.sim:
-                out.say(f"Robot: {robot.backend}.")
+                out.tell_maker(f"Robot: {robot.backend}.")
             try:
-                with stop_on_interrupt(robot, out.say):
+                with stop_on_interrupt(robot, out.tell_maker):
                     ok, extra = body(robot, config, out)
             except (LinkError, BringupError, TuneError, EOFError):
                 _state_into(result, robot, config, out, quiet=True)  # a refusal: what the robot is doing now
@@ -220,7 +220,7 @@ def _state_into(result: dict, robot, config, out, quiet: bool = False) -> None:
         if quiet:
             return
         raise
-    out.say("Now: " + describe(where, None, config.motion.steps_per_rev) + ".")
+    out.tell_maker("Now: " + describe(where, None, config.motion.steps_per_rev) + ".")
     result["where"] = {"motors_on": where.motors_on, "positions": where.positions,
                        "grippers": where.grippers, "home_input_active": where.sensor_active}
 
@@ -253,8 +253,8 @@ def run_jog(args) -> int:
         rev = config.motion.steps_per_rev
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
-            out.say(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
-        actions.jog(robot.link, arm, steps, out.say, with_cube=args.with_cube)
+            out.tell_maker(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
+        actions.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube)
         return True, {"arm": arm, "steps": steps}
 
     return _run(args, body, check=steps_of)
@@ -272,7 +272,7 @@ def run_grip(args) -> int:
 
     def body(robot, config, out):
         arms = target()
-        actions.grip(robot.link, arms, args.action == "close", out.say)
+        actions.grip(robot.link, arms, args.action == "close", out.tell_maker)
         return True, {"arms": arms, "action": args.action}
 
     return _run(args, body, check=target)
@@ -282,7 +282,7 @@ def run_motors(args) -> int:
     from ..arms import actions
 
     def body(robot, config, out):
-        actions.set_motors(robot.link, args.state == "on", out.say)
+        actions.set_motors(robot.link, args.state == "on", out.tell_maker)
         return True, {"motors": args.state}
 
     return _run(args, body)
@@ -305,7 +305,7 @@ def run_home(args) -> int:
     def body(robot, config, out):
         arms = actions.arms_of(args.arms)
         if not by_eye(config):
-            actions.home_with_sensors(robot.link, arms, out.say)
+            actions.home_with_sensors(robot.link, arms, out.tell_maker)
             method = "sensors"
         else:
             hint = left_off = None
@@ -318,10 +318,10 @@ def run_home(args) -> int:
                 def hint(arm):
                     off = left_off(arm)
                     return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
-            actions.square_by_eye(robot.link, arms, out.ask, out.say, hint, left_off)
+            actions.square_by_eye(robot.link, arms, out.ask, out.tell_maker, hint, left_off)
             method = "by eye"
         if args.sim:
-            out.say("Simulated arms now at (steps from straight): "
+            out.tell_maker("Simulated arms now at (steps from straight): "
                     + ", ".join(f"{a} {robot.arm_angle(a)}" for a in arms) + ".")
         return True, {"arms": arms, "method": method}
 
@@ -338,7 +338,7 @@ def run_load(args) -> int:
         def wait():
             _wait_enter_or_button(robot, config, out, args.sim)
 
-        actions.load(robot.link, pair, wait, out.say)
+        actions.load(robot.link, pair, wait, out.tell_maker)
         return True, {"pair": pair}
 
     return _run(args, body)
@@ -354,7 +354,7 @@ def _wait_enter_or_button(robot, config, out, sim: bool) -> None:
     entered = threading.Event()
     keyboard = sys.stdin is not None and not sys.stdin.closed
     if not (keyboard and sys.stdin.isatty()):  # no person at a terminal is needed: say what is assumed
-        out.say("stdin is not a terminal: going on without a person at the keyboard ("
+        out.tell_maker("stdin is not a terminal: going on without a person at the keyboard ("
                 + ("the simulation presses the emulated start button)" if sim
                    else "a line on stdin counts as Enter; else the robot's start button)"))
 
@@ -369,17 +369,17 @@ def _wait_enter_or_button(robot, config, out, sim: bool) -> None:
         if entered.is_set() or robot.link.wait_button(timeout_s=0.2):
             return
         if sim and not pressed_in_sim and not (keyboard and sys.stdin.isatty()) and not entered.is_set():
-            out.say("(simulation: nobody at the keyboard; pressing the emulated start button)")
+            out.tell_maker("(simulation: nobody at the keyboard; pressing the emulated start button)")
             robot.press_start()
             pressed_in_sim = True
-    raise BringupError(f"nobody pressed Enter or the start button within {config['run']['start_timeout_s']:.0f} s")
+    raise BringupError(f"nobody pressed Enter or the start button within {config.run.start_timeout_s:.0f} s")
 
 
 def run_release(args) -> int:
     from ..arms import actions
 
     def body(robot, config, out):
-        actions.release(robot.link, out.say)
+        actions.release(robot.link, out.tell_maker)
         return True, {}
 
     return _run(args, body)
@@ -395,27 +395,27 @@ def run_tune(args) -> int:
         limits = firmware_header.limits()
         bounds = (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"])
         widths = tune_module.Widths.from_motion(config.motion)
-        ensure_motors(robot.link, out.say)
+        ensure_motors(robot.link, out.tell_maker)
         if args.set:
             for text in args.set:
                 arm, which, us = tune_module.parse_setting(text)  # checked before connecting too
                 widths.set(arm, which, us, bounds)
                 tune_module.apply_live(robot.link, widths, arm, which)
-                out.say(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
+                out.tell_maker(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
             save = args.save
         else:
-            save = tune_module.interactive(robot.link, widths, bounds, _key_reader(), out.say)
+            save = tune_module.interactive(robot.link, widths, bounds, _key_reader(), out.tell_maker)
         result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
         if save and widths.changed and robot.sim:  # the keys' `s` on the emulated robot
-            out.say(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
+            out.tell_maker(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
             result["saved"] = []
         elif save and widths.changed:
             written = tune_module.save(config.path, widths)
-            out.say(f"Saved {len(widths.changed)} width(s) into {written} "
+            out.tell_maker(f"Saved {len(widths.changed)} width(s) into {written} "
                     f"(motion.arms.<arm>.servo_*_us lines only).")
             result["saved"] = sorted(f"{a}.{w}" for a, w in widths.changed)
         elif not save:
-            out.say(f"Not saved: {config.path} is unchanged.")
+            out.tell_maker(f"Not saved: {config.path} is unchanged.")
         return save or bool(args.set), result  # quitting the keys without saving: not done
 
     def settings_parse(config) -> None:
