@@ -313,7 +313,11 @@ def test_lexicographic_combination_ranker_follows_itertools_order():
 
 
 def test_one_state_rankers_agree_with_the_vectorised_ones():
-    from robot.puzzles.coords import (orientation_rank, permutation_rank, rank_orientation, rank_permutation,
+    from math import comb
+
+    from robot.puzzles.coords import (combination_rank, combination_rank_lexicographic, orientation_rank,
+                                      permutation_rank, rank_combination, rank_combination_lexicographic,
+                                      rank_orientation, rank_permutation, unrank_combination,
                                       unrank_orientation, unrank_permutation)
 
     perms = unrank_permutation(np.arange(5040), 7)
@@ -323,6 +327,11 @@ def test_one_state_rankers_agree_with_the_vectorised_ones():
         oris = unrank_orientation(np.arange(3 ** 5), 6, 3, constrained)
         assert ([orientation_rank(o, 3, constrained) for o in oris.tolist()]
                 == rank_orientation(oris, 3, constrained).tolist())
+    for k in (0, 3, 6):
+        masks = unrank_combination(np.arange(comb(9, k)), 9, k)
+        assert [combination_rank(m) for m in masks.tolist()] == rank_combination(masks).tolist()
+        assert ([combination_rank_lexicographic(m) for m in masks.tolist()]
+                == rank_combination_lexicographic(masks).tolist())
 
 
 @pytest.mark.parametrize("tracked, ordered, lexicographic", [

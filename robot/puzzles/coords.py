@@ -6,8 +6,8 @@ Rankers (each with its inverse, on (N, k) arrays):
                 of itertools.combinations)
   orientation   base-m digits, the first column most significant (optionally the last one fixed
                 by the sum)
-`permutation_rank` and `orientation_rank` rank one state in plain Python: a search's start state,
-where numpy's cost per call would outweigh the work.  The 2x2x2 and 3x3x3 solvers
+`permutation_rank`, `combination_rank(_lexicographic)` and `orientation_rank` rank one state in
+plain Python: a search's start state, where numpy's cost per call would outweigh the work.  The 2x2x2 and 3x3x3 solvers
 (robot/solver, robot/solver3) number their coordinates with these rankers.
 
 Components read one part of the flat state (robot.puzzles.puzzle):
@@ -99,6 +99,22 @@ def unrank_combination(ranks: np.ndarray, n: int, k: int) -> np.ndarray:
         left -= take
         mask[:, place] = take
     return mask
+
+
+def combination_rank(chosen) -> int:
+    """rank_combination of one set (a sequence of booleans, one per place), without numpy."""
+    rank, nth = 0, 0
+    for place, taken in enumerate(chosen):
+        if taken:
+            nth += 1
+            rank += comb(place, nth)
+    return rank
+
+
+def combination_rank_lexicographic(chosen) -> int:
+    """rank_combination_lexicographic of one set (a sequence of booleans), without numpy."""
+    chosen = list(chosen)
+    return comb(len(chosen), sum(map(bool, chosen))) - 1 - combination_rank(chosen[::-1])
 
 
 def rank_combination_lexicographic(mask: np.ndarray) -> np.ndarray:

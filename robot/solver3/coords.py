@@ -28,6 +28,7 @@ import numpy as np
 import robot.solver3.cube3 as cube3
 from ..puzzles import load_puzzle
 from ..puzzles.coords import (OrientationComponent, PermutationComponent, PiecesComponent, Space,
+                              combination_rank_lexicographic, orientation_rank, permutation_rank,
                               rank_combination_lexicographic, rank_orientation, rank_permutation,
                               unrank_combination_lexicographic, unrank_orientation, unrank_permutation)
 from ..puzzles.tables import MoveTables, table_from_states
@@ -103,13 +104,20 @@ def ud_from_subsets(u, d):
 
 
 def phase_coords(state):
-    """All search coordinates of one cubie state, as Python ints."""
-    cp, co, ep, eo = (np.asarray(x)[None] for x in state)
+    """All search coordinates of one cubie state, as Python ints (the one-state rankers: a search's
+    start, where numpy's cost per call would outweigh the work)."""
+    cp, co, ep, eo = (np.asarray(x).tolist() for x in state)
     return {
-        "twist": int(twist_coord(co)[0]), "flip": int(flip_coord(eo)[0]),
-        "slice": int(subset_coord(ep, SLICE_PIECES)[0]), "corners": int(rank_permutation(cp)[0]),
-        "u": int(subset_coord(ep, U_PIECES)[0]), "d": int(subset_coord(ep, D_PIECES)[0]),
+        "twist": orientation_rank(co, 3, constrained=True), "flip": orientation_rank(eo, 2, constrained=True),
+        "slice": _one_subset(ep, SLICE_PIECES), "corners": permutation_rank(cp),
+        "u": _one_subset(ep, U_PIECES), "d": _one_subset(ep, D_PIECES),
     }
+
+
+def _one_subset(ep: list, pieces) -> int:
+    """subset_coord of one cube's edge permutation (a list)."""
+    order = [pieces.index(piece) for piece in ep if piece in pieces]
+    return combination_rank_lexicographic([piece in pieces for piece in ep]) * 24 + permutation_rank(order)
 
 
 # ---------------------------------------------------------------------------
