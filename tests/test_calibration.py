@@ -80,17 +80,17 @@ def test_headless_calibration_from_answers_file_writes_valid_files(tmp_path, sho
 
 def test_rejected_check_saves_nothing(tmp_path, shots):
     config = config_module.load(_config_in(tmp_path))
-    answers = Answers({**ANSWERS, "verify": "no"}, interactive=False, say=lambda *_: None)
+    answers = Answers({**ANSWERS, "verify": "no"}, interactive=False, tell_maker=lambda *_: None)
     with pytest.raises(CalibrationAborted, match="nothing saved"):
-        run(config, answers, FileCamera(shots / "solved"), FileCamera(shots / "scrambled"), say=lambda *_: None)
+        run(config, answers, FileCamera(shots / "solved"), FileCamera(shots / "scrambled"), tell_maker=lambda *_: None)
     assert not (tmp_path / "cal" / "colors.yaml").exists()
 
 
 def test_missing_answer_is_named(tmp_path, shots):
     config = config_module.load(_config_in(tmp_path))
-    answers = Answers({"solved_ready": "yes"}, interactive=False, say=lambda *_: None)
+    answers = Answers({"solved_ready": "yes"}, interactive=False, tell_maker=lambda *_: None)
     with pytest.raises(CalibrationAborted, match="no answer for 'regions'"):
-        run(config, answers, FileCamera(shots / "solved"), say=lambda *_: None)
+        run(config, answers, FileCamera(shots / "solved"), tell_maker=lambda *_: None)
 
 
 def test_clicked_centres_make_regions(tmp_path, shots):
@@ -98,18 +98,18 @@ def test_clicked_centres_make_regions(tmp_path, shots):
     sequence = ScanSequence.from_config(config)
     truth = camera_geometry.scan_regions(camera_geometry.Pose.from_config(config), sequence)
     clicks = {view.name: truth.quads(view.name).mean(axis=1).round(1).tolist() for view in sequence.views}
-    answers = Answers({**ANSWERS, "regions": "click", "clicks": clicks}, interactive=False, say=lambda *_: None)
+    answers = Answers({**ANSWERS, "regions": "click", "clicks": clicks}, interactive=False, tell_maker=lambda *_: None)
     outcome = run(config, answers, FileCamera(shots / "solved"), FileCamera(shots / "scrambled"),
-                  say=lambda *_: None)
+                  tell_maker=lambda *_: None)
     assert outcome.regions.source == "click" and outcome.verified == "confirmed"
     assert np.allclose(outcome.regions.quads("left").mean(axis=1), truth.quads("left").mean(axis=1), atol=0.2)
 
 
 def test_not_solved_cube_is_refused(tmp_path, shots):
     config = config_module.load(_config_in(tmp_path))
-    answers = Answers(ANSWERS, interactive=False, say=lambda *_: None)
+    answers = Answers(ANSWERS, interactive=False, tell_maker=lambda *_: None)
     with pytest.raises(CalibrationAborted, match="does not look solved"):
-        run(config, answers, FileCamera(shots / "scrambled"), say=lambda *_: None)
+        run(config, answers, FileCamera(shots / "scrambled"), tell_maker=lambda *_: None)
 
 
 def test_close_colours_get_advice():
@@ -236,8 +236,8 @@ def test_a_camera_that_does_not_open_is_named_before_any_question(tmp_path):
 
     config = config_module.with_settings(config_module.load(_config_in(tmp_path)), {"camera.device": "97"})
     asked = []
-    answers = Answers({}, interactive=True, ask=lambda prompt: asked.append(prompt) or "y", say=lambda *_: None)
+    answers = Answers({}, interactive=True, ask=lambda prompt: asked.append(prompt) or "y", tell_maker=lambda *_: None)
     with pytest.raises(CameraError, match="cannot open camera 97"):
-        run(config, answers, open_camera(config), say=lambda *_: None)
+        run(config, answers, open_camera(config), tell_maker=lambda *_: None)
     assert asked == []
     assert not (tmp_path / "cal" / "colors.yaml").exists()

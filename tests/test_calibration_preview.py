@@ -47,7 +47,7 @@ def keys(*codes):
 
 def test_the_window_refreshes_frames_until_a_key(window, tmp_path):
     camera, wait_key = CountingCamera(), keys(-1, -1, -1, ord(" "))
-    result = Preview(tmp_path, use_window=True, say=lambda text: None).live(camera, VIEW, None, seconds=60,
+    result = Preview(tmp_path, use_window=True, tell_maker=lambda text: None).live(camera, VIEW, None, seconds=60,
                                                                            wait_key=wait_key)
     assert result is None and camera.frames == 4, "four frames: three without a key, the fourth with one"
     assert [level for _, level in window] == [1, 2, 3, 4], "each new frame was shown"
@@ -57,7 +57,7 @@ def test_the_window_refreshes_frames_until_a_key(window, tmp_path):
 
 def test_the_window_goes_on_when_its_time_is_up_without_a_key(window, tmp_path):
     camera = CountingCamera()
-    Preview(tmp_path, use_window=True, say=lambda text: None).live(camera, VIEW, None, seconds=0,
+    Preview(tmp_path, use_window=True, tell_maker=lambda text: None).live(camera, VIEW, None, seconds=0,
                                                                   wait_key=keys(-1))
     assert camera.frames == 1 and len(window) == 1
 
@@ -66,7 +66,7 @@ def test_without_window_support_the_preview_becomes_a_picture(monkeypatch, tmp_p
     def no_gui(title, image):
         raise cv2.error("The function is not implemented (no GUI)")
     monkeypatch.setattr(cv2, "imshow", no_gui)
-    preview = Preview(tmp_path, use_window=True, say=lambda text: None)
+    preview = Preview(tmp_path, use_window=True, tell_maker=lambda text: None)
     wait_key = keys()  # never asked: there is no window to wait on
     path = preview.live(CountingCamera(), VIEW, None, seconds=0, wait_key=wait_key)
     assert preview.use_window is False and wait_key.waits == []

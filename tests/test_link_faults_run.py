@@ -12,7 +12,7 @@ from benches import load_bench
 
 def _run(**options):
     config = config_module.defaults()
-    return run_simulated(config, RunOptions(sim=True, seed=3, **options), say=lambda *a, **k: None)
+    return run_simulated(config, RunOptions(sim=True, seed=3, **options), tell_maker=lambda *a, **k: None)
 
 
 def test_pulled_cable_resets_the_mock_board_and_the_run_resumes_without_losing_a_move():
@@ -412,7 +412,7 @@ def test_a_line_resent_before_the_boards_resend_request_is_not_renumbered_into_d
         "link.silence_timeout_ms": 5000,  # the held `rs` (and the `?` answers) wait for the host's resend
         "scan.images_dir": str(tmp_path / "scans")})
     report = run_simulated(config, RunOptions(sim=True, seed=3, firmware=firmware, disconnect_at=2),
-                           say=lambda *a, **k: None)
+                           tell_maker=lambda *a, **k: None)
     assert all(fault.fired for fault in replay), replay  # the sequence really happened
     assert report.link_stats["board_resets"] >= 1
     assert not not_run, f"lines answered `ok dup` that the board never ran: {not_run}"
@@ -425,7 +425,7 @@ def test_what_a_run_prints_after_a_lost_link_is_for_the_maker_not_the_api():
     said = []
     config = config_module.defaults()
     report = run_simulated(config, RunOptions(sim=True, seed=3, firmware="mock", disconnect_at=5),
-                           say=lambda *a, **k: said.append(" ".join(str(x) for x in a)))
+                           tell_maker=lambda *a, **k: said.append(" ".join(str(x) for x in a)))
     assert report.solved and report.virtual_cube == report.final_state
     text = "\n".join(said)
     [lost] = [line for line in text.splitlines() if "Serial link lost" in line]

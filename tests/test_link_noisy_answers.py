@@ -138,7 +138,7 @@ def test_a_run_says_live_that_the_board_answers_but_the_noise_eats_its_answers(m
     monkeypatch.setattr(SimulatedRobot, "wait_start", noisy_before_the_press)
     said = []
     report = run_simulated(config_module.defaults(), RunOptions(sim=True, seed=3, firmware="mock"),
-                           say=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
+                           tell_maker=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
     assert report.solved, report.errors
     assert report.link_stats["lines_resent_past_max"] == 1
     assert any("the board answers, but line noise damaged every answer to SERVO" in s for s in said), said

@@ -106,7 +106,7 @@ def test_a_run_that_stops_before_the_start_leaves_no_emulator_folder(emu_tmp, mo
         raise PreflightFailed(["motors and homing: arm R: no sensor found"])
     monkeypatch.setattr(SimulatedRobot, "prepare_arms", preflight_fails)
     report = run_simulated(config_module.defaults(), RunOptions(sim=True, seed=3, firmware="emulator"),
-                           say=lambda *a, **k: None)
+                           tell_maker=lambda *a, **k: None)
     assert report.result() == NOT_STARTED
     assert emu_folders(emu_tmp) == []
 
@@ -251,7 +251,7 @@ def _sped_up_run(firmware: str):
     from robot.run.simulated import run_simulated
 
     return run_simulated(config_module.defaults(), RunOptions(sim=True, seed=3, firmware=firmware, verify=False),
-                         say=lambda *a, **k: None)
+                         tell_maker=lambda *a, **k: None)
 
 
 def _assert_reports_the_measured_speed_up(report) -> float:

@@ -9,7 +9,7 @@ terminal.  It moves nothing when a check above it failed.  `cube-robot doctor` (
 reads the robot and says what a run will do.
 
 The context (robot/doctor/preflight.py) may carry: `link` (the run's open Link), `preflight_failures`
-(the failed checks so far), `confirm_arms_straight(arms) -> bool` (None: nobody to ask), `say`.
+(the failed checks so far), `confirm_arms_straight(arms) -> bool` (None: nobody to ask), `tell_maker`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def check_arms(config, context) -> list[Result]:
     if earlier:
         return [Result(ITEM, FAIL, "not made ready (" + "; ".join(readiness.arms_problems(where, rev))
                        + "): the checks above failed, so nothing was moved; fix them first")]
-    say = getattr(context, "say", None) or (lambda text: None)
+    tell_maker = getattr(context, "tell_maker", None) or (lambda text: None)
     ask = getattr(context, "confirm_arms_straight", None)
     asked = []
 
@@ -55,9 +55,9 @@ def check_arms(config, context) -> list[Result]:
         return bool(ask and ask(arms))
     sensors = config.motion.homing.sensors
     if sensors:
-        say("Homing the arms with their sensors (each turns in the air: keep the cube out until they are done)...")
+        tell_maker("Homing the arms with their sensors (each turns in the air: keep the cube out until they are done)...")
     try:
-        where = readiness.prepare_arms(link, config, confirm, say)
+        where = readiness.prepare_arms(link, config, confirm, tell_maker)
     except BringupError as exc:
         if asked and not sensors:
             return [Result(ITEM, FAIL, f"the arms' positions are unknown ({', '.join(asked[0])}: the board "

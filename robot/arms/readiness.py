@@ -6,7 +6,7 @@ nobody established: the arms are ready when the drivers are on and every arm's p
 (homed, or confirmed straight with ZERO) and straight (a whole number of quarter turns from zero).
 
     problems = arms_problems(link.where(), steps_per_rev)     # [] when ready
-    prepare_arms(link, config, confirm=ask_user, say=print)   # drivers on; home or confirm; -> Where
+    prepare_arms(link, config, confirm=ask_user, tell_maker=print)   # drivers on; home or confirm; -> Where
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ def arms_problems(where: P.Where, steps_per_rev: int) -> list[str]:
     return problems
 
 
-def prepare_arms(link, config, confirm, say) -> P.Where:
+def prepare_arms(link, config, confirm, tell_maker) -> P.Where:
     """Make the arms ready: drivers on; arms whose position is unknown are homed with their sensors
     (motion.homing.sensors) or, without sensors, confirmed straight when `confirm(arms)` returns True.
     Raises actions.BringupError when they cannot be made ready.  Homing turns arms in the air: call it
     before the cube is in (the grippers of the homed arms are opened)."""
-    where = actions.ensure_motors(link, say)
+    where = actions.ensure_motors(link, tell_maker)
     unknown = "".join(arm for arm in P.ARMS if where.positions[arm] is None)
     if unknown:
         if config.motion.homing.sensors:
-            where = actions.home_with_sensors(link, unknown, say)
+            where = actions.home_with_sensors(link, unknown, tell_maker)
         elif confirm(unknown):
             link.request(P.zero_command(unknown))
             where = link.where()

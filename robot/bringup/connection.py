@@ -2,7 +2,7 @@
 
     with ConnectedRobot(config, port=None, sim=True) as robot:   # the firmware in simavr (or the mock)
         robot.link.where()
-        with stop_on_interrupt(robot, say):              # Ctrl-C: `!` first, then the robot's state
+        with stop_on_interrupt(robot, tell_maker):              # Ctrl-C: `!` first, then the robot's state
             ...
 
 The emulated robot is a freshly built one: its arms stand a few steps off straight (as if turned by
@@ -144,7 +144,7 @@ def describe(where: P.Where, status: P.Status | None, steps_per_rev: int) -> str
 
 
 @contextlib.contextmanager
-def stop_on_interrupt(robot: ConnectedRobot, say):
+def stop_on_interrupt(robot: ConnectedRobot, tell_maker):
     """Ctrl-C while the robot moves: send the real-time stop `!` first, then report the robot's state."""
     try:
         yield

@@ -64,14 +64,14 @@ def apply_live(link, widths: Widths, arm: str, which: str) -> None:
     link.run([P.grippers_command(arm, close=which == "closed")])
 
 
-def interactive(link, widths: Widths, limits, read_key, say, arms: str = P.ARMS) -> bool:
+def interactive(link, widths: Widths, limits, read_key, tell_maker, arms: str = P.ARMS) -> bool:
     """The key-driven trim; True when the user saves.  read_key() returns one key (or a line)."""
-    say(KEYS_HELP)
+    tell_maker(KEYS_HELP)
     index, which = 0, "open"
     apply_live(link, widths, arms[index], which)
     while True:
         arm = arms[index]
-        say(f"gripper {arm}: tuning {which.upper()} = {widths.values[arm][WHICH[which]]} us "
+        tell_maker(f"gripper {arm}: tuning {which.upper()} = {widths.values[arm][WHICH[which]]} us "
             f"(open {widths.values[arm][0]}, closed {widths.values[arm][1]})")
         key = read_key()
         if key in ("", "q", "\x03", "\x04"):
@@ -86,10 +86,10 @@ def interactive(link, widths: Widths, limits, read_key, say, arms: str = P.ARMS)
             try:
                 widths.set(arm, which, widths.values[arm][WHICH[which]] + NUDGE[key], limits)
             except TuneError as exc:
-                say(str(exc))
+                tell_maker(str(exc))
                 continue
         else:
-            say(KEYS_HELP)
+            tell_maker(KEYS_HELP)
             continue
         apply_live(link, widths, arms[index], which)
 

@@ -53,7 +53,7 @@ def register_calibrate(group) -> None:
     colours.set_defaults(handler=_colours)
 
 
-def _robot_view_mover(config, args, say):
+def _robot_view_mover(config, args, tell_maker):
     """(view_mover, link): the robot presents each scan view itself with the run's ArmViewMover when one
     is named (--port, link.port) or, without picture folders, found on a port; else (None, None)."""
     from ..link import ports
@@ -71,10 +71,10 @@ def _robot_view_mover(config, args, say):
         try:  # the probe's connection is kept: the port is opened once (each open resets an Uno)
             probed = ports.find_robot(settings, keep=Link).connection
         except LinkError:
-            say("no robot answers on a serial port: you will be asked to turn the cube for each view")
+            tell_maker("no robot answers on a serial port: you will be asked to turn the cube for each view")
             return None, None
     link = Link.open(config, port=port, probed=probed)  # a named robot that does not answer: LinkError
-    say(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
+    tell_maker(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
     return ArmViewMover(link), link
 
 
@@ -94,20 +94,20 @@ def _simulated(config, args, answers, use_window: bool):
     from ..sim.robot_sim import SimulatedRobot
     from ..vision.calibrate import run
 
-    def say(text):
+    def tell_maker(text):
         print(simulated(text))
-    answers.say = say
+    answers.tell_maker = tell_maker
     if answers.interactive:
         answers.ask = lambda prompt: input(simulated(prompt))
     rng = np.random.default_rng(args.seed)
 
     def put_in(kind: str) -> None:  # what the person does at the robot, done to the virtual cube
         robot.virtual.state = cube.SOLVED if kind == "solved" else cube.random_placed_state(rng)
-        say(f"a {kind} cube is now in the virtual robot: {robot.virtual.facelets()}")
+        tell_maker(f"a {kind} cube is now in the virtual robot: {robot.virtual.facelets()}")
     robot = SimulatedRobot(config, cube.SOLVED, firmware=args.firmware, seed=int(rng.integers(1 << 30)))
     with robot:
-        say(f"the emulated robot ({robot.backend}) presents each view to the simulated webcam")
-        return run(config, answers, robot.camera, view_mover=robot.view_mover, use_window=use_window, say=say,
+        tell_maker(f"the emulated robot ({robot.backend}) presents each view to the simulated webcam")
+        return run(config, answers, robot.camera, view_mover=robot.view_mover, use_window=use_window, tell_maker=tell_maker,
                    simulated=True, put_in=put_in)
 
 

@@ -205,7 +205,7 @@ def run_timing(args) -> int:
               file=sys.stderr)
         return ExitStatus.BAD_CONFIG
 
-    def say(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
+    def tell_maker(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
         print(simulated(text) if args.sim else text)
     connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
@@ -213,18 +213,18 @@ def run_timing(args) -> int:
         current = robot_timing(config)  # null values: derived from `motion`
         with _robot_link(config, args) as (link, where):
             connected = True
-            say(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
+            tell_maker(f"measuring on {where}: {args.repeats} x {len(SEQUENCE)} actions ...")
             samples = measure(link, args.repeats)
         measured = medians(samples)
         derived = [key for key in TIMING_KEYS if getattr(config.robot.timing, key) is None]
-        say(format_table(measured, samples, current, derived))
+        tell_maker(format_table(measured, samples, current, derived))
         if not args.save:
-            say("\nnot saved (" + ("timings measured on the emulator are never saved; measure on the robot "
+            tell_maker("\nnot saved (" + ("timings measured on the emulator are never saved; measure on the robot "
                                    "with --port and --save" if args.sim else
                                    "add --save to write these into the config file") + ")")
             return ExitStatus.OK
         if measured == current and not derived:
-            say(f"\n{config.path} already has these values; nothing to change")
+            tell_maker(f"\n{config.path} already has these values; nothing to change")
             return ExitStatus.OK
         written = save_timing(config.path, measured)
     except config_module.ConfigError as exc:
@@ -236,6 +236,6 @@ def run_timing(args) -> int:
     except (TimingCalibrationError, OSError) as exc:
         print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
         return ExitStatus.NOT_DONE
-    say(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
+    tell_maker(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
         "for the new timings on next use (this takes a while once)")
     return ExitStatus.OK

@@ -111,7 +111,7 @@ def run_command(args) -> int:
 
     config = config_module.load(args.config)
     options = RunOptions.from_args(args)
-    say = (lambda text: print(text, file=sys.stderr)) if options.json else print
+    tell_maker = (lambda text: print(text, file=sys.stderr)) if options.json else print
     simulated_by = (["--sim"] if options.sim else []) + options.simulation_flags()
     if options.port and simulated_by:  # which robot was meant is not clear: move neither
         print(f"cube-robot run: --port {options.port} names a real robot, but {', '.join(simulated_by)} "
@@ -132,18 +132,18 @@ def run_command(args) -> int:
                 print(f"cube-robot run: NOT STARTED, nothing moved: {exc}", file=sys.stderr)
         else:
             if link is None:
-                say("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
+                tell_maker("SIMULATED | no port is named (--port, link.port) and no robot answers on any serial port: "
                     "running the simulated robot (--sim says so; --port PATH names a robot).")
                 options = options.replace(sim=True)
             else:
                 options = options.replace(port=link.url)
     if report is None and options.sim:
-        report = run_simulated(config, options, lambda text: say(simulated(text)), bus)
+        report = run_simulated(config, options, lambda text: tell_maker(simulated(text)), bus)
     elif report is None:
-        report = run_hardware(config, options, say, bus, probed=link)
+        report = run_hardware(config, options, tell_maker, bus, probed=link)
     print(json.dumps(report.to_json()) if options.json else report.format())
     if report.execute_ok is not None:  # the robot took the cube, and still holds it
-        say(("SIMULATED | " if report.mode == "simulated" else "")
+        tell_maker(("SIMULATED | " if report.mode == "simulated" else "")
             + "The robot still holds the cube: `cube-robot release` opens all grippers.")
     return report.exit_status()
 

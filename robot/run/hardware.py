@@ -32,7 +32,7 @@ def not_started_report(exc: RobotNotReady, bus: EventBus) -> RunReport:
     return report
 
 
-def run_hardware(config, options: RunOptions, say: Callable[[str], None], bus: EventBus | None = None,
+def run_hardware(config, options: RunOptions, tell_maker: Callable[[str], None], bus: EventBus | None = None,
                  probed: Link | None = None) -> RunReport:
     """The real robot: serial link to the board, the configured camera and calibrated regions.
     probed: the robot's Link as choose_robot left it open (else the port is opened here).
@@ -41,7 +41,7 @@ def run_hardware(config, options: RunOptions, say: Callable[[str], None], bus: E
     started = ev.RunStarted(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
     report = RunReport.start(started).subscribe(bus)
     bus.publish(started)
-    robot = HardwareRobot(config, options.port, say, arms_straight=options.arms_straight, resume=options.resume,
+    robot = HardwareRobot(config, options.port, tell_maker, arms_straight=options.arms_straight, resume=options.resume,
                           probed=probed)
 
     def finish():
@@ -49,6 +49,6 @@ def run_hardware(config, options: RunOptions, say: Callable[[str], None], bus: E
         # without it the outcome is EXECUTED (NOT VERIFIED), with the reason in report.verify.
         bus.publish(ev.Result(solved=bool(report.execute_ok) and report.verified_solved is True))
 
-    run_robot(config, robot, options, say, bus, finish)
+    run_robot(config, robot, options, tell_maker, bus, finish)
     bus.publish(ev.RunEnded(report.result(), report.exit_status()))
     return report

@@ -1,7 +1,7 @@
 """One run on any robot: wait for start -> scan (retry doubtful scans) -> solve -> execute -> check.
 
     bus = EventBus(); report = RunReport(...).subscribe(bus)   # the report folds the run's events
-    run_robot(config, robot, options, say, bus, finish)   # never raises; the events say what happened
+    run_robot(config, robot, options, tell_maker, bus, finish)   # never raises; the events say what happened
 
 Any failure stops the robot (leaving the `with robot:` block closes the link)
 and is reported with advice and, when known, the cube's state.
@@ -42,10 +42,10 @@ class RunFailed(RuntimeError):
         self.advice, self.state = advice, state
 
 
-def run_robot(config, robot: Robot, options: RunOptions, say: Callable[[str], None], bus: EventBus,
+def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[str], None], bus: EventBus,
               finish: Callable[[], None]) -> None:
     """Run the pipeline on `robot`, then finish(); any failure is published (a Stopped event) with advice."""
-    pipeline = Pipeline(config, robot, say, options, bus)
+    pipeline = Pipeline(config, robot, tell_maker, options, bus)
     publish = bus.publish
     progress_line = bus.subscribe(ProgressLine())  # the live bar while the plan streams (a terminal only)
     named = False  # the robot's backend is in the report
@@ -112,8 +112,8 @@ def link_lost_line(exc, when: str) -> str:
 class ResumingViewMover:
     """An ArmViewMover whose view stream is resumed after a lost connection (as the plan's is)."""
 
-    def __init__(self, inner: ArmViewMover, say: Callable[[str], None], publish: Callable[[ev.Event], None]):
-        self.inner, self.say, self.publish = inner, say, publish
+    def __init__(self, inner: ArmViewMover, tell_maker: Callable[[str], None], publish: Callable[[ev.Event], None]):
+        self.inner, self.tell_maker, self.publish = inner, tell_maker, publish
 
     def move_to(self, view) -> None:
         from ..link.errors import DisconnectedError, SilentBoardError
@@ -121,7 +121,7 @@ class ResumingViewMover:
         try:
             self.inner.move_to(view)
         except (DisconnectedError, SilentBoardError) as exc:
-            self.say(link_lost_line(exc, "during a scan"))
+            self.tell_maker(link_lost_line(exc, "during a scan"))
             self.inner.link.resume()
             self.publish(ev.LinkRecovered(f"recovered: {type(exc).__name__} during a scan (the link was resumed)"))
             if self.inner.after:
@@ -219,9 +219,9 @@ class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot); what happens is published on `bus`
     (robot/run/events.py), whose subscribers (the report, the progress line, the solve log) watch it."""
 
-    def __init__(self, config, robot: Robot, say: Callable[[str], None], options: RunOptions,
+    def __init__(self, config, robot: Robot, tell_maker: Callable[[str], None], options: RunOptions,
                  bus: EventBus | None = None):
-        self.config, self.robot, self.say, self.options = config, robot, say, options
+        self.config, self.robot, self.tell_maker, self.options = config, robot, tell_maker, options
         self.bus = bus if bus is not None else EventBus()
         self.publish = self.bus.publish
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
@@ -261,7 +261,7 @@ class Pipeline:
 
         robot = self.robot
         if robot.link is not None:  # the link's live messages (a reconnect, a noisy line)
-            robot.link.reconnect_log = lambda text: self.say(f"\n{text}")
+            robot.link.reconnect_log = lambda text: self.tell_maker(f"\n{text}")
         sequence = ScanSequence.from_config(self.config)
         # Tables, camera and handshake before the start press: nothing of them is timed after it.
         self.ready = ready = prepare(self.config, robot)
@@ -307,7 +307,7 @@ class Pipeline:
         return str(readings), f"cube-robot vision decode{uncalibrated} {readings}"
 
     def _wait_start(self) -> float:
-        self.say(self.robot.start_note)  # a simulated robot presses its own emulated button, and says so
+        self.tell_maker(self.robot.start_note)  # a simulated robot presses its own emulated button, and says so
         if not self.robot.wait_start(self.config.run.start_timeout_s):
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here
@@ -316,7 +316,7 @@ class Pipeline:
         from ..link.errors import AlarmError, LinkError, RefusedMidStreamError
         from ..plan import charged_from, replay
 
-        robot, say, publish = self.robot, self.say, self.publish
+        robot, tell_maker, publish = self.robot, self.tell_maker, self.publish
         publish(ev.TablesReady(self.ready.tables_load_ms))
 
         try:
@@ -337,9 +337,9 @@ class Pipeline:
         publish(ev.PlanFound(moves=plan.moves, actions=len(plan.actions), solve_ms=round(plan.solve_ms, 3),
                              predicted_ms=plan.cost_ms, plan=plan.to_json()))
         for message in robot.plan_ready(len(plan.actions)):  # e.g. a simulated fault this plan cannot have
-            say(message)
+            tell_maker(message)
             publish(ev.RunWarning(message))
-        say(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
+        tell_maker(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
 
         first_done = []
         total = len(plan.actions)
@@ -415,7 +415,7 @@ class Pipeline:
         try:
             return link.run(plan, progress=progress)
         except (DisconnectedError, SilentBoardError) as exc:
-            self.say(link_lost_line(exc, "while the plan ran"))
+            self.tell_maker(link_lost_line(exc, "while the plan ran"))
             result = link.resume()
             self.publish(ev.LinkRecovered(f"recovered: {type(exc).__name__} (the link was resumed)"))
             return result
@@ -428,7 +428,7 @@ class Pipeline:
         attempts = self.config.run.scan_attempts
         view_mover = self.robot.view_mover
         if view_mover is not None:  # a lost cable mid-scan is resumed too
-            view_mover = ResumingViewMover(view_mover, self.say, self.publish)
+            view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
         self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=view_mover,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         self.publish(ev.StageStarted("scan"))
@@ -445,11 +445,11 @@ class Pipeline:
                     recognition_ms=round((time.perf_counter() - t) * 1000, 1), read_ms=round(result.read_ms, 2),
                     facelets=result.decoded.facelets, confidence=round(float(result.decoded.confidence), 3),
                     images=tuple(str(p) for p in result.images), warnings=tuple(result.warnings)))
-                self.say(f"Scanned: {result.decoded.facelets} (confidence {result.decoded.confidence:.2f}, "
+                self.tell_maker(f"Scanned: {result.decoded.facelets} (confidence {result.decoded.confidence:.2f}, "
                          f"attempt {attempt})")
                 return result.decoded.facelets, cube.parse_facelets(result.decoded.facelets)
             self.publish(ev.ScanRefused(attempt, str(result.error), tuple(str(p) for p in result.images)))
-            self.say(f"Scan attempt {attempt} doubtful ({result.error}); rescanning...")
+            self.tell_maker(f"Scan attempt {attempt} doubtful ({result.error}); rescanning...")
         raise RunFailed(f"the cube could not be read in {attempts} attempts: {result.error}",
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colours'")
 

@@ -59,12 +59,12 @@ class HardwareRobot:
     calibration: Literal["auto"] = "auto"  # the scan uses scan.colours_file when it exists
     start_note = "Waiting for the start button (on the robot, or Enter here)..."
 
-    def __init__(self, config, port=None, say=None, arms_straight: bool = False, resume: bool = False,
+    def __init__(self, config, port=None, tell_maker=None, arms_straight: bool = False, resume: bool = False,
                  probed=None):
         self.config, self.port, self.resume = config, port, resume
         self.probed = probed  # the Link choose_robot's probe left open on `port`: opened once (a Uno resets)
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
-        self.say = say or (lambda text: None)
+        self.tell_maker = tell_maker or (lambda text: None)
         self.link = self.camera = self.view_mover = self.tables = None
         self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config.link.port or "an auto-detected port")
@@ -132,13 +132,13 @@ class HardwareRobot:
 
         alarm = self.link.status().alarm
         if alarm == AlarmCode.RESET_DURING_MOTION:
-            self.say("--resume: you squared the interrupted layer; clearing RESET_DURING_MOTION (the cube is rescanned)")
+            self.tell_maker("--resume: you squared the interrupted layer; clearing RESET_DURING_MOTION (the cube is rescanned)")
             self.link.clear_alarm()
         elif alarm != AlarmCode.NONE:
             raise PreflightFailed([f"alarm {alarm.name} is latched: --resume clears only RESET_DURING_MOTION (a "
                                    "reset mid-move); check the robot, then 'cube-robot link reset-alarm'"])
         else:
-            self.say("--resume: no interrupted move is latched; a normal run (the cube is rescanned)")
+            self.tell_maker("--resume: no interrupted move is latched; a normal run (the cube is rescanned)")
 
     def preflight(self) -> None:
         """robot/doctor/preflight.py: every check before the start button; raises PreflightFailed naming
@@ -148,12 +148,12 @@ class HardwareRobot:
         from ..doctor import format_table
         from ..doctor.preflight import failures, run_checks
 
-        self.say("Pre-flight checks...")
+        self.tell_maker("Pre-flight checks...")
         context = SimpleNamespace(link=self.link, camera=self.camera, port=self.port, build_tables=True,
-                                  say=self.say, confirm_arms_straight=self.confirm_arms_straight, tables=None)
+                                  tell_maker=self.tell_maker, confirm_arms_straight=self.confirm_arms_straight, tables=None)
         rows = run_checks(self.config, context)
         self.tables = context.tables  # loaded by the tables check: the run's solver reuses them
-        self.say(format_table(rows))
+        self.tell_maker(format_table(rows))
         failed = failures(rows)
         if failed:
             raise PreflightFailed(failed)
@@ -161,7 +161,7 @@ class HardwareRobot:
     def confirm_arms_straight(self, arms: str) -> bool:
         """The user's word that these arms stand straight: --arms-straight, else `y` on a terminal."""
         if self.arms_straight:
-            self.say(f"Arms {', '.join(arms)} confirmed straight (--arms-straight).")
+            self.tell_maker(f"Arms {', '.join(arms)} confirmed straight (--arms-straight).")
             return True
         return ask_arms_straight(arms)
 

@@ -15,7 +15,7 @@ from .pipeline import run_robot
 from .report import RunReport, speed_words
 
 
-def run_simulated(config, options: RunOptions, say, bus: EventBus | None = None) -> RunReport:
+def run_simulated(config, options: RunOptions, tell_maker, bus: EventBus | None = None) -> RunReport:
     """The run on the simulated robot; its events are published on `bus` (the last is RunEnded)."""
     import numpy as np
 
@@ -37,14 +37,14 @@ def run_simulated(config, options: RunOptions, say, bus: EventBus | None = None)
                            bad_scan=options.bad_scan, disconnect_at=options.disconnect_at,
                            estop_at=options.estop_at, keep_power=options.keep_power)
     bus.publish(ev.RobotNamed(robot.backend))
-    say(f"Simulated robot: {robot.backend}.")
+    tell_maker(f"Simulated robot: {robot.backend}.")
 
     def finish():
         robot.sync()
         bus.publish(ev.Result(solved=bool(report.execute_ok) and robot.virtual.is_solved(),
                               final_state=robot.virtual.facelets(), turned_quarters=robot.virtual.turned_quarters))
 
-    run_robot(config, robot, options, say, bus, finish)
+    run_robot(config, robot, options, tell_maker, bus, finish)
     measured = robot.measured_speed()  # board time / host wall time over the run (None: it stopped first)
     board_ms = wall_ms = speedup = timing_note = None
     if measured is not None and measured[1] > 0:

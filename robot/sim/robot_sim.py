@@ -188,7 +188,7 @@ class SimulatedRobot:
             return None
         start = self.config.robot.start_grip
         pair = start if start in PAIRS else PAIRS[0]
-        load(self.link, pair, wait=lambda: None, say=lambda _message: None)
+        load(self.link, pair, wait=lambda: None, tell_maker=lambda _message: None)
         self.sync()  # the virtual grippers close on the cube before the press
         return pair
 

@@ -78,10 +78,10 @@ class Answers:
     """Prompts answered from a mapping first, then interactively, else by default (with assume_yes)."""
 
     def __init__(self, given: dict | None = None, interactive: bool = True, assume_yes: bool = False,
-                 ask=input, say=print):
+                 ask=input, tell_maker=print):
         self.given = dict(given or {})
         self.interactive, self.assume_yes = interactive, assume_yes
-        self.ask, self.say = ask, say
+        self.ask, self.tell_maker = ask, tell_maker
 
     @classmethod
     def from_file(cls, path, **kwargs) -> "Answers":
@@ -100,13 +100,13 @@ class Answers:
 
     def get(self, key: str, prompt: str, default=None):
         if key in self.given:
-            self.say(f"{prompt} -> {self.given[key]} (from answers)")
+            self.tell_maker(f"{prompt} -> {self.given[key]} (from answers)")
             return self.given[key]
         if self.interactive:
             reply = self.ask(f"{prompt} " + (f"[{default}] " if default is not None else "")).strip()
             return reply if reply else default
         if self.assume_yes and default is not None:
-            self.say(f"{prompt} -> {default} (default)")
+            self.tell_maker(f"{prompt} -> {default} (default)")
             return default
         raise CalibrationAborted(f"no answer for {key!r} ({prompt}); add it to the answers file or run interactively")
 
@@ -120,10 +120,10 @@ class Answers:
 class Preview:
     """Shows annotated frames: an OpenCV window with a display, else PNG files in a folder."""
 
-    def __init__(self, folder, use_window: bool, say=print):
+    def __init__(self, folder, use_window: bool, tell_maker=print):
         self.folder = Path(folder)
         self.use_window = use_window
-        self.say = say
+        self.tell_maker = tell_maker
         self.told = False
 
     def show(self, name: str, image: np.ndarray) -> Path | None:
@@ -136,15 +136,15 @@ class Preview:
                 return None
             except cv2.error:  # OpenCV built without GUI support (opencv-python-headless)
                 self.use_window = False
-                self.say("no OpenCV window support here; writing previews as pictures instead")
+                self.tell_maker("no OpenCV window support here; writing previews as pictures instead")
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{name}.png"
         cv2.imwrite(str(path), image)
         if not self.told:
-            self.say(f"previews are written to {self.folder} (open them to check the regions)")
+            self.tell_maker(f"previews are written to {self.folder} (open them to check the regions)")
             self.told = True
         else:
-            self.say(f"  preview: {path}")
+            self.tell_maker(f"  preview: {path}")
         return path
 
     def click(self, image: np.ndarray, count: int, title: str):
@@ -345,7 +345,7 @@ def _annotated(frame, quads, labels, inner_fraction):
     return draw_regions(frame, quads, labels, inner_fraction=inner_fraction)
 
 
-def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, say=print, default_mode=None):
+def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, tell_maker=print, default_mode=None):
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click.
     default_mode: the default answer (else keep when the regions file exists, detect when not)."""
     from . import pose_fit
@@ -374,7 +374,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
         if unknown or not redo:
             raise CalibrationAborted(f"fix_views: name views to redo from {' '.join(names)} (got {redo or 'none'})")
         kept = {name: regions.quads(name) for name in names if name not in redo}
-        say(f"keeping the saved regions of {', '.join(kept) or 'no view'}; redoing {', '.join(redo)}")
+        tell_maker(f"keeping the saved regions of {', '.join(kept) or 'no view'}; redoing {', '.join(redo)}")
         mode = "detect"
     if mode not in ("detect", "click"):
         raise CalibrationAborted(f"regions: answer detect, keep, fix or click (got {mode!r})")
@@ -392,7 +392,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
             continue
         if mode == "detect":
             quads, found = refine_with_detections(guess.quads(view.name), detected[view.name])
-            say(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
+            tell_maker(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
                 f"({len(view.facelets) - found} placed from the camera pose fitted to the stickers of all views)")
             preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))
             if not answers.yes(f"accept_regions.{view.name}" if f"accept_regions.{view.name}" in answers.given
@@ -441,7 +441,7 @@ def _pose_for(config, size):
 
 
 def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, view_mover=None,
-        use_window: bool = False, colours_path=None, regions_path=None, say=print,
+        use_window: bool = False, colours_path=None, regions_path=None, tell_maker=print,
         simulated: bool = False, put_in=None) -> CalibrationOutcome:
     """The guided calibration (see the module doc).  Returns what was learned and where it was saved.
 
@@ -459,18 +459,18 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
     sampling = config.scan.sampling
     colours_path = Path(colours_path) if colours_path else project_path(config.scan.colours_file)
     regions_path = Path(regions_path) if regions_path else project_path(config.scan.regions_file)
-    preview = Preview(project_path(config.scan.preview_dir), use_window, say)
-    solved_camera = solved_camera or open_camera(config, log=say)
+    preview = Preview(project_path(config.scan.preview_dir), use_window, tell_maker)
+    solved_camera = solved_camera or open_camera(config, log=tell_maker)
     scrambled_camera = scrambled_camera or solved_camera
     if view_mover is None:
-        view_mover = NoMotion() if not answers.interactive else ManualViewMover(answers.ask, say)
+        view_mover = NoMotion() if not answers.interactive else ManualViewMover(answers.ask, tell_maker)
     warnings: list[str] = []
 
     try:
         # 1-2. Solved cube, all views (the camera opened first: a missing camera is said before any question).
         with solved_camera:
             camera_settings = solved_camera.settings()
-            say(f"camera: {camera_settings}")
+            tell_maker(f"camera: {camera_settings}")
             if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
                 raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
             if put_in:
@@ -479,7 +479,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
             live = LiveViewMover(view_mover, solved_camera, preview, expected, 0.0 if not answers.interactive else 2.0)
             frames = capture_views(solved_camera, sequence, live)
         # 3. Regions.
-        regions = setup_regions(frames, sequence, config, answers, preview, say,
+        regions = setup_regions(frames, sequence, config, answers, preview, tell_maker,
                                 default_mode="detect" if simulated else None)
         regions.check(sequence)
         # 4. Learn.
@@ -490,14 +490,14 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
             raise CalibrationAborted("the solved-cube scan does not look solved:\n  " + "\n  ".join(problems))
         calibration.camera = camera_settings
         for letter, (name, stats) in zip(cube.FACES, calibration.colours.items()):
-            say(f"  {letter}: {name:>8}  Lab {np.round(stats.lab, 1).tolist()}  sigma {np.round(stats.sigma, 1).tolist()}")
+            tell_maker(f"  {letter}: {name:>8}  Lab {np.round(stats.lab, 1).tolist()}  sigma {np.round(stats.sigma, 1).tolist()}")
         # 5. Separability.
         for pair in separations(calibration):
             if pair.too_close:
                 text = (f"{pair.first} and {pair.second} are close ({pair.delta_e:.1f} Delta-E, "
                         f"{pair.ratio:.1f} x their spread): {advice(pair)}")
                 warnings.append(text)
-                say("WARNING: " + text)
+                tell_maker("WARNING: " + text)
         # 6. Verify on a scrambled cube.
         verified = "skipped"
         if answers.yes("scrambled_ready", "Now put a SCRAMBLED cube in the robot to check. Ready?"):
@@ -510,16 +510,16 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
                 result = decode(check.rgb, calibration, config)
             except VisionError as exc:
                 verified = "refused"
-                say(f"the check scan could not be read: {exc}")
+                tell_maker(f"the check scan could not be read: {exc}")
                 if not answers.yes("save_anyway", "Save the calibration anyway?", default=False):
                     raise CalibrationAborted("check scan refused; nothing saved. " + str(exc)) from None
             else:
                 preview.show("check-net", _net_picture(result))
-                say(f"decoded: {result.facelets} (confidence {result.confidence:.2f})")
+                tell_maker(f"decoded: {result.facelets} (confidence {result.confidence:.2f})")
                 for face in cube.FACES:
                     row = " ".join(result.colours[result.facelets[i]] for i in range(cube.FACES.index(face) * 4,
                                                                                    cube.FACES.index(face) * 4 + 4))
-                    say(f"  {face}: {row}")
+                    tell_maker(f"  {face}: {row}")
                 if answers.yes("verify", "Does the shown net match the cube?"):
                     verified = "confirmed"
                 else:
@@ -528,7 +528,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
                     )
         # 7. Save.
         if simulated:  # the virtual cube's colours are the renderer's, not the maker's camera's
-            say(f"not saved (simulated): a real calibration writes the {len(calibration.colours)} colours "
+            tell_maker(f"not saved (simulated): a real calibration writes the {len(calibration.colours)} colours "
                 f"above into {colours_path} and the regions of {len(sequence.views)} views "
                 f"({regions.source}) into {regions_path}; both files are unchanged")
             return CalibrationOutcome(calibration, regions, None, None, warnings, verified)
@@ -537,7 +537,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
         except (OSError, CalibrationError) as exc:
             raise CalibrationAborted(f"cannot save {colours_path}: {exc}") from None
         saved_regions = regions.save(regions_path)
-        say(f"saved {saved_colours} and {saved_regions}")
+        tell_maker(f"saved {saved_colours} and {saved_regions}")
         return CalibrationOutcome(calibration, regions, saved_colours, saved_regions, warnings, verified)
     finally:
         preview.close()

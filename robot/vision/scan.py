@@ -58,8 +58,8 @@ def arm_actions(view_mover, view: ScanView) -> list:
 class ManualViewMover:
     """No robot link: ask the person to do the view's actions by hand."""
 
-    def __init__(self, ask=input, say=print):
-        self.ask, self.say = ask, say
+    def __init__(self, ask=input, tell_maker=print):
+        self.ask, self.tell_maker = ask, tell_maker
 
     def move_to(self, view: ScanView) -> None:
         turns = [a.notation() for a in view.actions if isinstance(a, Turn)]
