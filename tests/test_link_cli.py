@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from robot import cli, doctor
+from robot import checks, cli, doctor
 from robot.link import protocol as P
 from robot.sim.mock_firmware import MockFirmware
 
@@ -60,7 +60,7 @@ def test_port_open_failures_name_the_cause_and_the_fix(monkeypatch):
 
 
 def test_doctor_table_lists_every_check_row():
-    rows = [("serial", doctor.Result("/dev/x", doctor.OK, "fine")), ("camera", doctor.Result("0", doctor.FAIL, "gone"))]
+    rows = [("serial", checks.Result("/dev/x", checks.OK, "fine")), ("camera", checks.Result("0", checks.FAIL, "gone"))]
     table = doctor.format_table(rows).splitlines()
     assert table[0].split() == ["check", "item", "status", "detail"]
     assert "camera" in table[3] and "gone" in table[3]
