@@ -136,7 +136,7 @@ static uint8_t cmd_jog(uint32_t seq, char *tokens[], uint8_t n) {
   if (steps == 0) return ERR_BAD_ARGUMENT;
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (!stepper_enabled()) return ERR_MOTORS_OFF;
-  if (motion_planned_gripper(arm) != SERVO_OPEN && motion_planned_pair() != pair_of_arm(arm))
+  if (motion_planned_gripper(arm) != GRIPPER_OPEN && motion_planned_pair() != pair_of_arm(arm))
     return ERR_ARM_BLOCKED;
   action_t a;
   a.seq = seq;
@@ -153,7 +153,7 @@ static uint8_t cmd_home(uint32_t seq, char *tokens[], uint8_t n) {
   if (arm < 0) return ERR_BAD_ARGUMENT;
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (!stepper_enabled()) return ERR_MOTORS_OFF;
-  if (motion_planned_gripper(arm) != SERVO_OPEN) return ERR_ARM_BLOCKED;  // it turns up to 1.25 turns
+  if (motion_planned_gripper(arm) != GRIPPER_OPEN) return ERR_ARM_BLOCKED;  // it turns up to 1.25 turns
   action_t a;
   a.seq = seq;
   a.type = ACTION_HOME;
@@ -162,7 +162,7 @@ static uint8_t cmd_home(uint32_t seq, char *tokens[], uint8_t n) {
 }
 
 // OPEN <arms> / CLOSE <arms>: those grippers only, then wait grip_ms.
-static uint8_t cmd_grippers(uint32_t seq, char *tokens[], uint8_t n, servo_position position) {
+static uint8_t cmd_grippers(uint32_t seq, char *tokens[], uint8_t n, gripper_position position) {
   if (n != 2) return ERR_BAD_ARGUMENT;
   uint8_t mask = parse_arms(tokens[1]);
   if (mask == 0) return ERR_BAD_ARGUMENT;
@@ -215,7 +215,7 @@ static uint8_t settings_change_allowed(void) {
 // Grippers already in use take their new widths for their current position.
 static void reapply_widths(void) {
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-    if (servo_get(arm) != SERVO_LIMP) servo_set(arm, servo_get(arm));
+    if (gripper_get(arm) != GRIPPER_LIMP) gripper_set(arm, gripper_get(arm));
 }
 
 static uint8_t cmd_motion(char *tokens[], uint8_t n) {
@@ -351,8 +351,8 @@ uint8_t command_execute(uint32_t seq, char *text) {
   if (strcmp(name, "MOTION") == 0) return cmd_motion(tokens, n);
   if (strcmp(name, "SERVO") == 0) return cmd_servo(tokens, n);
   if (strcmp(name, "JOG") == 0) return cmd_jog(seq, tokens, n);
-  if (strcmp(name, "OPEN") == 0) return cmd_grippers(seq, tokens, n, SERVO_OPEN);
-  if (strcmp(name, "CLOSE") == 0) return cmd_grippers(seq, tokens, n, SERVO_CLOSED);
+  if (strcmp(name, "OPEN") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_OPEN);
+  if (strcmp(name, "CLOSE") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_CLOSED);
   if (strcmp(name, "HOME") == 0) return cmd_home(seq, tokens, n);
   if (strcmp(name, "MOTORS") == 0) return cmd_motors(tokens, n);
   if (strcmp(name, "ZERO") == 0) return cmd_zero(tokens, n);

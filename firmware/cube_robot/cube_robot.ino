@@ -27,7 +27,7 @@
 void setup() {
   system_init();
   stepper_init();
-  servo_init();
+  gripper_init();
   motion_init();
   framing_init();
   serial_init();

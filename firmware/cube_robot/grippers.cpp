@@ -15,7 +15,7 @@ static_assert(GRIP_MS_MIN == 2L * SERVO_FRAME_US / 1000, "GRIP_MS_MIN must be tw
 
 static volatile uint16_t width_ticks[ARM_COUNT];
 static volatile uint8_t enabled_mask;  // arms that get pulses
-static servo_position positions[ARM_COUNT];
+static gripper_position positions[ARM_COUNT];
 static uint8_t slot;                  // the slot that starts at the next compare;
                                       // ARM_COUNT is the gap at the end of a frame
 static uint16_t frame_used;
@@ -29,20 +29,20 @@ static inline void servo_pin(uint8_t arm, bool high) {
   }
 }
 
-void servo_init(void) {
+void gripper_init(void) {
   PIN_MAKE_OUTPUT(PIN_SERVO_R);
   PIN_MAKE_OUTPUT(PIN_SERVO_L);
   PIN_MAKE_OUTPUT(PIN_SERVO_F);
   PIN_MAKE_OUTPUT(PIN_SERVO_B);
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
     width_ticks[arm] = DEFAULT_SERVO_OPEN_US * TICKS_PER_US;
-    positions[arm] = SERVO_LIMP;
+    positions[arm] = GRIPPER_LIMP;
     // After a reset (not a power-up: system_init cleared the mask then), grippers that held the
     // cube hold it again at once, at the width they had; the others stay limp (no pulses), as
     // they were in the bootloader.  A reset never drops the cube.
     if (persist.closed_mask & (1 << arm)) {
       width_ticks[arm] = persist.closed_us * TICKS_PER_US;
-      positions[arm] = SERVO_CLOSED;
+      positions[arm] = GRIPPER_CLOSED;
       enabled_mask |= (uint8_t)(1 << arm);
     }
   }
@@ -69,16 +69,16 @@ ISR(TIMER1_COMPB_vect) {
   }
 }
 
-void servo_set(uint8_t arm, servo_position position) {
+void gripper_set(uint8_t arm, gripper_position position) {
   if (system_alarm() != ALARM_NONE) return;  // nothing moves while an alarm is latched
-  uint16_t us = position == SERVO_CLOSED ? settings.closed_us[arm] : settings.open_us[arm];
+  uint16_t us = position == GRIPPER_CLOSED ? settings.closed_us[arm] : settings.open_us[arm];
   positions[arm] = position;
   uint8_t sreg = SREG;
   cli();
   width_ticks[arm] = us * TICKS_PER_US;
   enabled_mask |= (uint8_t)(1 << arm);
   SREG = sreg;
-  if (position == SERVO_CLOSED) {
+  if (position == GRIPPER_CLOSED) {
     persist.closed_mask |= (uint8_t)(1 << arm);
     persist.closed_us = us;
   } else {
@@ -87,4 +87,4 @@ void servo_set(uint8_t arm, servo_position position) {
   persist_save();
 }
 
-servo_position servo_get(uint8_t arm) { return positions[arm]; }
+gripper_position gripper_get(uint8_t arm) { return positions[arm]; }

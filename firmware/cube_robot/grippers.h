@@ -8,13 +8,13 @@
 
 #include <stdint.h>
 
-enum servo_position { SERVO_LIMP, SERVO_OPEN, SERVO_CLOSED };
+enum gripper_position { GRIPPER_LIMP, GRIPPER_OPEN, GRIPPER_CLOSED };
 
-void servo_init(void);  // after stepper_init(): Timer1 is running
+void gripper_init(void);  // after stepper_init(): Timer1 is running
 // Command a gripper (ARM_* index); the width comes from the settings (that
 // gripper's open_us / closed_us).
 // The new width starts with the next frame (within 20 ms).
-void servo_set(uint8_t arm, servo_position position);
-servo_position servo_get(uint8_t arm);
+void gripper_set(uint8_t arm, gripper_position position);
+gripper_position gripper_get(uint8_t arm);
 
 #endif

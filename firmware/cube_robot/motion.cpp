@@ -18,21 +18,21 @@ static uint8_t grip_phase;  // GRIP: 0 closing the pair, 1 opening the other
 static bool grip_settling;  // GRIP: this phase moved a gripper, so it waits grip_ms
 static uint32_t started_ms;
 static uint32_t phase_ms;
-static uint8_t planned[ARM_COUNT];  // servo_position of each gripper after the queued actions
+static uint8_t planned[ARM_COUNT];  // gripper_position of each gripper after the queued actions
 static uint32_t idle_since_ms;       // the last action ended (or the drivers went on)
 
 static const uint8_t PAIR_ARMS[3][2] = {{0, 0}, {ARM_R, ARM_L}, {ARM_F, ARM_B}};
 
 uint8_t motion_pair_of(uint8_t arm) { return arm <= ARM_L ? PAIR_RL : PAIR_FB; }
 
-servo_position motion_planned_gripper(uint8_t arm) { return (servo_position)planned[arm]; }
+gripper_position motion_planned_gripper(uint8_t arm) { return (gripper_position)planned[arm]; }
 
 uint8_t motion_planned_pair(void) {
   // A pair holds when both its grippers are closed and the other pair's open.
   for (uint8_t pair = PAIR_RL; pair <= PAIR_FB; pair++) {
     uint8_t other = pair == PAIR_RL ? PAIR_FB : PAIR_RL;
-    if (planned[PAIR_ARMS[pair][0]] == SERVO_CLOSED && planned[PAIR_ARMS[pair][1]] == SERVO_CLOSED &&
-        planned[PAIR_ARMS[other][0]] == SERVO_OPEN && planned[PAIR_ARMS[other][1]] == SERVO_OPEN)
+    if (planned[PAIR_ARMS[pair][0]] == GRIPPER_CLOSED && planned[PAIR_ARMS[pair][1]] == GRIPPER_CLOSED &&
+        planned[PAIR_ARMS[other][0]] == GRIPPER_OPEN && planned[PAIR_ARMS[other][1]] == GRIPPER_OPEN)
       return pair;
   }
   return PAIR_NONE;
@@ -41,7 +41,7 @@ uint8_t motion_planned_pair(void) {
 void motion_init(void) {
   head = tail = count = 0;
   active = false;
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = SERVO_LIMP;
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = GRIPPER_LIMP;
   idle_since_ms = millis();
 }
 
@@ -54,7 +54,7 @@ bool motion_push(const action_t &action) {
   count++;
   if (action.type == ACTION_GRIP) {
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-      planned[arm] = motion_pair_of(arm) == action.pair ? SERVO_CLOSED : SERVO_OPEN;
+      planned[arm] = motion_pair_of(arm) == action.pair ? GRIPPER_CLOSED : GRIPPER_OPEN;
   } else if (action.type == ACTION_GRIPPERS) {
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
       if (action.grippers.mask & (1 << arm)) planned[arm] = action.grippers.position;
@@ -67,19 +67,19 @@ void motion_flush(void) {
   active = false;
   persist.running = 0;
   persist_save();
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = servo_get(arm);
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) planned[arm] = gripper_get(arm);
 }
 
 uint32_t motion_running_seq(void) { return active ? queue[tail].seq : 0; }
 
 // Command the pair's two grippers to `position`; false when both already were
 // there (then nothing moves and that half of a GRIP costs no time).
-static bool set_pair(uint8_t pair, servo_position position) {
+static bool set_pair(uint8_t pair, gripper_position position) {
   bool moved = false;
   for (uint8_t i = 0; i < 2; i++) {
     uint8_t arm = PAIR_ARMS[pair][i];
-    if (servo_get(arm) == position) continue;
-    servo_set(arm, position);
+    if (gripper_get(arm) == position) continue;
+    gripper_set(arm, position);
     moved = true;
   }
   return moved;
@@ -110,10 +110,10 @@ static void start(action_t &a) {
     homing_start(a.arm);
   } else if (a.type == ACTION_GRIPPERS) {
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-      if (a.grippers.mask & (1 << arm)) servo_set(arm, (servo_position)a.grippers.position);
+      if (a.grippers.mask & (1 << arm)) gripper_set(arm, (gripper_position)a.grippers.position);
   } else if (a.type == ACTION_GRIP) {
     grip_phase = 0;
-    grip_settling = set_pair(a.pair, SERVO_CLOSED);
+    grip_settling = set_pair(a.pair, GRIPPER_CLOSED);
   }
 }
 
@@ -135,7 +135,7 @@ static bool step(action_t &a) {
       grip_phase = 1;
       persist_set_part(1);  // the pair holds; the other pair opens
       phase_ms = now;
-      grip_settling = set_pair(a.pair == PAIR_RL ? PAIR_FB : PAIR_RL, SERVO_OPEN);
+      grip_settling = set_pair(a.pair == PAIR_RL ? PAIR_FB : PAIR_RL, GRIPPER_OPEN);
       return !grip_settling;
   }
 }

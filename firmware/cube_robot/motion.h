@@ -24,7 +24,7 @@ struct action_t {
     uint16_t ms;                 // DWELL
     struct {
       uint8_t mask;              // GRIPPERS: the arms (bit ARM_*)
-      uint8_t position;          // SERVO_OPEN or SERVO_CLOSED
+      uint8_t position;          // GRIPPER_OPEN or GRIPPER_CLOSED
     } grippers;
     uint8_t arm;                 // HOME
   };
@@ -38,7 +38,7 @@ uint32_t motion_running_seq(void);  // 0 when none
 // What the grippers will be once every queued action has run (TURN, JOG and
 // HOME check against it): one gripper, and the pair that then holds the cube
 // (both its grippers closed, the other pair's open), or PAIR_NONE.
-servo_position motion_planned_gripper(uint8_t arm);
+gripper_position motion_planned_gripper(uint8_t arm);
 uint8_t motion_planned_pair(void);
 uint8_t motion_pair_of(uint8_t arm);
 void motion_drivers_on(void);  // MOTORS ON (restarts the idle-off clock)

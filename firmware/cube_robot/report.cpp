@@ -156,7 +156,7 @@ void report_status(void) {
 // A position is steps from the arm's zero (0..steps_per_rev-1), `?` when not known.
 void report_where(void) {
   static const char ARM_LETTERS[] = "RLFB";
-  static const char GRIP_LETTERS[] = "-OC";  // servo_position order
+  static const char GRIP_LETTERS[] = "-OC";  // gripper_position order
   begin(stepper_enabled() ? PSTR("where ON") : PSTR("where OFF"));
   uint8_t known = stepper_known_mask();
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
@@ -166,7 +166,7 @@ void report_where(void) {
     else add_char('?');
   }
   add_str_P(PSTR(" grip "));
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) add_char(GRIP_LETTERS[servo_get(arm)]);
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) add_char(GRIP_LETTERS[gripper_get(arm)]);
   add_str_P(PSTR(" home "));
   add_char(system_home_sensor_active() ? '1' : '0');
   finish();

@@ -38,7 +38,7 @@ struct persist_t {
   uint16_t cut_total;
   uint16_t boots;          // resets since power-up (a host that missed the banner sees it)
   uint16_t closed_us;   // pulse width of the closed grippers, and which arms were
-  uint8_t closed_mask;  // closed: a reset keeps them closed (grippers.cpp servo_init)
+  uint8_t closed_mask;  // closed: a reset keeps them closed (grippers.cpp gripper_init)
   uint8_t time_next;    // next slot of the duration ring
   uint32_t time_seq[TIME_SLOTS];  // completed actions' seqs and their measured ms,
   uint16_t time_ms[TIME_SLOTS];   // so a host that lost a `done` line asks `TIME <seq>`

@@ -181,7 +181,7 @@ class SimulatedRobot:
         sensors: the run homes the arms in the air and the cube goes into open grippers after that
         (the scan's first grip closes them).  SIMULATED: the load runs on the run's own link (no
         second port open, no reset between); the firmware's reset keeps closed grippers closed
-        (firmware/cube_robot/grippers.cpp servo_init), so the state at the press is the same."""
+        (firmware/cube_robot/grippers.cpp gripper_init), so the state at the press is the same."""
         from ..arms.actions import PAIRS, load
 
         if self.config.motion.homing.sensors:
