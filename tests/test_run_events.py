@@ -159,7 +159,7 @@ def test_the_progress_line_is_drawn_from_the_events():
 def test_the_pipeline_does_not_probe_its_robot_or_know_the_simulator():
     """robot/run/pipeline.py reads its robot through the typed Robot protocol: no getattr/hasattr, and
     nothing from robot.sim (the simulator's faults live behind the robot's hooks)."""
-    for name in ("pipeline.py", "ready.py", "robot.py", "hardware.py", "simulated.py", "events.py"):
+    for name in ("pipeline.py", "ready.py", "robot.py", "hardware.py", "simulated.py", "events.py", "options.py"):
         tree = ast.parse((RUN / name).read_text())
         delegating = {id(node) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
                       for node in ast.walk(f)}  # a wrapper handing on to what it wraps asks nothing

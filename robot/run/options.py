@@ -31,9 +31,8 @@ class RunOptions:
         return cls(sim=args.sim, port=args.port, verify=not args.no_verify, json=args.json,
                    scramble=args.scramble, seed=args.seed, firmware=args.firmware, realtime=args.realtime,
                    fault_rate=args.fault_rate, disconnect_at=args.disconnect_at, estop_at=args.estop_at,
-                   bad_scan=args.bad_scan, keep_power=getattr(args, "keep_power", False),
-                   arms_straight=getattr(args, "arms_straight", False),
-                   resume=getattr(args, "resume", False))
+                   bad_scan=args.bad_scan, keep_power=args.keep_power, arms_straight=args.arms_straight,
+                   resume=args.resume)
 
     def simulation_flags(self) -> list[str]:
         """The simulation-only options given (each makes sense only for the virtual robot)."""
