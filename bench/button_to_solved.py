@@ -3,9 +3,9 @@
     python bench/button_to_solved.py [--seeds 0-5] [--firmware emulator|mock] [--config PATH] [--two-cameras]
 
 Each row is one simulated run in real time (the firmware in simavr by default):
-the report's views taken, recognition (scan), tables (since issue 13 loaded before the start
+the report's views taken, recognition (scan), tables (loaded before the start
 press, so not in button->solved), solve, predicted arm time, execute and button->solved times.  Used to
-measure the cuts of issue 13 before and after (bench/e2e.py has the full table).
+measure the start-to-solved cuts before and after (bench/e2e.py has the full table).
 SIMULATED: the camera is the sim's, not a real webcam.
 """
 

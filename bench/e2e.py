@@ -12,7 +12,7 @@ Each run: a seeded random scramble on the virtual cube, start button, scan (the
 simulated webcam: camera.fps, exposure, driver queue; frames picked by time as on a
 real camera), decode, tables, solve, stream the plan to the firmware (the real .elf
 in simavr by default).  With --realtime the arms take their real time and the
-times predict the real robot's (issue 13); without it the robot runs 50x faster
+times predict the real robot's; without it the robot runs 50x faster
 and only the host's own stages (decode, solve) mean anything.
 
 The table: mean and p90 of button_to_solved_ms and of each stage (from the run

@@ -1,4 +1,4 @@
-"""Plan arm time from the state the scan leaves the robot in (issue 13): prints a table.
+"""Plan arm time from the state the scan leaves the robot in: prints a table.
 
     python bench/plan_arm_time.py [--cubes 2000] [--seed 1] [--views 2]
 

@@ -6,7 +6,7 @@ Distance tables: build time (move tables + BFS / bucketed Dijkstra), peak
 memory the build allocated (tracemalloc; numpy reports its arrays to it), the
 depth counts compared with the published ones.  Then the checks against
 robot/cube.py and the searches: IDA* (pattern-database heuristics) and the
-bidirectional BFS oracle.  Targets from issue 15: the counts match; the 3x3x3
+bidirectional BFS oracle.  Targets: the counts match; the 3x3x3
 corner BFS (88,179,840 states, uint8) in about a minute or less.
 """
 

@@ -9,7 +9,7 @@ solves seeded random cubes: first solution (no time limit), then with a 1 s time
 (--limited-cubes of them; default all).  Wall and CPU times are both shown: the machine
 is shared, and CPU time is what the solver itself used.  --compare also times the
 `kociemba` package (C, GPL) installed into a temporary venv (never into the project).
-Targets (issue 15): every solution <= 20 moves HTM, median <= 50 ms, p99 <= 500 ms; with
+Targets: every solution <= 20 moves HTM, median <= 50 ms, p99 <= 500 ms; with
 a 1 s limit mean length <= 19.0; build <= 300 s, load <= 1 s, tables <= 400 MB.
 """
 

@@ -11,13 +11,13 @@
    --repeat runs of every case), wall-clock and this thread's CPU time (the
    machine may be shared: CPU time is what the decoder itself costs).
    Target: median <= 3 ms.
-3. Light sweep over the real readings (issue 14): every real case under
+3. Light sweep over the real readings: every real case under
    exposure, per-channel colour cast, sensor noise, glare stickers (reading
    blended toward the lamp's white), shadowed stickers (own colour, darker),
    their combinations, over-exposure, and swapped sticker pairs; all channels
    clipped to 0-255 like a sensor.  Prints exact / refused / wrong per row
    and tallies which rule refused (VisionError.reason), for the target rows
-   also per real case.  Targets (issue 14):
+   also per real case.  Targets:
    "moderate + 1 glare 0.4" (exposure 0.6-1.2, cast 0.8-1.2, noise sd 4, one
    sticker 40% glare) >= 90% exact, <= 0.5% wrong; "moderate + 2 glare 0.5 +
    shadow 0.5" (the same light, two 50% glares and one 50% shadow instead)
@@ -326,7 +326,7 @@ def main() -> None:
                 detail = ", ".join(f"{k} {n} ({right})"
                                    for k, (n, right) in sorted(rules.items(), key=lambda kv: -kv[1][0]))
                 print(f"    {sum(n for n, _ in rules.values()):>3}  {case_id:<52} {detail}")
-        print("\n  Issue 14 targets")
+        print("\n  Light targets (exact and wrong per row)")
         for row, (exact_min, wrong_max) in verdicts:
             for label, counts in (("all 43 cases", row), (f"the {row['clean_cases']} clean cases", row["clean"])):
                 met, exact, wrong = target_verdict(counts, exact_min, wrong_max)

@@ -10,7 +10,7 @@ them), sampled and decoded.  Counts exact / refused (VisionError: the robot
 would rescan) / wrong (a confident wrong cube: must be 0), and the
 frames-to-state time (sampling + decoding, no camera waits, no rendering).
 
-Two harder ranges (issue 14): "gloss" puts one broad specular highlight over
+Two harder ranges: "gloss" puts one broad specular highlight over
 a whole sticker (the sampler cannot drop it: every pixel of that sticker is
 blended 40-60% toward an over-bright white, its neighbours less), and
 "over-exposed" makes whole frames 1.6-2.4x too bright, so channels clip at

@@ -199,7 +199,7 @@ SCHEMA: dict = {
             f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
             min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
-        # Bring-up (issue 10): sent at every connect with ARM, GRIPPER and SETUP (docs/protocol.md).
+        # Bring-up: sent at every connect with ARM, GRIPPER and SETUP (docs/protocol.md).
         "idle_off_s": Setting(
             int, _FW["DEFAULT_IDLE_OFF_S"], "stepper drivers switch off after this many seconds without an action "
             "(they heat while holding); the arms' positions are then unknown; 0 = never",
@@ -245,7 +245,7 @@ SCHEMA: dict = {
                                 "(a live camera picks its frame by time, robot/vision/grabber.py)", min=0, max=60),
         "average_frames": Setting(int, 1, "frames averaged per view; more than 1 only when the sensor noise "
                                   "hurts (each extra frame costs a frame period)", min=1, max=30),
-        # Camera timing (issue 13): one source for the real camera's frame choice and the simulated webcam.
+        # Camera timing: one source for the real camera's frame choice and the simulated webcam.
         "fps": Setting(float, 30.0, "frame rate asked of the camera (the simulated webcam's frame period)",
                        min=1.0, max=240.0),
         "exposure_ms": Setting(float, 20.0, "exposure time of one frame (at least the real one: a frame counts as "

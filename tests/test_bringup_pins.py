@@ -1,4 +1,4 @@
-"""Bring-up commands at the firmware's pins (issue 10), read from the simavr harness's pin log.
+"""Bring-up commands at the firmware's pins, read from the simavr harness's pin log.
 
 The protocol answers of the same commands (mock and firmware alike) are in
 tests/test_device_conformance.py; here: the ENABLE level, exact step counts and DIR levels after

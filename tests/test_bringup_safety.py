@@ -1,4 +1,4 @@
-"""Bring-up safety (issue 10, first slice), against the real firmware in simavr and the mock alike.
+"""Bring-up safety, against the real firmware in simavr and the mock alike.
 
 - Nothing that moves anything is accepted while an alarm is latched: SERVO and MOTION lines are
   refused with ALARM_ACTIVE like GRIP/TURN/DWELL, and the pin log shows no servo width change and
@@ -48,7 +48,7 @@ def needs_emulator(test):
 
 
 # Lines that would move something (or change how it moves): all refused while latched.  The first
-# is the line that moved closed grippers from 2000 to 1800 us while latched (issue 10).
+# is the line that moved closed grippers from 2000 to 1800 us while latched.
 MOVING_LINES = ["SERVO O1000 C1800 G95", "MOTION S800 V2000 A66667", "GRIP FB", "TURN R90", "DWELL 10"]
 
 

@@ -1,4 +1,4 @@
-"""button_to_solved_ms: start press -> last `done`, on one clock (issue 13)."""
+"""button_to_solved_ms: start press -> last `done`, on one clock."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""Two cameras at one moment: each view's frame times reach the waterfall (issue 13)."""
+"""Two cameras at one moment: each view's frame times reach the waterfall."""
 
 import threading
 

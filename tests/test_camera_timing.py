@@ -1,4 +1,4 @@
-"""Camera timing (issue 13): the grabber picks frames by exposure time; the simulated webcam's buffer and blur.
+"""Camera timing: the grabber picks frames by exposure time; the simulated webcam's buffer and blur.
 
 The devices run on a clock the test controls (ManualClock): a grab() waits until the
 test moves the clock past the next frame's arrival, so nothing here sleeps.

@@ -591,7 +591,7 @@ def test_start_button_is_reported_once_per_press(device):
 
 
 # ---------------------------------------------------------------------------
-# Bring-up (issue 10): drivers, positions, JOG, OPEN/CLOSE, HOME, per-arm settings
+# Bring-up: drivers, positions, JOG, OPEN/CLOSE, HOME, per-arm settings
 
 
 def where(board) -> P.Where:

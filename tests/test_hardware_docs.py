@@ -1,4 +1,4 @@
-"""docs/hardware.md holds what a maker needs before the first power-on (issue 10): power, the
+"""docs/hardware.md holds what a maker needs before the first power-on: power, the
 driver current limit, the microstep jumpers matching motion.steps_per_rev, a bill of materials, and
 the Arduino IDE route step by step naming files that exist."""
 

@@ -222,7 +222,7 @@ def test_a_cable_pulled_after_the_last_action_is_resumed_for_the_rescan_on_the_e
 
 
 def test_a_stop_byte_made_by_noise_while_the_settings_go_out_is_cleared_and_the_run_solves(monkeypatch):
-    """Issue 12: line noise made `!` before the scan; nothing was queued, so the link clears it and says so."""
+    """Line noise made `!` before the scan; nothing was queued, so the link clears it and says so."""
     from robot.link import protocol as P
     from robot.link.driver import Link
 
@@ -289,7 +289,7 @@ def test_a_stop_before_the_start_press_claims_the_cube_as_put_in_and_the_bench_c
 
 
 def test_a_cable_pulled_while_the_proxy_writes_to_the_board_still_lets_the_host_reconnect():
-    """Issue 12's "the board never answered the handshake after a reconnect": the pull (disconnect_now,
+    """A fault soak's "the board never answered the handshake after a reconnect": the pull (disconnect_now,
     on the run's thread) closed the device port while the proxy's thread was writing to it; pyserial
     then raised TypeError, which killed the proxy's accept thread, so the reconnect reached nobody.
     Here the device write fails that way once: the proxy must drop that connection and accept the next."""

@@ -1,4 +1,4 @@
-"""A stop byte `!` made by line noise (issue 12): only a host sends `!`, so an ESTOP_BYTE alarm this
+"""A stop byte `!` made by line noise: only a host sends `!`, so an ESTOP_BYTE alarm this
 host did not send is noise.  When no action was queued it stopped nothing: the link clears it, says
 so (noise_stops, stats) and goes on.  When an action was queued or moving, or a person pressed the
 e-stop input, or the host sent `!` itself, the run stops as before.

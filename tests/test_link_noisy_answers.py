@@ -1,4 +1,4 @@
-"""A line whose answers line noise keeps damaging (issue 12): the board demonstrably answers (a damaged
+"""A line whose answers line noise keeps damaging: the board demonstrably answers (a damaged
 line is the board talking), so the host sends the line again past link.max_resends, saying so live, up
 to a bound (stream.sends_allowed); at the bound the run stops with the cube state of the actions done.
 

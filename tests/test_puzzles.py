@@ -1,6 +1,6 @@
 """The puzzle engine (robot/puzzles/): published distance counts, and agreement with robot/cube.py.
 
-The counts are the published ones (GUIDE.md "Facts", issue 15): the engine computes
+The counts are the published ones: the engine computes
 them from the YAML geometry alone, so a wrong move, orientation or ranker shows.
 """
 

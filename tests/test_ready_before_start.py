@@ -1,4 +1,4 @@
-"""Tables, camera and handshake are ready before the start press, each made once (issue 13).
+"""Tables, camera and handshake are ready before the start press, each made once.
 
 The hardware path runs against the mock firmware on a pty with a folder camera (as in
 tests/test_app_hardware.py); what happens before and after the start press is recorded in order.

@@ -1,4 +1,4 @@
-"""A --realtime simulated run's button_to_solved_ms and waterfall against the wall clock and the arm times (issue 13)."""
+"""A --realtime simulated run's button_to_solved_ms and waterfall against the wall clock and the arm times."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""A second camera (issue 13): views name their camera; views of two cameras are taken at one moment."""
+"""A second camera: views name their camera; views of two cameras are taken at one moment."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """The simulated robot starts with the cube loaded as `cube-robot load` leaves it, and the scan's
-waterfall charges no arm time for a GRIP to the pair that already holds (issue 13)."""
+waterfall charges no arm time for a GRIP to the pair that already holds."""
 
 import pytest
 

@@ -140,7 +140,7 @@ def test_the_virtual_robot_lets_an_open_arm_stop_anywhere_but_never_closes_on_a_
 @pytest.mark.firmware
 @needs_emulator
 def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
-    """Issue 12's rare "arm turned while another pair held" flake: when it happens, the error names a
+    """The rare "arm turned while another pair held" flake (docs/known-problems.md): when it happens, the error names a
     folder with the decoded timeline around the jam and the whole pin log, for whoever looks next."""
     from robot import cube
     from robot.link.protocol import gripper_widths

@@ -1,4 +1,4 @@
-"""The adaptive scan (robot/vision/adaptive.py) and partial decoding (robot/vision/partial.py), issue 13."""
+"""The adaptive scan (robot/vision/adaptive.py) and partial decoding (robot/vision/partial.py)."""
 
 import json
 

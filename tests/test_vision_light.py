@@ -1,4 +1,4 @@
-"""Reading through glare, shadow and clipped channels without guessing (issue 14)."""
+"""Reading through glare, shadow and clipped channels without guessing."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""Are the arms ready for a run?  A pre-flight check a run can call (robot/run/, issue 11).
+"""Are the arms ready for a run?  A pre-flight check a run can call (robot/run/).
 
 The firmware forgets the arms' positions whenever the drivers go off (power-up, a reset, which
 opening a real Uno's port causes, `MOTORS OFF`, the idle time).  A run must not turn on positions

@@ -1,4 +1,4 @@
-"""Bringing a new robot up (issue 10): jog, grip, motors, home, load, release, tune grippers.
+"""Bringing a new robot up: jog, grip, motors, home, load, release, tune grippers.
 
   connection.py ConnectedRobot: a connected robot for one command, real (serial port) or emulated (--sim:
                 the firmware in simavr, or the mock), and stop_on_interrupt (Ctrl-C sends `!` first)

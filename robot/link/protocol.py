@@ -184,7 +184,7 @@ def servo_command(motion: MotionConfig) -> str:
     return f"SERVO O{motion.servo_open_us} C{motion.servo_closed_us} G{motion.grip_ms}"
 
 
-# Bring-up commands (issue 10): drivers, one arm, one gripper, homing, per-arm settings.
+# Bring-up commands: drivers, one arm, one gripper, homing, per-arm settings.
 
 
 def _arms(arms) -> str:

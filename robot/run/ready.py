@@ -1,5 +1,5 @@
-"""Everything a run needs that does not depend on the cube, made ready before the start press
-(issue 13): the solver with its tables, the camera opened and settled (held open for the whole run),
+"""Everything a run needs that does not depend on the cube, made ready before the start press:
+the solver with its tables, the camera opened and settled (held open for the whole run),
 the firmware handshake (done when the robot starts: `with robot:`), and which pair holds the cube
 (the board's WHERE: the scan's first GRIP to that pair is then not sent).
 

@@ -1,4 +1,4 @@
-"""The mock firmware's arms, grippers and drivers (issue 10's commands), as firmware/cube_robot does them.
+"""The mock firmware's arms, grippers and drivers (the bring-up commands), as firmware/cube_robot does them.
 
 A mixin of robot/sim/mock_firmware.py MockFirmware: the drivers (MOTORS, off at power-up and after
 `idle_off_s` without an action), each arm's position (known after HOME or ZERO, forgotten when the

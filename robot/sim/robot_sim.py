@@ -362,7 +362,7 @@ class SimulatedRobot:
                     self.virtual.set_gripper(arm, value)
                 else:
                     self.virtual.turn_arm(arm, value)
-            except MechanicalError as exc:  # keep the evidence: the pin events around it (issue 12's flake)
+            except MechanicalError as exc:  # keep the evidence: the pin events around it (a rare flake: docs/known-problems.md)
                 exc.args = (f"{exc.args[0]} [pin events around it: {self._save_jam(events, timeline, k)}]",)
                 raise
 

@@ -1,4 +1,4 @@
-"""The simulated robot's second camera (issue 13): scan views with `camera: second` are rendered
+"""The simulated robot's second camera: scan views with `camera: second` are rendered
 from scan.second_camera's pose (below and behind the cube by default), the others from camera.pose.
 """
 

@@ -1,4 +1,4 @@
-"""3x3x3 two-phase solver (issue 15).
+"""3x3x3 two-phase solver.
 
 Modules: cube3 (facelets, cubies, moves, the 16 U-D symmetries, validation with one named
 error per problem), coords (coordinates, move and symmetry tables), tables (numpy-built,

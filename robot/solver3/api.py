@@ -118,7 +118,7 @@ def _state_of(facelets, scramble):
 def check_metric(metric: str) -> None:
     if metric == "robot":
         raise MetricNotReady("--metric robot is not available for the 3x3x3 yet: the four-arm robot3 planner "
-                             "(issue 15) will provide it; use htm, qtm or axial")
+                             "will provide it; use htm, qtm or axial")
     if metric not in METRICS:
         raise MetricNotReady(f"unknown metric {metric!r} for the 3x3x3: use one of {', '.join(METRICS)}")
 

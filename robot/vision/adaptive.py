@@ -1,4 +1,4 @@
-"""The adaptive scan (issue 13): decode after each view and stop as soon as the decoder is sure.
+"""The adaptive scan: decode after each view and stop as soon as the decoder is sure.
 
 From view `scan.adaptive_from` on, after each view the stickers seen so far are decoded with the
 rest unseen (robot/vision/partial.py: the seen stickers alone must determine the cube, with the

@@ -1,4 +1,4 @@
-"""Several cameras as one (issue 13): each scan view names its camera (scan.views[].camera).
+"""Several cameras as one: each scan view names its camera (scan.views[].camera).
 
     cameras = CameraSet({"main": camera, "second": other}, sequence)
     cameras.capture("bottom-back")   # the frame of that view, from the camera the view names
