@@ -165,12 +165,9 @@ class CubieCube:
         return cube
 
     def canonical(self) -> "CubieCube":
-        """The same cube relabelled so that the piece at DBL is DBL, untwisted.
-
-        Relabelling the pieces by a whole-cube rotation does not change what
-        the robot has to do (a 2x2x2 has no centres: the colours define solved),
-        so the solver works on these 3,674,160 representatives.
-        """
+        """The same cube relabelled so that the piece at DBL is DBL, untwisted: a whole-cube rotation
+        changes nothing the robot does (a 2x2x2's colours define solved), so the solver works on these
+        3,674,160 representatives."""
         rotation = ROTATIONS[ROTATION_FIXING_DBL[self.cp[DBL]][self.co[DBL]]]
         return rotation * self
 

@@ -196,12 +196,9 @@ def _steps_and_levels(events, pin_map, start_cycle: int, end_cycle: int | None, 
 
 def step_events(events, pin_map=None, start_cycle: int = 0, end_cycle: int | None = None,
                 directions: dict | None = None) -> dict[str, list[tuple[int, int]]]:
-    """Every step (rising edge of a STEP pin) per arm, with its direction (+1/-1).
-
-    Only steps in [start_cycle, end_cycle) are returned, but every event given
-    is read, so a DIR level set before the window still counts.  directions:
-    the DIR levels {arm: 0/1} before the first event given (default: all low,
-    as at the start of a log)."""
+    """Every step (rising edge of a STEP pin) per arm, with its direction (+1/-1), in
+    [start_cycle, end_cycle).  Every event given is read, so a DIR level set before the window counts;
+    directions: the DIR levels {arm: 0/1} before the first event (default all low, as a log starts)."""
     return _steps_and_levels(events, pin_map, start_cycle, end_cycle, directions)[0]
 
 

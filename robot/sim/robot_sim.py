@@ -174,14 +174,11 @@ class SimulatedRobot:
             raise PreflightFailed(failed)
 
     def load_cube(self) -> str | None:
-        """Put the cube in as the maker does before `cube-robot run` (docs/hardware.md, Bring-up 7):
-        `cube-robot load` opens all grippers and closes the start pair (robot.start_grip; RL when
-        'any'), and the firmware keeps that pair closed through the reset when the run opens the port,
-        so at the start press the start pair holds the cube.  Returns that pair, or None with homing
-        sensors: the run homes the arms in the air and the cube goes into open grippers after that
-        (the scan's first grip closes them).  SIMULATED: the load runs on the run's own link (no
-        second port open, no reset between); the firmware's reset keeps closed grippers closed
-        (firmware/cube_robot/grippers.cpp gripper_init), so the state at the press is the same."""
+        """Put the cube in as `cube-robot load` does (docs/hardware.md, Bring-up 7): the start pair
+        (robot.start_grip; RL when 'any') closes on it.  Returns that pair, or None with homing sensors (the
+        arms home in the air first; the scan's first grip takes the cube).  SIMULATED: loaded on the run's
+        own link, with no reset between; the state at the press is the same, as the firmware keeps closed
+        grippers closed through a reset (firmware/cube_robot/grippers.cpp gripper_init)."""
         from ..arms.actions import PAIRS, load
 
         if self.config.motion.homing.sensors:
@@ -369,13 +366,9 @@ class SimulatedRobot:
     def _servo_commands(self, pulses: dict) -> dict:
         """The pulses a servo takes a position from: those within the firmware's servo range.
 
-        simavr 1.6 loses a Timer1 compare that falls due in the instruction writing another compare
-        register (avr_timer_write_ocr reconfigures the timer and re-arms only the compares still
-        ahead): when an OCR1A write (a move's start, each step) meets the end of a gripper pulse,
-        that pulse lasts one timer wrap (32.768 ms) longer.  Seen 2 times in ~1000 emulated runs, read
-        as an open gripper closing ("arm F turned while gripper L also held").  An Uno's compare units
-        do not interfere, and a servo takes no position from such a pulse: it is left out and counted
-        in `ignored_servo_pulses`."""
+        simavr 1.6 (unlike an Uno) can lose a Timer1 compare when an OCR1A write meets the end of a gripper
+        pulse, stretching it by one timer wrap (32.768 ms): read as a position, it closed an open gripper.
+        Such pulses are left out and counted in `ignored_servo_pulses`."""
         low, high = SERVO_RANGE_US
         kept = {}
         for arm, arm_pulses in pulses.items():

@@ -184,15 +184,10 @@ class SimulatedCamera(Camera):
             return self._cache[key]
 
     def prerender(self, actions) -> None:
-        """Render, on the prerender thread, the state the cube should reach after `actions` (while the
-        arms move).
-
-        Only a cache: every picture shows the state the firmware's motions produced; a wrong
-        guess is simply not used.  It keeps the renderer's CPU time off the camera's clock, and the
-        caller (about to send the view's motion) only hands the work over: the guess and the render
-        happen on the thread (copying the virtual robot and starting a thread here cost up to
-        hundreds of ms on a loaded machine, before the motion was sent).
-        """
+        """Render the state the cube should reach after `actions` on the prerender thread, while the
+        arms move, to keep the renderer's CPU time off the camera's clock.  Only a cache: a wrong guess is not
+        used.  Everything, the guess included, happens on the thread: copying the virtual robot here delayed
+        sending the motion by up to hundreds of ms under load."""
         from concurrent.futures import ThreadPoolExecutor
 
         if self._prerenderer is None:

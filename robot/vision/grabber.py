@@ -200,19 +200,14 @@ class FrameGrabber:
 
 def view_frames(grabber: FrameGrabber, motion_end: float | None = None, meanwhile=None,
                 still_since: float | None = None):
-    """One view's picture: the first fresh frame(s) exposed `settle` after the motion ended (default: now).
+    """One view's picture: the first fresh frame(s) exposed from `settle` after the cube last moved.
 
-    still_since: when known, the time since which nothing shook the cube (the last motion's `done`,
-    or the start press: robot/arms/view_mover.py ArmViewMover): then the frame must begin its exposure
-    `settle` after that and not before motion_end (the moment the view is asked for), so a view that
-    moved nothing (the first view: the cube held since it was loaded) waits only for the rest of the
-    settle time after the press, not for a GRIP's round trip and a whole settle time after it.
-    Returns (image, record): the image (averaged when camera.average_frames > 1) and the
-    times for the run's waterfall (clock seconds): motion_end, asked_after (the earliest exposure
-    start allowed), exposure_start, delivered_at (the frame reached the host's driver) and
-    received_at (decoded, in the host's hands).
-    meanwhile(): work done while the frame is awaited (no frame is missed during it).
-    """
+    It last moved at motion_end (default: now) or, when known, at still_since (the last motion's `done`
+    or the start press: ArmViewMover.still_since), and no exposure starting before motion_end counts: a
+    view that moved nothing waits only for what is left of the settle time.  meanwhile() runs while the
+    frame is awaited.  Returns (image, record): the image (averaged over camera.average_frames) and, for the
+    run's waterfall, the clock times motion_end, asked_after, exposure_start, delivered_at (reached the
+    host's driver), received_at (decoded) and the frames' indices."""
     import numpy as np
 
     timing = grabber.timing

@@ -50,14 +50,9 @@ def censored_residual(reading: np.ndarray, predicted: np.ndarray) -> np.ndarray:
 
 
 def lamp_whites(colour_rgb: np.ndarray) -> np.ndarray:
-    """(K, 3) the lamp's white as the camera may see it.
-
-    As bright as the light colours' stickers or somewhat brighter
-    (LAMP_GAINS), in the tint of the lightest colour or of the whitest light
-    one (lowest chroma among the brighter half: the lightest may be a yellow),
-    or neutral at that brightness; or saturated: those tints scaled to 255,
-    or neutral 255 (a highlight beyond the white balance).
-    """
+    """(K, 3) the lamp's white as the camera may see it: the tint of the lightest colour, of the
+    whitest light one (the lightest may be a yellow) or neutral, as bright as the light stickers or
+    brighter (LAMP_GAINS), or saturated at 255 (a highlight beyond the white balance)."""
     lab = srgb_to_lab(colour_rgb)
     lightest = colour_rgb[int(np.argmax(lab[:, 0]))]
     bright = np.flatnonzero(lab[:, 0] >= np.median(lab[:, 0]))
@@ -78,11 +73,8 @@ def light_residual(reading: np.ndarray, own_rgb: np.ndarray, lamps: np.ndarray) 
 def explained_by_light(reading, own_rgb, other_rgb, lamps, noise_rgb: float) -> bool:
     """Can glare or shadow make a sticker of colour own_rgb read `reading`, better than other_rgb explains it?
 
-    other_rgb: the colour the reading looks like.  Explained when the light
-    model fits within 3 x the scan's sticker noise (sRGB units) and clearly
-    better than that other colour does (under OTHER_RATIO of its distance), so
-    a sticker of another colour (a swapped one) is not excused.
-    """
+    Within EXPLAIN_NOISES x the scan's sticker noise and under OTHER_RATIO of the distance to other_rgb
+    (the colour the reading looks like), so a swapped sticker is not excused."""
     reading = np.asarray(reading, dtype=float)
     residual = light_residual(reading, np.asarray(own_rgb, dtype=float), np.asarray(lamps, dtype=float))
     other = float(censored_residual(reading, np.asarray(other_rgb, dtype=float)))

@@ -129,14 +129,9 @@ def swapped_pair(fit, result) -> VisionError | None:
 def over_exposure(readings: np.ndarray, features: np.ndarray, fit, result, settings) -> VisionError | None:
     """VisionError (reason "over-exposed") when two colours differ only in clipped channels and that decides the cube.
 
-    Two colours are confounded when their median readings differ only in
-    clipped channels, or each has a sticker clipped in all three channels
-    (those readings are the same: white vs a washed-out yellow, or a glare
-    spot).  The cube still stands if it is determined without telling
-    confounded colours apart, with full confidence (margin decode.full_margin:
-    the over-exposed frame may have misled the other colours too).  (So one
-    glare-saturated sticker is decided by the rest of the cube.)
-    """
+    Such colours (white vs a washed-out yellow, or a glare spot: confounded_pairs) cannot be told
+    apart.  The cube stands if it is decided without telling them apart, with full confidence
+    (settings.full_margin: the over-exposed frame may have misled the other colours too)."""
     pairs = confounded_pairs(readings, fit.labels, colour_rgb(readings, fit))
     if not pairs or determined_without(pairs, features, fit, settings.full_margin):
         return None
