@@ -123,7 +123,7 @@ def with_settings(config: Config, changes: Mapping[str, Any]) -> Config:
 
 def _replaced(obj: Any, keys: list[str], value: Any, dotted: str) -> Any:
     head, rest = keys[0], keys[1:]
-    if dataclasses.is_dataclass(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         if head not in {f.name for f in dataclasses.fields(obj)}:
             raise KeyError(f"{dotted}: no setting {head!r} here")
         new = _replaced(getattr(obj, head), rest, value, dotted) if rest else \
@@ -197,6 +197,7 @@ def _value(spec: Setting, node, path, key_path):
     line = _line(node)
     if spec.nullable and isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null") and node.style is None:
         return None
+    value: Any
     if spec.kind is list:
         if not isinstance(node, yaml.SequenceNode):
             raise ConfigError(path, line, key_path, "expected a list, e.g. [a, b]")

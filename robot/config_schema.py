@@ -33,7 +33,7 @@ class Setting:
 def _check_pairs(pairs) -> str | None:
     if not pairs:
         return "needs at least one arm pair"
-    seen = {}
+    seen: dict[str, str] = {}
     for name, faces in pairs.items():
         if not isinstance(faces, list) or not faces:
             return f"pair {name!r} must list the faces its arms grip, e.g. [R, L]"
@@ -68,7 +68,7 @@ def _check_pairs3(pairs) -> str | None:
     """robot3.pairs: two pairs, each gripping two opposite faces, on different axes."""
     if len(pairs) != 2:
         return f"needs exactly two arm pairs, e.g. {{RL: [R, L], FB: [F, B]}}; got {len(pairs)}"
-    axes = {}
+    axes: dict[int, str] = {}
     for name, faces in pairs.items():
         if not isinstance(faces, list) or len(faces) != 2 or any(f not in ARM_FACES for f in faces):
             return f"pair {name!r} must list the two opposite faces its arms grip, e.g. [R, L]; got {faces!r}"

@@ -75,7 +75,7 @@ def _facelet_geometry():
 _GEOMETRY = _facelet_geometry()
 _INDEX_OF_GEOMETRY = {g: i for i, g in enumerate(_GEOMETRY)}
 _CORNER_POSITIONS = [
-    tuple(int(v) for v in sum(FACE_FRAMES[f][0] for f in name)) for name in CORNER_NAMES
+    tuple(int(v) for v in np.sum([FACE_FRAMES[f][0] for f in name], axis=0)) for name in CORNER_NAMES
 ]
 
 
@@ -298,7 +298,7 @@ def _build_rotations():
                     nxt.append(candidate)
         frontier = nxt
     assert len(rotations) == 24
-    fixing = [[None] * 3 for _ in range(CORNER_COUNT)]
+    fixing: list[list[int | None]] = [[None] * 3 for _ in range(CORNER_COUNT)]
     for index, r in enumerate(rotations):
         for piece in range(CORNER_COUNT):
             if r.cp[piece] == DBL:
@@ -422,13 +422,13 @@ def parse_facelets(facelets: str) -> ParsedCube:
             corners=[CORNER_NAMES[p] for p in mirrored],
         )
     for piece in range(CORNER_COUNT):
-        where = [p for p in range(CORNER_COUNT) if cp[p] == piece]
-        if len(where) > 1:
+        places = [p for p in range(CORNER_COUNT) if cp[p] == piece]
+        if len(places) > 1:
             raise DuplicateCornerError(
-                " and ".join(_corner_text(p, facelets) for p in where)
+                " and ".join(_corner_text(p, facelets) for p in places)
                 + " are the same corner piece",
-                facelets=_facelets_of(where),
-                corners=[CORNER_NAMES[p] for p in where],
+                facelets=_facelets_of(places),
+                corners=[CORNER_NAMES[p] for p in places],
             )
     twist_sum = sum(co) % 3
     if twist_sum:

@@ -240,6 +240,7 @@ class PiecesComponent:
             for j, slot in enumerate(self.slots.tolist()):
                 destination[where[int(move.gather[slot])]] = j
             moved = destination[places]
+            rank: np.ndarray | int
             if self.ordered:
                 new_order = np.argsort(moved, axis=1, kind="stable")
                 new_sorted = np.take_along_axis(moved, new_order, axis=1)
@@ -266,6 +267,9 @@ class OrientationComponent:
 
     def write(self, states: np.ndarray, ranks) -> None:
         states[:, self.slots] = unrank_orientation(ranks, len(self.slots), self.m, self.constrained)
+
+
+Component = PermutationComponent | PiecesComponent | OrientationComponent
 
 
 class Space:
@@ -323,7 +327,7 @@ def _blocks(n: int, sources) -> list[list[int]]:
     for src in sources:
         for j, i in enumerate(src):
             parent[find(int(i))] = find(j)
-    groups = {}
+    groups: dict[int, list[int]] = {}
     for place in range(n):
         groups.setdefault(find(place), []).append(place)
     return list(groups.values())
@@ -341,9 +345,9 @@ def _is_even(perm) -> bool:
     return swaps % 2 == 0
 
 
-def default_components(puzzle, moves, orbits=None) -> list:
+def default_components(puzzle, moves, orbits=None) -> list[Component]:
     """Components covering every part of the state the moves change (for the orbits named, or all)."""
-    components = []
+    components: list[Component] = []
     for orbit in puzzle.orbits:
         if orbits is not None and orbit.name not in orbits:
             continue

@@ -132,7 +132,8 @@ def _faces(field: Field) -> dict[str, Face]:
 
 
 def _orbits(field: Field, faces: dict[str, Face]) -> tuple[OrbitSpec, ...]:
-    orbits, seen = [], {}
+    orbits: list[OrbitSpec] = []
+    seen: dict[frozenset[str], str] = {}
     for name, orbit_field in field.mapping().items():
         entries = orbit_field.mapping(required=("orientations", "pieces"), optional=("reference",))
         orientations = entries["orientations"].integer(minimum=1, maximum=3)
@@ -157,7 +158,7 @@ def _orbits(field: Field, faces: dict[str, Face]) -> tuple[OrbitSpec, ...]:
             pieces.append(piece)
         if not pieces:
             raise entries["pieces"].error("an orbit needs at least one piece")
-        reference = ()
+        reference: tuple[str, ...] = ()
         if "reference" in entries:
             reference = tuple(item.text() for item in entries["reference"].items())
             for item, face in zip(entries["reference"].items(), reference):

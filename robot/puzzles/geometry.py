@@ -90,7 +90,8 @@ def derive_moves(spec: PuzzleSpec, orbits: tuple[OrbitGeometry, ...]) -> tuple[l
 
 def _derive(spec: PuzzleSpec, orbits, turn: TurnSpec, power: int, suffix: str) -> DerivedMove:
     if turn.explicit is not None:
-        return _explicit_power(orbits, turn, power, suffix)
+        return _explicit_power(orbits, turn, turn.explicit, power, suffix)
+    assert turn.axis is not None, "the loader gives every turn an axis or an explicit permutation"
     rotation = rotation_matrix(turn.axis, -2 * np.pi * power / turn.order)
     unit = turn.axis / np.linalg.norm(turn.axis)
     orbit_moves = []
@@ -114,12 +115,12 @@ def _derive(spec: PuzzleSpec, orbits, turn: TurnSpec, power: int, suffix: str) -
     return DerivedMove(turn.name + suffix, turn.name, power, turn.order, turn.axis, tuple(orbit_moves))
 
 
-def _explicit_power(orbits, turn: TurnSpec, power: int, suffix: str) -> DerivedMove:
+def _explicit_power(orbits, turn: TurnSpec, explicit: dict, power: int, suffix: str) -> DerivedMove:
     """The power of a move given as permutation + twist per orbit (orbits not named stay put)."""
     orbit_moves = []
     for orbit in orbits:
         n = len(orbit.pieces)
-        one_src, one_twist = turn.explicit.get(orbit.name, (np.arange(n), np.zeros(n, dtype=np.int64)))
+        one_src, one_twist = explicit.get(orbit.name, (np.arange(n), np.zeros(n, dtype=np.int64)))
         src, twist = np.arange(n), np.zeros(n, dtype=np.int64)
         for _ in range(power):  # (a * b): src = a.src[b.src], twist = a.twist[b.src] + b.twist
             src, twist = src[one_src], (twist[one_src] + one_twist) % orbit.orientations

@@ -89,8 +89,8 @@ class Puzzle:
         self.orbits = tuple(layouts)
         self.length = offset
         self.solved = np.zeros(offset, dtype=np.uint8)
-        for orbit in self.orbits:
-            self.solved[orbit.perm_slots] = np.arange(orbit.size)
+        for layout in self.orbits:
+            self.solved[layout.perm_slots] = np.arange(layout.size)
         derived_moves, derived_rotations = derive_moves(self.spec, self.geometry)
         self.moves = {m.name: self._flat(m) for m in derived_moves}
         self.rotations = {m.name: self._flat(m) for m in derived_rotations}
@@ -106,12 +106,15 @@ class Puzzle:
 
     def _flat(self, derived: DerivedMove) -> Move:
         gather = np.arange(self.length)
-        ori_slots, ori_add, ori_mod = [], [], []
+        ori_slots: list[int] = []
+        ori_add: list[int] = []
+        ori_mod: list[int] = []
         for orbit, move in zip(self.orbits, derived.orbits):
             gather[orbit.perm_slots] = orbit.perm_offset + move.src
-            if orbit.ori_offset is not None:
-                gather[orbit.ori_slots] = orbit.ori_offset + move.src
-                ori_slots.extend(orbit.ori_slots)
+            orbit_ori_slots = orbit.ori_slots
+            if orbit.ori_offset is not None and orbit_ori_slots is not None:
+                gather[orbit_ori_slots] = orbit.ori_offset + move.src
+                ori_slots.extend(orbit_ori_slots)
                 ori_add.extend(move.twist)
                 ori_mod.extend([orbit.orientations] * orbit.size)
         return Move(derived.name, derived.base, derived.power, derived.order, derived.axis, gather,
@@ -234,7 +237,8 @@ class Puzzle:
         faces = list(self.spec.faces)
         self.face_names = "".join(faces)
         perm_slot, ori_slot, slot_k, modulus, colour_row = [], [], [], [], []
-        colour_table, row_offset = [], {}
+        colour_table: list[list[int]] = []
+        row_offset: dict[str, int] = {}
         for orbit, geometry in zip(self.orbits, self.geometry):
             row_offset[orbit.name] = len(colour_table)
             for slots in geometry.slots:

@@ -14,6 +14,8 @@ independent check of optimal lengths for short scrambles.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .coords import Space
@@ -48,10 +50,10 @@ class PatternDatabase:
 def _commuting_bases(puzzle, moves) -> dict:
     """For each base move, the bases it commutes with (tested on scrambled states)."""
     probes = puzzle.random_states(2, np.random.default_rng(1), moves=30)
-    bases = {}
+    bases: dict[str, Any] = {}
     for move in moves:
         bases.setdefault(move.base, move)
-    result = {base: set() for base in bases}
+    result: dict[str, set[str]] = {base: set() for base in bases}
     for a, move_a in bases.items():
         for b, move_b in bases.items():
             if a != b:

@@ -97,7 +97,8 @@ class Field:
         """A 3-vector [x, y, z]."""
         if not isinstance(self.node, yaml.SequenceNode) or len(self.node.value) != 3:
             raise self.error("expected a vector [x, y, z]")
-        return tuple(item.number() for item in self.items())
+        x, y, z = (item.number() for item in self.items())
+        return x, y, z
 
 
 def read_source(path) -> Field:

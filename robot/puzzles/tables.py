@@ -39,7 +39,7 @@ class MoveTables:
         known = {}
         if reuse is not None and [m.name for m in reuse.moves] == [m.name for m in self.moves]:
             known = {c.name: t for c, t in zip(reuse.space.components, reuse.tables)}
-        self.tables = [known[c.name] if c.name in known else self._component_table(c)
+        self.tables: list[np.ndarray] = [known[c.name] if c.name in known else self._component_table(c)
                        for c in space.components]
 
     def _component_table(self, component) -> np.ndarray:
@@ -80,7 +80,8 @@ class _Progress:
 
     def __init__(self, total: int, label: str, enabled: bool | None):
         self.total, self.label, self.enabled = total, label, enabled
-        self.started, self.bar = time.monotonic(), None
+        self.started = time.monotonic()
+        self.bar: ProgressBar | None = None
 
     def update(self, done: int, note: str) -> None:
         if self.enabled is False:
