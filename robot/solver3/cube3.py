@@ -201,11 +201,8 @@ _SYM_FACES = np.array([[_NORMAL_FACE[tuple(int(v) for v in m @ FACE_FRAMES[f][0]
 
 def conjugate_colours(colours: np.ndarray, sym: int) -> np.ndarray:
     """The cube seen through symmetry `sym`: stickers moved and recoloured so solved stays solved.
-
-    A mirror symmetry maps legal cubes to legal cubes this way, so orientations
-    never need mirror-image bookkeeping.  Moves are conjugated to moves, so
-    distances are unchanged.
-    """
+    Mirror symmetries map legal cubes to legal cubes this way (no mirror-image orientation bookkeeping),
+    and moves to moves, so distances are unchanged."""
     out = np.empty_like(colours)
     out[:, _SYM_STICKERS[sym]] = _SYM_FACES[sym][colours]
     return out

@@ -178,12 +178,8 @@ def _letters(labels: np.ndarray) -> dict:
 
 
 def _features(lab: np.ndarray, settings: DecodeConfig) -> np.ndarray:
-    """Lab with lightness down-weighted and chroma normalised for shading.
-
-    Shading scales a reading's light; in Lab that moves L and shrinks a and b
-    roughly in proportion to L + 16, so a and b are rescaled to L = 50 (within
-    limits, so near-black noise is not blown up).
-    """
+    """Lab with lightness down-weighted and chroma normalised for shading: shading scales a and b
+    roughly with L + 16, so they are rescaled to L = 50 (within limits, so near-black noise is not blown up)."""
     gain = np.clip(66.0 / (lab[:, 0] + 16.0), 1.0 / settings.max_chroma_gain, settings.max_chroma_gain)
     if not settings.shading_correction:
         gain = np.ones_like(gain)
@@ -498,12 +494,9 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
 
 
 def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tuple[list, float]:
-    """Stickers that read clearly as another colour, and the summed excess likeness.
-
-    A sticker far from the colour the cube needs and close to stickers of
-    another colour is a swapped sticker or a misread region.  A reading like
-    no other (a near-black read) is left to the cube constraints.
-    """
+    """Stickers that read clearly as another colour (far from the colour the cube needs, close to
+    stickers of another: swapped or misread), and the summed excess likeness.  A reading like no other
+    (near-black) is left to the cube constraints."""
     limit = settings.max_looks_other
     names = [_NAMES[i] for i in np.argsort(-looks_other) if looks_other[i] > limit and like_other[i] < limit]
     return names, float(np.clip(looks_other, 0, None).sum())

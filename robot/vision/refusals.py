@@ -147,12 +147,9 @@ def over_exposure(readings: np.ndarray, features: np.ndarray, fit, result, setti
 
 
 def confounded_pairs(readings: np.ndarray, labels: np.ndarray, colours: np.ndarray) -> list[tuple[int, int]]:
-    """Pairs of colour classes that cannot be told apart in clipped channels.
-
-    Their median readings (`colours`, (6, 3)) differ only in clipped channels
-    (robot.vision.light.confounded_colours), or each colour has a sticker
-    clipped in all three channels.
-    """
+    """Pairs of colour classes that cannot be told apart in clipped channels: their median readings
+    (`colours`, (6, 3)) differ only there (light.confounded_colours), or each has a sticker clipped in
+    all three channels."""
     pairs = confounded_colours(colours)
     saturated = sorted({int(c) for c in labels[(readings >= HIGH).all(axis=1)]})
     return pairs + [(c, d) for k, c in enumerate(saturated) for d in saturated[k + 1:] if (c, d) not in pairs]
