@@ -47,19 +47,31 @@ def _ignore(folder, names):
     return [n for n in names if n in skipped]
 
 
+def _files(folder: Path) -> set:
+    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file()}
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(venv bin folder, its site-packages) with the wheel installed."""
+def built(tmp_path_factory):
+    """(the copy of the checkout the wheel was built from, the wheel, the files the build wrote into the copy)."""
     reason = _can_build_wheels()
     if reason:
         pytest.skip(f"cannot build a wheel without the network: {reason}")
     tmp = tmp_path_factory.mktemp("install")
     source = tmp / "source"
     shutil.copytree(ROOT, source, ignore=_ignore)
+    before = _files(source)
     dist = tmp / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(dist)], check=True, capture_output=True, text=True)
-    wheel = next(dist.glob("cube_robot-*.whl"))
+    return source, next(dist.glob("cube_robot-*.whl")), _files(source) - before
+
+
+@pytest.fixture(scope="module")
+def installed(built, tmp_path_factory):
+    """(venv bin folder, its site-packages) with the wheel installed."""
+    _, wheel, _ = built
+    tmp = tmp_path_factory.mktemp("venv")
 
     venv = tmp / "venv"
     base_python = getattr(sys, "_base_executable", sys.executable)
@@ -73,6 +85,18 @@ def installed(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
                     "-q", str(wheel)], check=True, capture_output=True, text=True)
     return venv / "bin", site
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_building_leaves_in_the_checkout_only_what_git_ignores(built):
+    # pip builds in the source folder (build/, *.egg-info): `git status` of a checkout stays clean after it.
+    source, _, written = built
+    assert written, "the build wrote nothing into the source folder: this test no longer checks anything"
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    ignored = subprocess.run(["git", "-C", str(source), "check-ignore", "--stdin"], input="\n".join(map(str, written)),
+                             capture_output=True, text=True).stdout.split()
+    shown = sorted({str(path.parts[0]) for path in written} - {str(Path(p).parts[0]) for p in ignored})
+    assert set(map(str, written)) == set(ignored), f"`git status` would show these the build made: {shown}"
 
 
 def _env(home: Path, **extra) -> dict:
