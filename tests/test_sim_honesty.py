@@ -284,3 +284,25 @@ def test_a_sped_up_mock_run_reports_the_speed_up_its_board_clock_shows(monkeypat
     report = _sped_up_run("mock")
     speedup = _assert_reports_the_measured_speed_up(report)
     assert speedup == pytest.approx(3.0, rel=0.05)
+
+
+def test_tune_grippers_by_keys_without_a_terminal_says_so_at_the_start_and_moves_nothing(capsys, monkeypatch):
+    from robot.bringup import connection
+
+    def no_robot(*args, **kwargs):
+        raise AssertionError("tune grippers connected to the robot without any keys to tune with")
+    monkeypatch.setattr(connection, "ConnectedRobot", no_robot)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # as `cube-robot tune grippers --sim </dev/null`
+    code = cli.main(["tune", "grippers", "--sim", "--firmware", "mock"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", out
+    [line] = err.splitlines()
+    assert "needs a person at a terminal, and stdin is not one" in line and "nothing moved" in line
+    assert "cube-robot tune grippers --set R.open=1100" in line
+
+
+def test_tune_grippers_keys_on_stdin_are_still_read(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("+\nq\n"))  # keys given by a script, not a terminal
+    code = cli.main(["tune", "grippers", "--sim", "--firmware", "mock"])
+    out = capsys.readouterr().out
+    assert code == 1 and "tuning OPEN = 1010 us" in out and "Not saved" in out, out

@@ -4,7 +4,8 @@ Every command takes --config, --port, --sim (the emulated robot: the real firmwa
 the mock with --firmware mock) and --json (one JSON object on stdout; the running commentary goes
 to stderr).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
 state; Ctrl-C at a prompt, with nothing moving, sends no stop and latches no alarm.  `home` by eye
-needs a person at a terminal (it says so at the start otherwise); `load` goes on without one.
+needs a person at a terminal, `tune grippers` by keys a terminal or keys on stdin (each says so at the
+start otherwise, and names its non-interactive way); `load` goes on without one.
 Exit status (robot/exit_status.py, the same in every command): 0 done, 1 not done (the robot
 refused, an alarm latched, the link failed, or tuning quit without saving), 2 bad config or arguments,
 4 no robot answers on the port or it is not ready (nothing moved), 130 interrupted.
@@ -404,7 +405,7 @@ def run_tune(args) -> int:
                 out.tell_maker(f"gripper {arm} {which}: {us} us (sent; the gripper moved there)")
             save = args.save
         else:
-            save = tune_module.interactive(robot.link, widths, bounds, _key_reader(), out.tell_maker)
+            save = tune_module.interactive(robot.link, widths, bounds, _key_reader(typed), out.tell_maker)
         result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
         if save and widths.changed and robot.sim:  # the keys' `s` on the emulated robot
             out.tell_maker(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
@@ -418,11 +419,18 @@ def run_tune(args) -> int:
             out.tell_maker(f"Not saved: {config.path} is unchanged.")
         return save or bool(args.set), result  # quitting the keys without saving: not done
 
+    typed = []  # keys already read from a stdin that is not a terminal (the key reader starts with them)
+
     def settings_parse(config) -> None:
         from .. import firmware_header
 
         if args.sim and args.save:
             raise tune_module.TuneError(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
+        if not args.set and not _keys_at_hand(typed):
+            raise tune_module.TuneError(
+                "tuning with keys needs a person at a terminal, and stdin is not one and gives no keys (nothing "
+                "moved); without one: `cube-robot tune grippers --set R.open=1100 --set R.closed=1900` "
+                "(repeatable; --save writes them)")
         limits = firmware_header.limits()
         widths = tune_module.Widths.from_motion(config.motion)
         for text in args.set:
@@ -431,8 +439,21 @@ def run_tune(args) -> int:
     return _run(args, body, check=settings_parse)
 
 
-def _key_reader():
-    """One key at a time: raw keys from a terminal, else the characters of each input line."""
+def _keys_at_hand(typed: list) -> bool:
+    """Whether keys can come: stdin is a terminal, or it has input (its first line is read into `typed`
+    and the key reader starts with it); an empty one (</dev/null) gives none."""
+    if sys.stdin is None or sys.stdin.closed:
+        return False
+    if sys.stdin.isatty():
+        return True
+    line = sys.stdin.readline()
+    typed.extend(line.strip() or "?")
+    return bool(line)
+
+
+def _key_reader(typed=()):
+    """One key at a time: raw keys from a terminal, else the characters of each input line (starting
+    with those already read, `typed`)."""
     if sys.stdin.isatty():
         import termios
         import tty
@@ -447,7 +468,7 @@ def _key_reader():
                 termios.tcsetattr(fd, termios.TCSADRAIN, old)
         return read_key
 
-    pending = []
+    pending = list(typed)
 
     def read_line_keys() -> str:
         while not pending:
