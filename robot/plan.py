@@ -178,7 +178,7 @@ class Plan:
 
     facelets: str
     actions: list  # of Grip / Turn; actions[0] is the starting Grip
-    cost_ms: int
+    cost_ms: int | None  # None for an htm/qtm plan (no robot timing)
     solve_ms: float = 0.0
     metric: str = "robot"  # or "htm" / "qtm": then metric_moves holds U/R/F turns, actions is empty
     metric_moves: list = field(default_factory=list)

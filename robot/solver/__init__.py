@@ -46,11 +46,12 @@ class Solver:
         """
         if sum(x is not None for x in (facelets, state, scramble)) != 1:
             raise ValueError("give exactly one of facelets, state or scramble")
-        if scramble is not None:
-            state = cube.SOLVED.apply(cube.parse_moves(scramble))
-        if state is None:
+        if facelets is not None:
             state = cube.parse_facelets(facelets).cubie
         else:
+            if scramble is not None:
+                state = cube.SOLVED.apply(cube.parse_moves(scramble))
+            assert state is not None  # exactly one of the three was given (checked above)
             facelets = state.to_facelets()
         if metric in ("htm", "qtm") and metric not in self._metric:
             self._metric[metric] = MetricSearch(self.tables.coords, self.tables.metric(metric), metric)

@@ -91,11 +91,20 @@ class CoordTables:
 
     NAMES = ("cp_move", "co_move", "piece_at_dbl", "relabel_rotation", "canon_cp",
              "relabel_twist", "co_add", "cp7_to_cp8")
+    # set from `arrays` by name in __init__
+    cp_move: np.ndarray
+    co_move: np.ndarray
+    piece_at_dbl: np.ndarray
+    relabel_rotation: np.ndarray
+    canon_cp: np.ndarray
+    relabel_twist: np.ndarray
+    co_add: np.ndarray
+    cp7_to_cp8: np.ndarray
 
     def __init__(self, arrays: dict):
         for name in self.NAMES:
             setattr(self, name, arrays[name])
-        self._fast = None
+        self._fast: dict[str, memoryview] | None = None
 
     @classmethod
     def build(cls) -> "CoordTables":
@@ -164,7 +173,7 @@ class CoordTables:
     def fast(self):
         """Flat memoryviews of the tables: indexing them gives Python ints quickly."""
         if self._fast is None:
-            self._fast = {name: memoryview(np.ascontiguousarray(getattr(self, name)).reshape(-1))
+            self._fast = {name: np.ascontiguousarray(getattr(self, name)).reshape(-1).data
                           for name in self.NAMES}
         return self._fast
 

@@ -54,7 +54,7 @@ class RobotSearch:
         bound = self.h(cp8, co8, pair)
         if bound >= UNREACHABLE:
             raise Unsolvable("this arm layout cannot solve the cube from this state")
-        path = []
+        path: list = []
         while True:
             result = self._dfs(cp8, co8, pair, 0, bound, path, False)
             if result == FOUND:

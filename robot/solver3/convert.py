@@ -36,7 +36,7 @@ ANGLE_OF_QUARTERS = {1: 90, 2: 180, 3: -90}
 
 def axial_groups(moves) -> list:
     """Face moves (cube3 move indices) -> [{face index: quarters}, ...], same-axis runs merged."""
-    groups = []
+    groups: list[dict[int, int]] = []
     for m in moves:
         face, quarters = m // 3, QUARTERS_OF_SUFFIX[m % 3]
         if groups and next(iter(groups[-1])) % 3 == face % 3:
@@ -81,7 +81,7 @@ class RobotModel3:
         self._orientations()
         self._edges()
         self._all_pairs()
-        self._turns = {}
+        self._turns: dict = {}
 
     @property
     def n_states(self) -> int:
@@ -116,7 +116,7 @@ class RobotModel3:
     def _edges(self):
         """Tilts and restores from every state: self.edges[s] = [(target, Edge), ...]."""
         p = self.profile
-        self.edges = [[] for _ in range(self.n_states)]
+        self.edges: list[list[tuple[int, Edge]]] = [[] for _ in range(self.n_states)]
         for o, q in enumerate(self.orients):
             for g in range(N_GRIPS):
                 s = o * N_GRIPS + g
@@ -224,7 +224,7 @@ class RobotModel3:
         grouped = [axial_groups(moves) for moves in sequences]
         v = self.start(len(sequences))
         for k in range(max((len(g) for g in grouped), default=0)):
-            rows = {}
+            rows: dict[tuple, list[int]] = {}
             for i, groups in enumerate(grouped):
                 if k < len(groups):
                     rows.setdefault(tuple(sorted(groups[k].items())), []).append(i)
@@ -240,7 +240,7 @@ class RobotModel3:
             layers.append(self._group(layers[-1], group))
         state = int(np.argmin(layers[-1]))
         total = int(layers[-1][state])
-        ops = []
+        ops: list = []
         for k in range(len(groups) - 1, -1, -1):
             state, group_ops = self._back_group(layers[k], groups[k], state, layers[k + 1][state])
             ops[:0] = group_ops
@@ -255,7 +255,8 @@ class RobotModel3:
                 vectors.append(self._apply_turn(self._reposition(vectors[-1]), turn))
             if vectors[-1][end] != value:
                 continue
-            ops, state = [], end
+            ops: list = []
+            state = end
             for j in range(len(way) - 1, -1, -1):
                 source, cost = self.turn(way[j])
                 before = int(source[state])

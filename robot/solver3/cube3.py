@@ -61,7 +61,7 @@ _NORMAL_FACE = {tuple(int(v) for v in FACE_FRAMES[f][0]): k for k, f in enumerat
 def _piece_facelets(names, ud_first):
     table = []
     for name in names:
-        pos = tuple(int(v) for v in sum(FACE_FRAMES[f][0] for f in name))
+        pos = tuple(int(v) for v in np.sum([FACE_FRAMES[f][0] for f in name], axis=0))
         stickers = [i for i, (p, _) in enumerate(GEOMETRY) if p == pos]
         first = next((i for i in stickers if FACES[i // 9] in ud_first[0]),
                      next((i for i in stickers if FACES[i // 9] in ud_first[1]), None))
@@ -220,9 +220,9 @@ def rotate_colours(colours: np.ndarray, matrix) -> np.ndarray:
 @functools.lru_cache(maxsize=None)
 def _rotation_maps(matrix: tuple):
     """(where each sticker goes, which face each face's colour becomes) for a rotation."""
-    matrix = np.array(matrix)
-    stickers = _facelet_map(matrix, lambda p: True).argsort()
-    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in matrix @ FACE_FRAMES[f][0])] for f in FACES])
+    rotation = np.array(matrix)
+    stickers = _facelet_map(rotation, lambda p: True).argsort()
+    faces = np.array([_NORMAL_FACE[tuple(int(v) for v in rotation @ FACE_FRAMES[f][0])] for f in FACES])
     return stickers, faces
 
 

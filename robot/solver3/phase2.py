@@ -39,7 +39,7 @@ class Phase2:
     def levels(self, corners, ud, sp, last, limit: int):
         """For depth 0, 1, ... up to `limit`: yield (depth, [(start index, phase-2 move
         indices)]) of the starts solved in exactly `depth` moves (shortest first)."""
-        history = []  # per depth: (parent row, phase-2 move)
+        history: list = []  # per depth: (parent row, phase-2 move)
         depth = 0
         while True:
             solved = np.flatnonzero((corners == 0) & (ud == 0) & (sp == SOLVED_SP))

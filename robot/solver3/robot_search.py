@@ -123,7 +123,7 @@ def variants(state, profile: Robot3Profile, premove: int | None = None):
     inverse = _inverse(state)
     keys = {(t, inv): (t != 0 or inv, _axis_rank(t, profile), t >= len(ROTATIONS), inv, t)
             for t in range(len(TRANSFORMS)) for inv in (False, True)}
-    for t, inv in sorted(keys, key=keys.get):
+    for t, inv in sorted(keys, key=lambda k: keys[k]):
         yield Variant(t, inv, _rotate_facelets(inverse if inv else state, TRANSFORMS[t]), premove)
 
 
@@ -267,7 +267,7 @@ def default_solutions(config=None):
                                          htm_bound=api.HTM_BOUND[metric]):
             yield moves
 
-    solutions.engine = search  # robot_cost_stage searches with it directly
+    solutions.engine = search  # type: ignore[attr-defined]  # robot_cost_stage finds it with getattr and searches with it directly
     return solutions
 
 

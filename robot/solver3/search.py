@@ -175,7 +175,7 @@ class Search:
             c, u, s = int(corners[i]), int(ud[i]), int(sp[i])
             last = FACE[path[-1]] if path else NO_FACE
             for length2 in range(int(h[i]), budget + 1):
-                found = []
+                found: list = []
                 if not self._phase2(run, c, u, s, last, length2, found):
                     continue
                 moves = path + [PHASE2_MOVES[k] for k in found]

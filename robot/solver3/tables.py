@@ -170,12 +170,13 @@ def _read_verified(store: TableStore, name: str) -> bytes | None:
 def _load_built(store: TableStore, started: float) -> Tables3:
     """Every file read once, checked against the manifest, used without copying (the phase-1
     table is a view of the file's bytes); NotBuilt if any fails."""
-    raw = {name: _read_verified(store, name) for name in FILES}
-    problems = {name: store.problem(name, None) for name, data in raw.items() if data is None}
+    read = {name: _read_verified(store, name) for name in FILES}
+    problems = {name: store.problem(name, None) for name, data in read.items() if data is None}
     if problems:
         raise NotBuilt("3x3x3 tables are not ready ("
                        + "; ".join(f"{name}: {p}" for name, p in problems.items())
                        + "): run `cube-robot tables build --puzzle 3x3x3` (about a minute, once)")
+    raw = {name: data for name, data in read.items() if data is not None}  # every file, verified
     moves, symmetry, phase2 = ({k: v for k, v in np.load(io.BytesIO(raw[name])).items()}
                                for name in ("moves.npz", "symmetry.npz", "phase2.npz"))
     moves["set"] = (moves["subset"][::24] // 24).astype(np.uint16)
