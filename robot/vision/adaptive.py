@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from typing import Any
 
 from .. import cube
 from ..scan_sequence import ScanSequence
@@ -78,7 +79,8 @@ def adaptive_scan(scanner) -> ScanResult:
     read_s = 0.0
     from .cameras import capture_moment, capture_record
 
-    scanner.marks = marks = {"views": []}  # clock times of this scan's stages (robot/run/waterfall.py)
+    marks: dict[str, Any] = {"views": []}
+    scanner.marks = marks  # clock times of this scan's stages (robot/run/waterfall.py)
     opening = time.perf_counter()
     with scanner.camera, sampling_worker() as worker:
         marks["camera_open"] = (opening, time.perf_counter())

@@ -153,7 +153,7 @@ class Preview:
             return None
         import cv2
 
-        points = []
+        points: list[tuple[float, float]] = []
 
         def on_mouse(event, x, y, flags, param):
             if event == cv2.EVENT_LBUTTONDOWN and len(points) < count:
@@ -257,7 +257,7 @@ def learn_colours(readings, sequence, names: dict | None = None):
     stats = {face: ColourStats.from_rgb(rgb[members]) for face, members in groups.items()}
     # Names: given, else the standard colour names matched one to one to the measured colours.
     standard = standard_colour_names({face: stats[face].lab for face in cube.FACES})
-    named = {}
+    named: dict[str, str] = {}
     for face in cube.FACES:
         name = str((names or {}).get(face) or standard.get(face) or rough_colour_name(stats[face].lab))
         while name in named.values():
@@ -270,7 +270,7 @@ def learn_colours(readings, sequence, names: dict | None = None):
         mean = rgb[members].mean(axis=0)
         for i in members:
             gain = float(np.clip(mean.sum() / max(rgb[i].sum(), 1.0), *GAIN_LIMITS))
-            regions[cube.facelet_name(i)] = RegionStats(gain=[gain, gain, gain])
+            regions[cube.facelet_name(i)] = RegionStats(gain=np.full(3, gain))
     return Calibration(colours, regions=regions), problems
 
 

@@ -24,8 +24,12 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # the grabber is imported when a live camera opens
+    from .grabber import CameraTiming, FrameGrabber
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 AUTO, FREEZE = "auto", "auto-then-freeze"
@@ -38,7 +42,7 @@ class CameraError(RuntimeError):
 class Camera:
     """Base: context manager plumbing."""
 
-    timing = None  # robot.vision.grabber.CameraTiming of a live camera (the waterfall's floors); None: unknown
+    timing: CameraTiming | None = None  # a live camera's (the waterfall's floors); None: unknown
 
     def open(self) -> "Camera":
         return self
@@ -100,7 +104,7 @@ class FileCamera(Camera):
         if not paths:
             raise CameraError(f"file camera: no picture for view {view!r} in {self.folder} "
                               f"(expected {view}.png or a {view}/ folder of frames)")
-        frames = []
+        frames: list[np.ndarray] = []
         for path in paths:
             frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
             if frame is None:
@@ -134,11 +138,11 @@ class OpenCVCamera(Camera):
         self.width, self.height = width, height
         self.exposure, self.white_balance = str(exposure), str(white_balance)
         self.settle_frames, self.flush_frames, self.average_count = settle_frames, flush_frames, average_frames
-        self.capture_device = None
+        self.capture_device: Any = None  # a cv2.VideoCapture while open
         self.log = log or (lambda message: None)
         self.locked: dict = {}
-        self.timing = None  # robot.vision.grabber.CameraTiming (from_config); default timing otherwise
-        self.grabber = None  # a live camera's frame grabber thread, while open
+        self.timing = None  # from_config's; default timing otherwise
+        self.grabber: FrameGrabber | None = None  # a live camera's frame grabber thread, while open
         self.last_capture: dict | None = None  # times of the last view's frame (the run's waterfall)
 
     @classmethod

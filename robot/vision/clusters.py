@@ -77,7 +77,7 @@ def class_centres(features: np.ndarray, labels: np.ndarray, weights=None) -> np.
 
 def balanced_clusters(features: np.ndarray, centres: np.ndarray, rounds: int = 4) -> np.ndarray:
     """6 clusters of exactly 4 stickers (k-means with the count constraint): labels (24,)."""
-    labels = None
+    labels: np.ndarray | None = None
     for _ in range(rounds):
         slot_cost = np.repeat(distances(features, centres), PER_COLOUR, axis=1)  # (24, 24 slots)
         new = min_cost_assignment(slot_cost) // PER_COLOUR
@@ -85,6 +85,7 @@ def balanced_clusters(features: np.ndarray, centres: np.ndarray, rounds: int = 4
             break
         labels = new
         centres = class_centres(features, labels)
+    assert labels is not None, "at least one round"
     return labels
 
 
@@ -99,7 +100,7 @@ def farthest_point_centres(features: np.ndarray, first: int) -> np.ndarray:
 
 def partition_key(labels) -> tuple:
     """Labels renamed in order of first appearance: equal for equal partitions."""
-    names = {}
+    names: dict[int, int] = {}
     return tuple(names.setdefault(c, len(names)) for c in np.asarray(labels).tolist())
 
 
@@ -140,7 +141,8 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
     memo: partition key -> where refining from it ended (shared between
     starts, so paths that meet are not walked twice).  weights: see class_centres.
     """
-    labels, path = None, []
+    labels: np.ndarray | None = None
+    path: list[tuple] = []
     for _ in range(rounds):
         # The first step from rough start centres searches the likeliest scheme only (speed);
         # the later ones and the decoder's final search are exact.
@@ -157,6 +159,7 @@ def refine(features: np.ndarray, centres: np.ndarray, memo: dict, rounds: int = 
         centres = class_centres(features, labels, weights)
     for key in path:
         memo[key] = labels
+    assert labels is not None, "at least one round"
     return labels
 
 

@@ -110,7 +110,7 @@ class ColourStats:
         return lab_to_srgb(self.lab)
 
     def to_dict(self) -> dict:
-        out = {"lab": _floats(self.lab), "sigma": _floats(self.sigma)}
+        out: dict[str, object] = {"lab": _floats(self.lab), "sigma": _floats(self.sigma)}
         if self.covariance is not None:
             out["covariance"] = [_floats(row) for row in self.covariance]
         if self.samples:

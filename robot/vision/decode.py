@@ -240,7 +240,8 @@ def _fit(features: np.ndarray, lab: np.ndarray, settings: DecodeConfig, calibrat
     starts = [farthest_point_centres(usable, int(np.flatnonzero(index == seed)[0])) for seed in dict.fromkeys(seeds)]
     if calibration is not None:
         starts.append(_features(calibration.centres_lab(), settings))
-    found, memo = {}, {}
+    found: dict[tuple, tuple] = {}
+    memo: dict[tuple, np.ndarray] = {}
     for centres in starts:
         labels = refine(features, centres, memo, weights=weights)
         found.setdefault(partition_key(labels), (fit_cost(features, labels, weights), labels))
@@ -392,7 +393,7 @@ def _decode_readings(readings, calibration, settings, must_be=None, unseen=None)
         # Read past the stickers that fit no colour, worst first, while the
         # rest of the cube still determines them.  Only to confirm the best
         # cube: a cube that needs the suspects left out to win is a guess.
-        weights = np.ones(FACELET_COUNT) if unseen is None else seen_weights.copy()
+        weights = np.ones(FACELET_COUNT) if seen_weights is None else seen_weights.copy()
         for _ in range(MAX_UNREAD):
             worst = int(np.argmax(np.where(fit.read, fit.own, -np.inf)))
             if fit.own[worst] < UNREAD_MIN_DISTANCE:

@@ -25,8 +25,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..config_schema import SCHEMA
+
+if TYPE_CHECKING:  # numpy is imported where frames are averaged
+    import numpy as np
 
 _CAMERA = {key: setting.default for key, setting in SCHEMA["camera"].items() if hasattr(setting, "default")}
 
@@ -80,7 +84,7 @@ class RealClock:
 
 @dataclass(frozen=True)
 class Frame:
-    image: object  # BGR uint8 array
+    image: np.ndarray  # BGR uint8
     index: int  # grab count since the grabber started (1 = first)
     exposure_start: float  # clock seconds
     delivered_at: float  # clock seconds: the frame reached the host
@@ -88,7 +92,8 @@ class Frame:
 
 class _Request:
     def __init__(self, after: float, count: int):
-        self.after, self.count, self.frames = after, count, []
+        self.after, self.count = after, count
+        self.frames: list[Frame] = []
 
 
 class FrameGrabber:
@@ -98,16 +103,16 @@ class FrameGrabber:
         self.device, self.timing, self.clock, self.name = device, timing, clock, name
         self.grabbed = 0  # frames grabbed (stale ones included)
         self.stale = 0  # frames not used because their exposure time was unknown (came out of the queue)
-        self.newest = None  # (index, exposure_start or None, delivered_at) of the newest frame grabbed
+        self.newest: tuple[int, float | None, float] | None = None  # (index, exposure_start or None, delivered_at) of the newest frame grabbed
         self._cond = threading.Condition()
         self._request: _Request | None = None
         self._error: str | None = None
         self._stopping = False
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> "FrameGrabber":
-        self._thread = threading.Thread(target=self._run, name=f"grabber {self.name}", daemon=True)
-        self._thread.start()
+        thread = self._thread = threading.Thread(target=self._run, name=f"grabber {self.name}", daemon=True)
+        thread.start()
         return self
 
     def stop(self) -> None:
@@ -155,7 +160,7 @@ class FrameGrabber:
                 request = self._request
                 wanted = (request is not None and len(request.frames) < request.count
                           and exposure_start is not None and exposure_start >= request.after)
-            if wanted:
+            if wanted and request is not None and exposure_start is not None:
                 ok, image = self.device.retrieve()
                 with self._cond:
                     if not ok or image is None:

@@ -197,10 +197,10 @@ def best_legal_labels(sticker_cost: np.ndarray, known=None, schemes: int | None 
     rest = order[1:][bound[order[1:]] < upper]
     if len(rest) == 0:
         return float(first[0][0]), first[1][0], int(first[2][0]), first[3][0]
-    rest = _solve_batch(corner[rest], rest, upper, (cheapest[rest], bound[rest]))
-    totals, labels, schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, rest))
+    others = _solve_batch(corner[rest], rest, upper, (cheapest[rest], bound[rest]))
+    totals, labels, found_schemes, placements = (np.concatenate([a, b]) for a, b in zip(first, others))
     k = int(np.argmin(totals))
-    return float(totals[k]), labels[k], int(schemes[k]), placements[k]
+    return float(totals[k]), labels[k], int(found_schemes[k]), placements[k]
 
 
 # Corner pieces with no colour in common (URF-DBL, ...): two of them show all six colours.

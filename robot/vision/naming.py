@@ -73,4 +73,4 @@ def colour_drift(scan, calibration: Calibration) -> ColourDrift:
     mapping = min_cost_assignment(distances(calibrated, scan_centres))
     delta = {name: round(float(np.linalg.norm(calibrated[k] - scan_centres[mapping[k]])), 2)
              for k, name in enumerate(calibration.names)}
-    return ColourDrift(delta, max(delta, key=delta.get))
+    return ColourDrift(delta, max(delta, key=lambda name: delta[name]))

@@ -62,6 +62,7 @@ def draw_net(facelets: str | None = None, colours: dict | None = None, rgb=None,
     if rgb is not None:
         fills = np.asarray(rgb, dtype=float).reshape(FACELET_COUNT, 3)
     else:
+        assert facelets is not None  # one of the two was checked above
         palette = colours or DEFAULT_PALETTE
         fills = np.array([palette.get(c, (128, 128, 128)) for c in facelets], dtype=float)
     doubtful, inferred = set(doubtful), set(inferred) - set(doubtful)

@@ -75,7 +75,7 @@ def check_unread(readings: np.ndarray, fit, result, read_past=None) -> None:
                             "neither glare nor shadow explains that")
             stickers.append(NAMES[i])
             continue
-        partners = [NAMES[k] for k in swap_partners(fit, i)]
+        partners = [NAMES[k] for k in swap_partners(fit, int(i))]
         if partners:  # light could excuse it, but it may be half of a swapped pair
             problems.append(f"{NAMES[i]} could be {names[own]} under glare or shadow, but it reads like "
                             f"{names[looks_like]} and {', '.join(partners)} (where the cube needs {names[looks_like]}) "

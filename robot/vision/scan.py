@@ -23,6 +23,7 @@ import datetime as _dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from ..config import project_path
 from ..plan import Grip, Turn
 # The sequence model lives beside the cube model (config.py checks it at load); re-exported here.
 from ..scan_sequence import ScanConfigError, ScanSequence, ScanView  # noqa: F401
+
+if TYPE_CHECKING:  # decoding is imported when a scan is read
+    from .decode import DecodeResult
 
 
 # ---------------------------------------------------------------------------
@@ -151,7 +155,7 @@ def read_stickers(frames: dict, sequence: ScanSequence, regions, sampling=None) 
 class ScanResult:
     readings: StickerReadings
     frames: dict
-    decoded: object | None  # DecodeResult, or None when decoding failed
+    decoded: DecodeResult | None  # None when decoding failed
     error: Exception | None = None  # the VisionError when decoding failed
     warnings: list = field(default_factory=list)
     read_ms: float = 0.0  # frames -> facelets, excluding camera waits
@@ -162,6 +166,7 @@ class ScanResult:
     @property
     def facelets(self) -> str:
         if self.decoded is None:
+            assert self.error is not None, "a scan without a decoded cube keeps its error"
             raise self.error
         return self.decoded.facelets
 
