@@ -411,3 +411,37 @@ def test_a_run_from_the_command_line_opens_the_port_once_and_streams(setup, monk
     assert code == 3 and report["outcome"] == "EXECUTED (NOT VERIFIED)" and report["errors"] == [], err
     assert opened == [mock.url]
     assert len(mock.executed) > 0 and report["firmware"].startswith(protocol.FIRMWARE_NAME)
+
+
+def test_a_line_taken_under_an_old_number_names_no_plan_state(setup, monkeypatch):
+    """The board took a line under a number the host had renumbered (robot/link's LineNumberingError,
+    forced on the mock in test_link_numbering): the stop says the state is NOT KNOWN with the last one the
+    `done` lines proved, and its advice blames neither a power cycle nor a refusal."""
+    from robot.link.driver import Link
+    from robot.link.errors import LineNumberingError
+    from robot.link.protocol import action_command
+    from robot.link.stream import StreamProgress
+
+    config, mock, sequence, scrambled = setup
+    real_run = Link.run
+    plans = []
+
+    def renumbered_at_the_third(self, plan, progress=None):
+        actions = list(getattr(plan, "actions", plan))
+        if len(actions) < 5:  # the scan's views (the plan is longer)
+            return real_run(self, plan, progress=progress)
+        plans.append(actions)
+        commands = [action_command(a) for a in actions]
+        durations = [100, 100] + [None] * (len(commands) - 2)
+        error = LineNumberingError("the board answered ok naming seq 40, a number this host no longer gives")
+        raise error.with_progress(StreamProgress(commands, durations, 2, interrupted=2))
+
+    monkeypatch.setattr(Link, "run", renumbered_at_the_third)
+    report = _run(config, mock)
+    scan = cube.parse_facelets(report["facelets"])
+    after_two = replay(scan.cubie, plans[0][:2], RobotProfile.from_config(config))[0].to_facelets(scan.colours)
+    assert report["cube_state_after_stop"] == (
+        f"NOT KNOWN: {after_two} after plan action 2 of {len(plans[0])} (reported done); which later actions "
+        "ran is not known")
+    text = report.format()
+    assert "power cycle" not in text and "is not known" in text, text

@@ -93,7 +93,7 @@ def test_lost_acknowledgements_are_resent_and_executed_once():
         return False
 
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
-        first = link._lines.next_seq  # plan actions 3, 4 and 7 (after the settings sent at connect)
+        first = link.connection.lines.next_seq  # plan actions 3, 4 and 7 (after the settings sent at connect)
         lost.update({first + 2, first + 3, first + 6})
         mock.drop_reply = drop
         link.run(PLAN)  # a later `ok` or `done` covers a lost one
@@ -155,7 +155,7 @@ def test_flow_control_never_exceeds_rx_window_or_queue():
 
 def test_reset_between_actions_resumes_after_last():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
-        mock.reset_after_seq = link._lines.next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
+        mock.reset_after_seq = link.connection.lines.next_seq + 4  # the 5th action (TURN F-90); RL/FB holds after it
         result = link.run(PLAN)
         assert link.stats["board_resets"] == 1
     # After the reset the cube is taken again with the pair that held (FB), then the plan goes on.
@@ -178,7 +178,7 @@ def test_reset_during_motion_stops_with_uncertain_state():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         # Halfway through action 4 (GRIP FB), on the device's clock: a reset from the host's progress
         # callback landed in action 5-10 on a loaded machine (the GRIP lasts ~10 ms at this scale).
-        mock.reset_during_seq = link._lines.next_seq + 3
+        mock.reset_during_seq = link.connection.lines.next_seq + 3
         with pytest.raises(CubeStateUncertainError, match="action 4 .GRIP FB. was cut by a board reset") as info:
             link.run(PLAN)
     cut_seq, cut_command = mock.interrupted[0]
@@ -269,13 +269,13 @@ def _hold_the_reader(link, seconds: float, after_completed: int):
 
     gate = threading.Event()
     gate.set()
-    real_read = link._port.read
+    real_read = link.connection.port.read
 
     def read(size=1):
         gate.wait()
         return real_read(size)
 
-    link._port.read = read  # the reader thread's next read waits at the gate
+    link.connection.port.read = read  # the reader thread's next read waits at the gate
 
     def on_progress(progress):
         if progress.completed == after_completed and gate.is_set():
@@ -300,7 +300,7 @@ def test_a_reader_that_never_reads_again_is_not_excused_forever():
         with pytest.raises(SilentBoardError):
             link.run(PLAN, progress=_hold_the_reader(link, 60.0, after_completed=1))
         assert link.stats["host_late"] == HOST_LATE_MAX
-        link._port.read = lambda size=1: b""  # let the held reader thread end with the test
+        link.connection.port.read = lambda size=1: b""  # let the held reader thread end with the test
 
 def test_rejected_action_stops_the_stream():
     bad = [Grip("RL"), Turn({"R": 90}), Turn({"F": 90}), Turn({"L": 90})]  # F is not held by RL
@@ -404,7 +404,7 @@ def test_a_reset_whose_banner_is_lost_is_still_counted():
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         lost = []
         mock.drop_reply = drop_first_banner(lost)
-        mock.reset_after_seq = link._lines.next_seq + len(PLAN) - 1  # right after the last action
+        mock.reset_after_seq = link.connection.lines.next_seq + len(PLAN) - 1  # right after the last action
         link.run(PLAN)
         # The mock resets just after sending the last `done`: wait for its step to end (a call on its
         # thread), or a loaded machine lets us look before the banner was made (seen in a fresh clone).
@@ -444,7 +444,7 @@ def test_a_reset_mid_stream_whose_banner_is_lost_never_ends_in_a_claimed_state_t
     with MockFirmware("pty", time_scale=SCALE) as mock, connect(mock.url) as link:
         lost = []
         mock.drop_reply = drop_first_banner(lost)
-        mock.reset_after_seq = link._lines.next_seq + 4
+        mock.reset_after_seq = link.connection.lines.next_seq + 4
         try:
             link.run(PLAN)
         except CubeStateUncertainError as exc:

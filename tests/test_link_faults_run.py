@@ -194,14 +194,14 @@ def test_a_reset_whose_banner_was_lost_is_counted_on_the_emulator():
         try:
             link.run(["GRIP RL", "DWELL 20"])
             boots = link.boots
-            link._detach()
+            link.connection.detach()
             port = ports.open_port(emu.port, 115200)  # opening resets the board (DTR)
             banner, deadline = b"", time.monotonic() + 10
             while b"\n" not in banner and time.monotonic() < deadline:
                 banner += port.read(port.in_waiting or 1)
             assert b"id cube-robot-fw" in banner  # ...and here the banner is lost
-            link.identity = None
-            link._attach(port)
+            link.connection.identity = None
+            link.connection.attach(port)
             identity = link.handshake()  # `?` then HELLO
         finally:
             link.close()
@@ -231,7 +231,7 @@ def test_a_stop_byte_made_by_noise_while_the_settings_go_out_is_cleared_and_the_
 
     def configure_after_noise(link):
         if not made:  # the first time the settings go out, a byte on the way becomes `!`
-            made.append(link._port.write(P.RT_ESTOP))
+            made.append(link.connection.port.write(P.RT_ESTOP))
         configure(link)
 
     monkeypatch.setattr(Link, "configure", configure_after_noise)
@@ -251,7 +251,7 @@ def test_a_stop_after_a_cleared_noise_stop_byte_is_still_the_reason_the_report_g
 
     def configure_after_noise(link):
         if not link.noise_stops:
-            link._port.write(P.RT_ESTOP)
+            link.connection.port.write(P.RT_ESTOP)
         configure(link)
 
     monkeypatch.setattr(Link, "configure", configure_after_noise)
@@ -313,7 +313,7 @@ def test_a_cable_pulled_while_the_proxy_writes_to_the_board_still_lets_the_host_
         link = Link(ports.open_port(proxy.url, FAST.baud), FAST, url=proxy.url)
         link.handshake()
         proxy._device = ClosedUnderUs(proxy._device)
-        link._write(b"?")  # the proxy's write fails: that connection is over
+        link.connection.write(b"?")  # the proxy's write fails: that connection is over
         link.close()
         again = Link(ports.open_port(proxy.url, FAST.baud), FAST, url=proxy.url)
         try:
@@ -443,7 +443,7 @@ def test_what_a_bring_up_command_prints_after_a_lost_link_is_for_the_maker(monke
     jog = actions.jog
 
     def jog_with_the_cable_pulled(link, *args, **kwargs):
-        link._port.close()
+        link.connection.port.close()
         return jog(link, *args, **kwargs)
 
     monkeypatch.setattr(actions, "jog", jog_with_the_cable_pulled)

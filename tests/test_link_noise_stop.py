@@ -36,7 +36,7 @@ def open_link(url) -> Link:
 
 def noise_stop_byte(link: Link) -> P.Alarm:
     """A `!` reaches the board that the Link did not send; returns the board's `alarm` line."""
-    link._port.write(P.RT_ESTOP)
+    link.connection.port.write(P.RT_ESTOP)
     event = link.events.get(timeout=5).message
     assert isinstance(event, P.Alarm) and event.code == P.AlarmCode.ESTOP_BYTE
     assert not link.estop_sent
@@ -77,7 +77,7 @@ def test_noise_stop_while_an_action_moves_stops_the_run_with_its_progress():
             deadline = time.monotonic() + 5
             while mock._running is None and time.monotonic() < deadline:
                 time.sleep(0.005)  # polling the device's state, not standing in for an answer
-            link._port.write(P.RT_ESTOP)
+            link.connection.port.write(P.RT_ESTOP)
 
         noise = threading.Thread(target=noise_once_running)
         noise.start()
@@ -133,7 +133,7 @@ def noise_while_waiting_for_the_button(link: Link) -> threading.Thread:
 
     def noise():
         assert waiting.wait(timeout=5)
-        link._port.write(P.RT_ESTOP)
+        link.connection.port.write(P.RT_ESTOP)
 
     thread = threading.Thread(target=noise)
     thread.start()
@@ -146,7 +146,7 @@ def test_noise_stop_while_waiting_for_the_start_button_is_cleared():
 
         def noise_then_press():
             assert waiting.wait(timeout=5)
-            link._port.write(P.RT_ESTOP)  # arrives while the host waits: wait_button sees its alarm line
+            link.connection.port.write(P.RT_ESTOP)  # arrives while the host waits: wait_button sees its alarm line
             deadline = time.monotonic() + 5
             while link.stats["noise_stops_cleared"] == 0 and time.monotonic() < deadline:
                 time.sleep(0.01)  # polling the host's state, not standing in for an answer

@@ -4,12 +4,13 @@
     result = link.run(plan, progress=callback)  # streams Grip/Turn actions; durations from `done`
     link.close()
 
-The link is split by responsibility:
-  reader.py     the reader thread (bytes -> parsed lines; events for the application)
-  stream.py     pure bookkeeping: the acknowledged line window, the stream's actions and progress
-  handshake.py  Connection: port + reader + window timing, and the handshake (ports.probe uses it)
-  driver.py     Link: immediate commands, and run/resume of plans over the acknowledged window
-  noise_stops.py  the rule for a stop byte `!` made by line noise (part of Link)
+A Link holds its parts (attributes, not base classes):
+  connection    handshake.py Connection: port + reader + acknowledged line window, the handshake
+                (ports.probe uses one on its own); reader.py is its reader thread
+  _stream       stream.py Stream: pure bookkeeping of the plan being streamed (no I/O, no threads)
+  noise         noise_stops.py NoiseStops: the rule for a stop byte `!` made by line noise
+and offers, in pyserial's manner: open, close, handshake, request, status, where, wait_idle,
+wait_button, configure, clear_alarm, estop, stop_and_learn, run, resume.
 
 How the rules of docs/protocol.md are kept here:
   * sent-but-not-done actions never exceed the firmware's `q`;
@@ -25,7 +26,6 @@ import queue
 import time
 from typing import Callable
 
-from .. import motion as motion_model
 from ..config_types import MotionConfig
 from . import ports
 from . import protocol as P
@@ -34,40 +34,85 @@ from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, 
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, describe_part, regrip_lookup, sends_allowed
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lookup, sends_allowed
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
-REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
-REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 REOPEN_POLL_S = 0.25  # how often a port that is gone is tried again
 TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` reply can be lost too)
 
 
-def predicted_action_ms(command: str, motion: MotionConfig) -> float:
-    """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
-    words = command.split()
-    if words[0] == "GRIP":
-        return motion_model.grip_ms(motion)
-    if words[0] == "TURN":
-        return motion_model.turn_ms([int(w[1:]) for w in words[1:]], motion)
-    if words[0] == "DWELL":
-        return float(words[1])
-    return 0.0
-
-
-class Link(NoiseStops, Connection):
-    """A connection to the cube-robot firmware over any pyserial-like port object."""
+class Link:
+    """The cube-robot firmware over any pyserial-like port object: commands, and plans streamed exactly once."""
 
     def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: MotionConfig | None = None, url=None):
+        self.settings = settings
         self.motion = motion
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
-        self.estop_sent = False  # this host sent the stop byte (estop()); only a host sends `!`
-        self.noise_stops: list[str] = []  # stop bytes made by line noise that the link cleared (for the report)
         self._stream: Stream | None = None
         self._stream_progress_cb = None
-        super().__init__(port, settings, url=url)
+        self.connection = Connection(port, settings, url=url, on_message=self._on_message,
+                                     work_outstanding=self._stream_running)
+        self.noise = NoiseStops(self.connection.stats)
+
+    # -- what the parts know, read through the link ----------------------------
+
+    @property
+    def url(self) -> str | None:
+        return self.connection.url  # names the port in messages; resume() reopens it
+
+    @property
+    def identity(self) -> P.Identity | None:
+        return self.connection.identity
+
+    @property
+    def stats(self):
+        return self.connection.stats
+
+    @property
+    def events(self) -> queue.Queue:
+        return self.connection.events  # LinkEvent(at, Button | Alarm) for the application
+
+    @property
+    def boots(self) -> int | None:
+        return self.connection.boots
+
+    @property
+    def handshake_attempts(self) -> int:
+        return self.connection.handshake_attempts
+
+    @property
+    def reconnect_log(self):
+        return self.connection.reconnect_log  # live messages: a reconnect, a line resent on a noisy link
+
+    @reconnect_log.setter
+    def reconnect_log(self, say) -> None:
+        self.connection.reconnect_log = say
+
+    @property
+    def estop_sent(self) -> bool:
+        return self.noise.host_sent_stop
+
+    @property
+    def noise_stops(self) -> list[str]:
+        return self.noise.cleared  # stop bytes made by line noise that the link cleared (for the report)
+
+    @property
+    def numbering_error(self):
+        return self.connection.numbering_error
+
+    def handshake(self) -> P.Identity:
+        return self.connection.handshake()
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     # -- opening -----------------------------------------------------------
 
@@ -97,43 +142,17 @@ class Link(NoiseStops, Connection):
             raise
         return link
 
-    # -- acknowledgements that concern the stream ---------------------------
+    # -- acknowledgements that concern the stream (the connection's on_message) ---
 
-    def _apply(self, message) -> None:
-        super()._apply(message)
+    def _on_message(self, message) -> None:
         if self._stream is None:
             return
-        if isinstance(message, P.Resend):  # the lines may have been renumbered (LineWindow.renumber_from)
-            self._stream.by_seq.update({e.seq: e for e in self._stream.entries if e.seq is not None})
-        match message:
-            case P.Done(seq, ms):
-                newly = self._stream.mark_done_through(seq, ms)
-                self._stream.last_done_at = time.monotonic()
-                self.stats["done_lost"] += sum(1 for e in newly if e.seq != seq)
-                self._report_progress(newly)
-            case P.Status(done=done) if done:
-                newly = self._stream.mark_done_through(done)
-                self.stats["done_lost"] += len(newly)
-                self._report_progress(newly)
-            case P.Err(seq, P.ErrorCode.ALARM_ACTIVE) if seq in self._stream.by_seq:
-                if self._stream.by_seq[seq].seq == seq:
-                    self._stream.by_seq[seq].refused_by_alarm = True
-            case P.Time(seq, ms) if ms is not None:
-                entry = self._stream.by_seq.get(seq)
-                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
-                    entry.ms = ms  # the board's own measurement of an action whose `done` was lost
-                    self.stats["times_recovered"] += 1
-            case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed: if that recent, never ran
-                entry = self._stream.by_seq.get(seq)
-                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
-                    entry.never_ran = sum(e.done and (e.seq or 0) > seq for e in self._stream.entries) < P.TIME_SLOTS
-
-    def _work_outstanding(self) -> bool:
-        return super()._work_outstanding() or (self._stream is not None and not self._stream.finished())
-
-    def _report_progress(self, newly) -> None:
+        newly = self._stream.apply(message, self.stats)
         if newly and self._stream_progress_cb:
             self._stream_progress_cb(self._stream.progress())
+
+    def _stream_running(self) -> bool:
+        return self._stream is not None and not self._stream.finished()
 
     # -- immediate commands ------------------------------------------------
 
@@ -145,29 +164,29 @@ class Link(NoiseStops, Connection):
         stream = self._stream
         for entry in stream.entries:
             if (entry.done and entry.ms is None and entry.seq is not None and entry.time_asks < TIME_ASKS
-                    and not any(line.command == f"TIME {entry.seq}" for line in self._lines.pending.values())):
+                    and not any(line.command == f"TIME {entry.seq}" for line in self.connection.lines.pending.values())):
                 entry.time_asks += 1
-                self._submit(f"TIME {entry.seq}")
+                self.connection.submit(f"TIME {entry.seq}")
 
     def _collect_times(self) -> None:
         """At the end of a stream: ask for the durations still unknown and wait (bounded) for the answers."""
         deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
         while time.monotonic() < deadline:
             self._ask_times()
-            if not any(line.command.startswith("TIME ") for line in self._lines.pending.values()):
+            if not any(line.command.startswith("TIME ") for line in self.connection.lines.pending.values()):
                 return
             try:
-                self._wait_step(deadline)
+                self.connection.wait_step(deadline)
             except LinkError:
                 return  # the durations stay unknown (and are reported so)
 
     def request(self, command: str, timeout_s: float | None = None) -> list:
         """Send an immediate command; return the reply lines before its `ok`.  Raises on `err`."""
-        seq = self._submit(command)
+        seq = self.connection.submit(command)
         replies = []
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            message = self._wait_step(deadline)
+            message = self.connection.wait_step(deadline)
             match message:
                 case None:
                     if deadline is not None and time.monotonic() >= deadline:
@@ -175,20 +194,20 @@ class Link(NoiseStops, Connection):
                 case P.Err(s, code) if s == seq:
                     if code == P.ErrorCode.ALARM_ACTIVE:
                         alarm = self._alarm_code()
-                        if command != "RESET" and self._may_clear_noise_stop(alarm):
+                        if command != "RESET" and self.noise.may_clear(alarm, self._stream):
                             self._clear_noise_stop(f"while {command.split()[0]} went out")
-                            seq = self._submit(command)  # it was refused, so it did nothing: send it again
+                            seq = self.connection.submit(command)  # it was refused, so it did nothing: send it again
                             continue
-                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + self._alarm_hint(alarm))
+                        raise AlarmError(alarm, detail=f"{command.split()[0]} refused: " + self.noise.hint(alarm, self._stream))
                     raise CommandRejectedError(command, code)
                 case P.Identity() if command == "HELLO":
-                    self._count_resets(message)
+                    self.connection.count_resets(message)
                     replies.append(message)
                 case P.Identity():
                     self._on_banner(message)
                 case P.Status() | P.Where():
                     replies.append(message)  # (button and alarm events go to self.events only)
-            if seq not in self._lines.pending:  # acknowledged (by `ok`, or covered by a later `status acc`)
+            if seq not in self.connection.lines.pending:  # acknowledged (by `ok`, or covered by a later `status acc`)
                 return replies
 
     def status(self) -> P.Status:
@@ -197,12 +216,12 @@ class Link(NoiseStops, Connection):
         # one proves the board is there, so `?` is asked as often as a line is sent while the board answers.
         asks = sends_allowed(self.settings.max_resends, board_answers=True)
         for _ in range(asks):
-            self._ask_status()
+            self.connection.ask_status()
             asked = time.monotonic()
             deadline = asked + self.settings.silence_timeout_s
             heard = False
             while time.monotonic() < deadline:
-                message = self._wait_step(deadline)
+                message = self.connection.wait_step(deadline)
                 if isinstance(message, P.Status):
                     return message
                 if isinstance(message, Garbled):
@@ -252,24 +271,36 @@ class Link(NoiseStops, Connection):
         deadline = time.monotonic() + limit_s
         while True:
             status = self.status()
-            if status.state == P.State.ALARM and self._may_clear_noise_stop(status.alarm):
+            if status.state == P.State.ALARM and self.noise.may_clear(status.alarm, self._stream):
                 self._clear_noise_stop("while the host waited for the board to be idle")
                 continue
             if status.state == P.State.ALARM:
-                raise AlarmError(status.alarm, detail=self._alarm_hint(status.alarm))
+                raise AlarmError(status.alarm, detail=self.noise.hint(status.alarm, self._stream))
             if status.state == P.State.IDLE:
                 return status
             if time.monotonic() > deadline:
                 raise LinkError(f"the board is still busy after {limit_s:.0f} s (status {status})")
-            self._wait_step(time.monotonic() + self.settings.silence_timeout_s / 2)
+            self.connection.wait_step(time.monotonic() + self.settings.silence_timeout_s / 2)
+
+    def _clear_noise_stop(self, when: str) -> None:
+        """RESET a stop byte made by line noise that stopped nothing (NoiseStops), and say so."""
+        for attempt in range(self.settings.max_resends + 1):
+            try:
+                self.request("RESET")  # refused (ALARM_ACTIVE) while the e-stop input is pressed
+                break
+            except CommandRejectedError as exc:  # BUSY: the `alarm` line is not out yet
+                if exc.code != P.ErrorCode.BUSY or attempt == self.settings.max_resends:
+                    raise
+                self.connection.wait_step(time.monotonic() + self.settings.ack_timeout_s)
+        self.noise.was_cleared(when)
 
     def clear_alarm(self) -> None:
         """RESET: clear a latched alarm (after the user has checked the robot)."""
         self.request("RESET")
 
     def estop(self) -> None:
-        self.estop_sent = True
-        self._write(P.RT_ESTOP)
+        self.noise.host_sent_stop = True
+        self.connection.write(P.RT_ESTOP)
 
     def stop_and_learn(self) -> StreamProgress | None:
         """Ctrl-C: the stop byte, then one `?` (within link.silence_timeout_ms): actions done while their
@@ -278,8 +309,8 @@ class Link(NoiseStops, Connection):
         self._stream_progress_cb = None  # that run is over: its progress drives nothing more
         deadline = time.monotonic() + self.settings.silence_timeout_s
         try:
-            self._ask_status()
-            while time.monotonic() < deadline and not isinstance(self._wait_step(deadline), P.Status):
+            self.connection.ask_status()
+            while time.monotonic() < deadline and not isinstance(self.connection.wait_step(deadline), P.Status):
                 pass  # a status line, once applied, marks every action through its `done` as done
         except LinkError:
             pass  # the board is gone: what the `done` lines told us is all that is known
@@ -300,11 +331,11 @@ class Link(NoiseStops, Connection):
             if isinstance(event.message, P.Button) and event.message.name == "start":
                 return True
             if isinstance(event.message, P.Alarm) and event.at >= called:  # older alarms were reported already
-                if self._may_clear_noise_stop(event.message.code):
+                if self.noise.may_clear(event.message.code, self._stream):
                     self._clear_noise_stop("while the host waited for the start button")
                     continue
                 raise AlarmError(event.message.code, event.message.stop_us,
-                                 detail=self._alarm_hint(event.message.code))
+                                 detail=self.noise.hint(event.message.code, self._stream))
 
     # -- streaming ---------------------------------------------------------
 
@@ -340,12 +371,12 @@ class Link(NoiseStops, Connection):
             raise
 
     def _resume(self, stream: Stream, port) -> StreamResult:
-        self._detach()
+        self.connection.detach()
         reopen = port is None or isinstance(port, str)
         if reopen:
             # A real Uno resets when its port is opened: open it only once the actions already
             # queued on the board have ended, so the reset lands between moves, not in one.
-            wait_s = self._queued_work_end() - time.monotonic()
+            wait_s = stream.queued_work_end(self.motion, self.work_time_scale) - time.monotonic()
             if wait_s > 0:
                 if self.reconnect_log:
                     self.reconnect_log(f"waiting {wait_s:.1f} s for the queued actions to finish before reopening "
@@ -356,11 +387,11 @@ class Link(NoiseStops, Connection):
         identity = self._handshake_after_reconnect(port, reopen)
         # What the board remembers comes first: every action up to `last` completed (their `done`
         # lines may have been lost with the cable), then a cut action stops the run.
-        self._check_memory(identity.last)
+        stream.check_memory(identity.last)
         stream.mark_done_through(identity.last)
-        self._check_cut(identity)
+        stream.check_cut(identity)
         status = self.wait_idle()  # let the board finish what it had queued; `done` lines complete entries
-        self._check_memory(max(status.done, identity.last))
+        stream.check_memory(max(status.done, identity.last))
         stream.mark_done_through(max(status.done, identity.last))
         # The board is idle: ask now for the times of the actions whose `done` was lost with the
         # cable, before new actions push them out of its memory (the last TIME_SLOTS only).
@@ -375,14 +406,14 @@ class Link(NoiseStops, Connection):
         it, which is safe because the actions it had queued have ended (nothing moves until we send)."""
         deadline = time.monotonic() + self.settings.reconnect_window_s
         while True:
-            self.identity = None
-            self._attach(port)
+            self.connection.identity = None
+            self.connection.attach(port)
             try:
                 return self.handshake()
             except NoAnswerError:
                 if not reopen or time.monotonic() + self.settings.handshake_timeout_s > deadline:
                     raise
-            self._detach()
+            self.connection.detach()
             self.stats["handshake_reopens"] += 1
             if self.reconnect_log:
                 self.reconnect_log(f"the board did not answer on {self.url} after the port came back: opening it "
@@ -406,38 +437,33 @@ class Link(NoiseStops, Connection):
                     told = True
                 time.sleep(min(REOPEN_POLL_S, left))  # polling for a device node to reappear
 
-    def _queued_work_end(self) -> float:
-        """When the actions sent but not reported done will have ended at the latest (monotonic time).
-
-        Each is timed from the last `done` (or the stream's start) at its predicted duration (the
-        motion settings, as the firmware runs them) plus a margin for the firmware's own timing.
-        """
-        stream = self._stream
-        queued = [e for e in stream.entries if e.seq is not None and not e.done and not e.rejected]
-        if not queued or self.motion is None:
-            return time.monotonic()
-        predicted_ms = sum(predicted_action_ms(e.command, self.motion) for e in queued)
-        margin_s = REOPEN_MARGIN_S + REOPEN_MARGIN_FRACTION * predicted_ms / 1000
-        return stream.last_done_at + (predicted_ms / 1000) * self.work_time_scale + margin_s
-
     def _run_stream(self) -> StreamResult:
         stream = self._stream
         try:
             while not stream.finished():
                 self._submit_actions()
-                message = self._wait_step()
+                message = self.connection.wait_step()
                 self._stream_message(message)
                 self._ask_times()
                 self._check_never_ran()
-        except TooManyResendsError as exc:
-            raise self._gave_up_on_a_line(exc) from None
+            elapsed = time.monotonic() - stream.started
+            self._collect_times()
+            self._check_never_ran()
+            if self.numbering_error is not None:  # found while the durations were collected (and swallowed)
+                raise self.numbering_error
         except LinkError as exc:
+            if isinstance(exc, TooManyResendsError) and self.numbering_error is None:
+                exc = self._gave_up_on_a_line(exc)
+            broken = self.numbering_error  # it stops the run whatever a later wait raised (or swallowed)
+            if broken is not None:
+                if broken.progress is None:
+                    broken.with_progress(stream.progress(interrupted=True))
+                raise broken from (None if exc is broken else exc)
+            if isinstance(exc, TooManyResendsError):
+                raise exc from None  # its progress is set: what the board's status told
             if exc.progress is None:
                 exc.with_progress(stream.progress(interrupted=not isinstance(exc, (DisconnectedError,))))
             raise
-        elapsed = time.monotonic() - stream.started
-        self._collect_times()
-        self._check_never_ran()
         progress = stream.progress()
         return StreamResult(progress.durations_ms, elapsed, dict(self.stats))
 
@@ -446,7 +472,7 @@ class Link(NoiseStops, Connection):
         accepted: send nothing more, wait for it to be idle (bounded) and read from its status which
         actions ran, so the stop names the cube state.  Without a readable status it is not known."""
         stream = self._stream
-        self._lines.clear()  # nothing more goes out (the pending lines would only fail again)
+        self.connection.lines.clear()  # nothing more goes out (the pending lines would only fail again)
         try:
             status = self.wait_idle(limit_s=10 * self.settings.silence_timeout_s)
         except LinkError:
@@ -464,7 +490,7 @@ class Link(NoiseStops, Connection):
         depth = self.identity.queue_depth
         while stream.next < len(stream.entries) and stream.outstanding() < depth:
             entry = stream.entries[stream.next]
-            self._submit(entry.command, entry)
+            self.connection.submit(entry.command, entry)
             stream.by_seq[entry.seq] = entry
             stream.next += 1
 
@@ -477,7 +503,7 @@ class Link(NoiseStops, Connection):
                 self._stop_on_alarm(code, stop_us)
             case P.Identity():
                 self._on_banner(message)
-            case P.Status(accepted=acc) if acc < self._acknowledged:
+            case P.Status(accepted=acc) if acc < self.connection.acknowledged:
                 # It forgot lines it had acknowledged: it reset, and the noise ate its banner.
                 # Ask who it is now (HELLO), then carry on as after a banner.
                 self.stats["banners_lost"] += 1
@@ -494,12 +520,12 @@ class Link(NoiseStops, Connection):
         """The firmware flushed its queue: learn exactly what completed, then raise.  Unless the alarm
         is a stop byte made by line noise while no action was queued: then clear it and go on."""
         stream = self._stream
-        if code == P.AlarmCode.ESTOP_BYTE and not self.estop_sent:
+        if code == P.AlarmCode.ESTOP_BYTE and not self.noise.host_sent_stop:
             # Wait (bounded) for the answer to every line sent: then each action is known accepted or refused.
             deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
-            while self._lines.pending and time.monotonic() < deadline:
-                self._wait_step(deadline)
-            if not self._lines.pending and self._may_clear_noise_stop(code):
+            while self.connection.lines.pending and time.monotonic() < deadline:
+                self.connection.wait_step(deadline)
+            if not self.connection.lines.pending and self.noise.may_clear(code, self._stream):
                 self._clear_noise_stop(f"during a stream of {len(stream.commands)} action(s), between actions")
                 stream.resend_refused()
                 return
@@ -510,8 +536,8 @@ class Link(NoiseStops, Connection):
                 code = status.alarm
         except LinkError:
             pass  # report what the `done` lines told us
-        if not self._lines.pending and self._noise_stop(code):  # noise past the cap: nothing was queued
-            raise AlarmError(code, stop_us, detail=self._alarm_hint(code)).with_progress(stream.progress())
+        if not self.connection.lines.pending and self.noise.stopped_nothing(code, self._stream):  # noise past the cap: nothing was queued
+            raise AlarmError(code, stop_us, detail=self.noise.hint(code, self._stream)).with_progress(stream.progress())
         raise AlarmError(code, stop_us, detail=CLEAR_ALARM_HINT).with_progress(stream.progress(interrupted=True))
 
     def _check_never_ran(self) -> None:
@@ -528,7 +554,7 @@ class Link(NoiseStops, Connection):
         stream.next = len(stream.entries)
         for later in stream.entries:
             if later.seq is not None and later.seq > entry.seq:
-                self._lines.pending.pop(later.seq, None)
+                self.connection.lines.pending.pop(later.seq, None)
         try:
             status = self.wait_idle()
             stream.mark_done_through(status.done)
@@ -556,43 +582,18 @@ class Link(NoiseStops, Connection):
             "own: check the cube sits straight, then scan it again"
         ).with_progress(self._stream.progress(interrupted=True))
 
-    def _check_cut(self, identity: P.Identity) -> None:
-        stream = self._stream
-        if identity.cut and identity.cut != stream.stale_cut:
-            entry = stream.by_seq.get(identity.cut)
-            what = f"action {entry.index + 1} ({entry.command})" if entry and entry.index is not None else f"seq {identity.cut}"
-            part = (identity.cut_done, identity.cut_total)
-            detail = describe_part(entry.command, *part) if entry is not None else "how far it got is not known"
-            error = CubeStateUncertainError(
-                f"the board reset while {what} was running ({detail}). Nothing moves on its own: check the "
-                "cube (a layer between positions is turned by hand to the nearest quarter), then scan it again"
-            )
-            error.cut_part = part
-            if entry is not None:
-                entry.done = False
-            raise error.with_progress(stream.progress(interrupted=True, part=part))
-
-    def _check_memory(self, last: int) -> None:
-        stream = self._stream
-        done_seqs = [e.seq for e in stream.entries if e.done and e.seq is not None]
-        if done_seqs and last < max(done_seqs):
-            raise CubeStateUncertainError(
-                f"the board restarted without its memory (power cycle?): it reports last action seq "
-                f"{last}, but seq {max(done_seqs)} had completed; scan the cube again"
-            ).with_progress(stream.progress(interrupted=True))
-
     def _on_banner(self, identity: P.Identity) -> None:
         """The board reset (its start-up banner): resume after `last`, or stop if an arm was moving."""
-        self._count_resets(identity)
-        self._check_identity(identity)
-        self.identity = identity
+        self.connection.count_resets(identity)
+        self.connection.check_identity(identity)
+        self.connection.identity = identity
         stream = self._stream
-        self._lines.clear()
-        self._lines.next_seq = max(self._lines.next_seq, identity.last + 1)
+        self.connection.lines.clear()
+        self.connection.lines.next_seq = max(self.connection.lines.next_seq, identity.last + 1)
         if stream is None:
             return
-        self._check_memory(identity.last)
+        stream.check_memory(identity.last)
         stream.mark_done_through(identity.last)
-        self._check_cut(identity)
+        stream.check_cut(identity)
         stream.restart_after_reset()
         self.configure()

@@ -103,3 +103,9 @@ class RefusedMidStreamError(CubeStateUncertainError):
                else "its answer was lost on the line and the board's TIME says it never completed")
         super().__init__(f"the firmware rejected {command!r}: {why}; action(s) {self.ran_after} after it were "
                          "already queued and ran, so the cube is in no state of the plan")
+
+
+class LineNumberingError(CubeStateUncertainError):
+    """The board answered a seq above the host's numbering: it took a line under a number the host had
+    since given to another (renumbered) line, so lines may have been answered `ok dup` without running.
+    Which actions ran after the last one reported done is not known."""

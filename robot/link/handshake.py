@@ -2,7 +2,7 @@
 
 `Connection.handshake()` gets the firmware's identity (a banner, or `?` then HELLO) and
 classifies a failure (no answer / wrong firmware / wrong baud).  ports.probe() uses it
-on its own; robot.link.driver.Link builds the commands and plan streaming on top.
+on its own; robot.link.driver.Link holds one and builds the commands and plan streaming on it.
 
 Link-level rules of docs/protocol.md kept here:
   * every command line stays "pending" until an `ok`/`err`/`done`/`status acc` covers its
@@ -20,12 +20,14 @@ import queue
 import re
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ..paths import make_advice
 from . import protocol as P
 from .errors import (
     DisconnectedError,
     HandshakeError,
+    LineNumberingError,
     LinkError,
     NoAnswerError,
     SilentBoardError,
@@ -66,10 +68,17 @@ class LinkSettings:
 
 
 class Connection:
-    """A port with its reader thread and acknowledged line window (no streams, no commands beyond HELLO)."""
+    """A port with its reader thread and acknowledged line window (no streams, no commands beyond HELLO).
 
-    def __init__(self, port, settings: LinkSettings = LinkSettings(), url=None):
+    A Link holds one: `on_message` sees every message after the window has taken it (the stream's
+    bookkeeping), `work_outstanding` says whether silence means trouble beyond the lines waiting."""
+
+    def __init__(self, port, settings: LinkSettings = LinkSettings(), url=None,
+                 on_message: Callable[[object], None] | None = None,
+                 work_outstanding: Callable[[], bool] | None = None):
         self.settings = settings
+        self.on_message = on_message
+        self.work_outstanding = work_outstanding
         self.url = url  # to name the port in messages (and reopen it in Link.resume)
         self.identity: P.Identity | None = None
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
@@ -77,31 +86,33 @@ class Connection:
         self.reconnect_log = None  # live messages for the user: a reconnect, a line resent on a noisy link
         self.handshake_attempts = 0  # HELLOs sent by the last handshake()
         self.boots: int | None = None  # the board's reset counter when last seen (id lines carry it)
-        self._acknowledged = 0  # highest seq the board answered (a `status acc` below it: it reset)
-        self._lines = LineWindow()
+        self.acknowledged = 0  # highest seq the board answered (a `status acc` below it: it reset)
+        self.lines = LineWindow()
         self._last_answer = time.monotonic()
         self._last_heard = time.monotonic()
         self._status_asked: float | None = None  # when silence made us ask `?` (None: not asking)
         self._status_sent = 0.0
         self._late_in_a_row = 0  # silence timeouts in a row excused by bytes the host had not read (_host_was_late)
-        self._port = None
-        self._attach(port)
+        # The board took a line under a number the host had since renumbered: every later stop is this one.
+        self.numbering_error: LineNumberingError | None = None
+        self.port = None
+        self.attach(port)
 
-    def _attach(self, port) -> None:
-        self._port = port
+    def attach(self, port) -> None:
+        self.port = port
         self._inbox: queue.Queue = queue.Queue()
         self._reader = Reader(port, self._inbox, self.events)
         self._reader.start()
-        self._lines.clear()
+        self.lines.clear()
 
     def close(self) -> None:
-        self._detach()
+        self.detach()
 
-    def _detach(self) -> None:
+    def detach(self) -> None:
         """Stop the reader and close the port (best effort: it may already be gone)."""
         self._reader.stop_flag.set()
         try:
-            self._port.close()
+            self.port.close()
         except Exception:
             pass
         self._reader.join(timeout=1)
@@ -114,28 +125,28 @@ class Connection:
 
     # -- low level ---------------------------------------------------------
 
-    def _write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
         try:
-            self._port.write(data)
+            self.port.write(data)
         except Exception as exc:
             raise DisconnectedError(
                 f"the serial port went away while writing ({type(exc).__name__}: {exc}); {CHECK_CABLE}"
             ) from exc
 
-    def _submit(self, command: str, entry=None) -> int:
-        return self._lines.submit(command, entry)
+    def submit(self, command: str, entry=None) -> int:
+        return self.lines.submit(command, entry)
 
     def _pump(self) -> None:
         """Send pending lines in seq order while the firmware's receive buffer has room."""
         window = self.identity.rx_bytes if self.identity else P.MAX_LINE
-        while (line := self._lines.next_to_send(window, self.settings.max_resends)) is not None:
-            if not self._lines.inflight:
+        while (line := self.lines.next_to_send(window, self.settings.max_resends)) is not None:
+            if not self.lines.inflight:
                 self._last_answer = time.monotonic()  # the answer clock starts with the first line in flight
             if line.sends == sends_allowed(self.settings.max_resends, board_answers=False):
                 self._say_still_resending(line)
-            self._write(line.data)
+            self.write(line.data)
             self.stats["resends" if line.sends else "lines_sent"] += 1
-            self._lines.mark_sent(line)
+            self.lines.mark_sent(line)
 
     def _say_still_resending(self, line) -> None:
         """A line past link.max_resends goes out again only because the board answers: say so, live."""
@@ -148,7 +159,7 @@ class Connection:
 
     def _answered(self, seq: int | None) -> None:
         self._last_answer = time.monotonic()
-        self._lines.answered(seq)
+        self.lines.answered(seq)
 
     def _next_message(self, timeout: float):
         try:
@@ -160,7 +171,7 @@ class Connection:
         self._late_in_a_row = 0
         return message
 
-    def _wait_step(self, deadline: float | None = None):
+    def wait_step(self, deadline: float | None = None):
         """Pump, wait for the next message or a timeout, and handle link-level timeouts.
 
         Returns the message (already applied to the acknowledgement state), or None on a timeout step.
@@ -172,7 +183,7 @@ class Connection:
         else:  # already asking: the silence deadline has passed and must not make us spin
             waits = [self._status_asked + self.settings.silence_timeout_s - now,
                      self._status_sent + self.settings.ack_timeout_s - now]
-        if self._lines.pending:
+        if self.lines.pending:
             waits.append(self._last_answer + self.settings.ack_timeout_s - now)
         if deadline is not None:
             waits.append(deadline - now)
@@ -196,16 +207,16 @@ class Connection:
                 "(board hung, unpowered, or the USB cable was pulled)"
             )
         if self._status_asked is not None and now - self._status_sent >= self.settings.ack_timeout_s:
-            self._write(P.RT_STATUS)  # the `?` byte itself may have been lost: repeat it within the bound
+            self.write(P.RT_STATUS)  # the `?` byte itself may have been lost: repeat it within the bound
             self._status_sent = now
-        if self._lines.pending and now - self._last_answer >= self.settings.ack_timeout_s:
+        if self.lines.pending and now - self._last_answer >= self.settings.ack_timeout_s:
             self.stats["timeouts"] += 1
-            self._lines.inflight.clear()  # after this long the firmware has read everything we sent
-            self._lines.rewind()
+            self.lines.inflight.clear()  # after this long the firmware has read everything we sent
+            self.lines.rewind()
             self._last_answer = now
         if now - self._last_heard >= self.settings.silence_timeout_s and self._status_asked is None:
             if self._work_outstanding():
-                self._ask_status()
+                self.ask_status()
             else:
                 self._last_heard = now
 
@@ -216,7 +227,7 @@ class Connection:
         if self._late_in_a_row >= HOST_LATE_MAX:
             return False
         try:
-            waiting = int(getattr(self._port, "in_waiting", 0) or 0)
+            waiting = int(getattr(self.port, "in_waiting", 0) or 0)
         except (OSError, ValueError, TypeError):  # a vanished port: that is no answer either
             waiting = 0
         late = waiting > 0 or self._reader.last_byte_time > (self._status_asked or 0.0)
@@ -224,51 +235,78 @@ class Connection:
         return late
 
     def _work_outstanding(self) -> bool:
-        """Whether silence now means trouble (Link adds: a stream is running)."""
-        return bool(self._lines.pending)
+        """Whether silence now means trouble: lines wait for their answer, or the holder has work out."""
+        return bool(self.lines.pending) or (self.work_outstanding is not None and self.work_outstanding())
 
-    def _ask_status(self) -> None:
-        self._write(P.RT_STATUS)
+    def ask_status(self) -> None:
+        self.write(P.RT_STATUS)
         self.stats["status_asked"] += 1
         self._status_asked = self._status_sent = time.monotonic()
 
     def _apply(self, message) -> None:
         """Acknowledgement bookkeeping common to every phase."""
         if not isinstance(message, Disconnected):
-            self._lines.board_heard()  # (before an answer retires its line: only lines still waiting count it)
+            self.lines.board_heard()  # (before an answer retires its line: only lines still waiting count it)
+        self._check_numbering(message)
         match message:
             case P.Ok(seq, dup):
                 self._answered(seq)
-                self._acknowledged = max(self._acknowledged, seq)
-                self._lines.acknowledge_through(seq)
+                self.acknowledged = max(self.acknowledged, seq)
+                self.lines.acknowledge_through(seq)
                 self.stats["dup_acks"] += dup
             case P.Err(seq, _):
                 self._answered(seq)
                 if seq is not None:  # the seq is consumed (nothing moved); earlier ones were accepted
-                    self._lines.acknowledge_through(seq)
+                    self.lines.acknowledge_through(seq)
                 else:  # garbage reached the firmware: resend unless a fresh copy is on its way
                     self.stats["err_no_seq"] += 1
-                    oldest = next(iter(self._lines.pending), None)
-                    if oldest is not None and not self._lines.in_flight(oldest):
-                        self._lines.rewind()
+                    oldest = next(iter(self.lines.pending), None)
+                    if oldest is not None and not self.lines.in_flight(oldest):
+                        self.lines.rewind()
             case P.Resend(seq):
                 self._answered(None)
                 self.stats["resend_requests"] += 1
-                self._lines.acknowledge_through(seq - 1)
-                if self._lines.pending and seq < min(self._lines.pending) and not self._board_unsynced(seq):
+                self.lines.acknowledge_through(seq - 1)
+                if self.lines.pending and seq < min(self.lines.pending) and not self._board_unsynced(seq):
                     self.stats["renumbered"] += 1
-                    self._lines.renumber_from(seq)  # after a reset: lines we dropped are not coming
-                elif not self._lines.in_flight(seq):  # else the resent copy is already on its way
-                    self._lines.rewind(seq)
+                    self.lines.renumber_from(seq)  # after a reset: lines we dropped are not coming
+                elif not self.lines.in_flight(seq):  # else the resent copy is already on its way
+                    self.lines.rewind(seq)
             case P.Done(seq, _):
-                self._lines.acknowledge_through(seq)
+                self.lines.acknowledge_through(seq)
             case P.Status(accepted=acc):
-                self._lines.acknowledge_through(acc)
+                self.lines.acknowledge_through(acc)
             case Garbled():
                 self.stats["garbled_lines"] += 1
-                self._lines.rewind()
+                self.lines.rewind()
             case Disconnected(reason):
                 raise DisconnectedError(f"the serial port went away ({reason}); {CHECK_CABLE}")
+        if self.on_message is not None:
+            self.on_message(message)
+
+    def _check_numbering(self, message) -> None:
+        """Stop when the board names a seq above the host's numbering after a renumbering: the host's
+        picture of which lines it took is wrong (lines answered `ok dup` never ran, a `done` would count
+        the wrong actions), so nothing after the last action known done can be trusted."""
+        match message:
+            case P.Ok(seq, _) | P.Err(int(seq), _) | P.Done(seq, _) | P.Status(accepted=seq):
+                taken = seq
+            case P.Resend(seq):
+                taken = seq - 1  # it accepted every line below the one it asks for
+            case _:
+                return
+        if self.numbering_error is not None:
+            raise self.numbering_error  # once broken, no later answer is read as if it were not
+        if self.lines.beyond_numbering(taken):
+            self.stats["taken_under_old_number"] += 1
+            self.numbering_error = LineNumberingError(
+                f"the board answered {type(message).__name__.lower()} naming seq {taken}, a number this host no "
+                f"longer gives any line (it renumbered its waiting lines from {self.lines.renumbered_from}): "
+                "the board reset unseen (its start-up line was lost in line noise) and took a line under its old "
+                "number, so lines it answered as already taken may not have run. Which actions ran after the last "
+                "one reported done is not known. Nothing moves on its own: check the cube sits straight, then "
+                "scan it again")
+            raise self.numbering_error
 
     def _board_unsynced(self, wanted: int) -> bool:
         """Whether `rs <wanted>` comes from a board that has taken no line since its reset (it wants
@@ -290,7 +328,7 @@ class Connection:
         poll_interval = max(MIN_STATUS_POLL_S, settings.ack_timeout_s)
         deadline = time.monotonic() + settings.handshake_timeout_s
         self.identity = None
-        self._write(b"\n" + P.RT_STATUS)  # end any partial line, then ask for a status
+        self.write(b"\n" + P.RT_STATUS)  # end any partial line, then ask for a status
         # Noise costs attempts, not the handshake: the long `id` line is the likeliest to be hit
         # (about 1 in 5 arrive whole at 2% byte faults), so every attempt that fails is followed at
         # once by another when the board answered something, and after a backoff (doubling from
@@ -302,32 +340,32 @@ class Connection:
         hello_seq = None
         self.handshake_attempts = 0
         while True:
-            hello_pending = hello_seq is not None and hello_seq in self._lines.pending
+            hello_pending = hello_seq is not None and hello_seq in self.lines.pending
             if self.identity is not None and not hello_pending:
                 break
             now = time.monotonic()
             if now >= deadline:
                 break
             if hello_seq is not None and not hello_pending and self.identity is None:
-                hello_seq = self._submit("HELLO")  # HELLO answered but its `id` line was lost: ask again
+                hello_seq = self.submit("HELLO")  # HELLO answered but its `id` line was lost: ask again
                 self.handshake_attempts += 1
                 hello_pending = True
             if hello_pending:
                 try:
                     self._pump()
                 except TooManyResendsError:  # this HELLO is lost in noise: start over from `?`
-                    self._lines.clear()
+                    self.lines.clear()
                     hello_seq, hello_pending = None, False
-                    self._write(P.RT_STATUS)
+                    self.write(P.RT_STATUS)
             try:
                 arrived, message = self._inbox.get(timeout=max(0.0, min(deadline, next_poll) - now))
             except queue.Empty:
                 if time.monotonic() >= next_poll:
                     if hello_pending:
-                        self._lines.inflight.clear()
-                        self._lines.rewind()  # HELLO unanswered: resend it (same seq)
+                        self.lines.inflight.clear()
+                        self.lines.rewind()  # HELLO unanswered: resend it (same seq)
                     else:
-                        self._write(P.RT_STATUS)
+                        self.write(P.RT_STATUS)
                     retry_wait = min(2 * retry_wait, poll_interval)
                     next_poll = time.monotonic() + retry_wait
                 continue
@@ -336,19 +374,19 @@ class Connection:
             match message:
                 case P.Identity():
                     ours += 1
-                    self._check_identity(message)
+                    self.check_identity(message)
                     if not hello_pending:  # a banner: the board just reset; it accepts any seq > last
-                        self._lines.next_seq = max(self._lines.next_seq, message.last + 1)
-                    self._count_resets(message)
+                        self.lines.next_seq = max(self.lines.next_seq, message.last + 1)
+                    self.count_resets(message)
                     self.identity = message
                 case P.Status():
                     ours += 1
                     if self.identity is None and not hello_pending:
                         # It speaks our protocol.  Without a reset it expects exactly acc + 1; after a
                         # reset anything above `last` (= done): max(acc, done) + 1 suits both.
-                        self._lines.clear()
-                        self._lines.next_seq = max(message.accepted, message.done) + 1
-                        hello_seq = self._submit("HELLO")
+                        self.lines.clear()
+                        self.lines.next_seq = max(message.accepted, message.done) + 1
+                        hello_seq = self.submit("HELLO")
                         self.handshake_attempts += 1
                 case Foreign(text):
                     foreign.append(text)
@@ -356,7 +394,7 @@ class Connection:
                     ours += 1
                     self.stats["handshake_garbled"] += 1
                     if hello_seq is None:
-                        self._write(P.RT_STATUS)  # the status was hit: ask again at once
+                        self.write(P.RT_STATUS)  # the status was hit: ask again at once
                     else:
                         self._apply(message)
                 case Garbled(raw) if message.readable:
@@ -376,15 +414,15 @@ class Connection:
         self._last_answer = self._last_heard = time.monotonic()
         return self.identity
 
-    def _count_resets(self, identity: P.Identity) -> None:
+    def count_resets(self, identity: P.Identity) -> None:
         """link_stats board_resets: the board's own reset counter (`boots`), so a reset whose banner
         was lost or damaged is counted too; a power cycle (the counter starts again) counts one."""
         if self.boots is not None and identity.boots != self.boots:
             self.stats["board_resets"] += identity.boots - self.boots if identity.boots > self.boots else 1
         self.boots = identity.boots
-        self._acknowledged = identity.last  # what it remembers; later `ok`s raise it again
+        self.acknowledged = identity.last  # what it remembers; later `ok`s raise it again
 
-    def _check_identity(self, identity: P.Identity) -> None:
+    def check_identity(self, identity: P.Identity) -> None:
         if identity.firmware != P.FIRMWARE_NAME:
             raise WrongFirmwareError(
                 f"wrong firmware on {self.url or 'the port'}: it calls itself {identity.firmware!r}, "

@@ -14,14 +14,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import motion as motion_model
+from ..config_types import MotionConfig
 from . import protocol as P
-from .errors import TooManyResendsError
+from .errors import CubeStateUncertainError, TooManyResendsError
 
 # A line the board does not answer readably is sent link.max_resends + 1 times.  While the board
 # demonstrably answers (any line from it since the line was first sent, even a damaged one: it is
 # alive, the noise eats the answers) this many times as often: at 2% byte faults a settings line and
 # its `ok` get through about 1 time in 3, so 11 sends failed in about 1 of 80 lines.  Still a bound.
 SENDS_FACTOR_WHILE_ANSWERING = 3
+
+
+REOPEN_MARGIN_S = 0.2  # reopen this long after the queued actions' predicted end...
+REOPEN_MARGIN_FRACTION = 0.1  # ...plus this fraction of their predicted duration
 
 
 def sends_allowed(max_resends: int, board_answers: bool) -> int:
@@ -52,6 +58,7 @@ class LineWindow:
         self.next_seq = 1
         self.pending: dict[int, PendingLine] = {}  # unacknowledged lines by seq (in seq order)
         self.inflight: collections.deque = collections.deque()  # (seq, nbytes) sent, answer not yet seen
+        self.renumbered_from: int | None = None  # renumber_from lowered the numbering to here (until a clear)
 
     def submit(self, command: str, entry: "StreamEntry | None" = None) -> int:
         seq = self.next_seq
@@ -64,6 +71,7 @@ class LineWindow:
     def clear(self) -> None:
         self.pending.clear()
         self.inflight.clear()
+        self.renumbered_from = None
 
     def next_to_send(self, window: int, max_resends: int) -> "PendingLine | None":
         """The oldest line waiting to be (re)sent if it fits the window, else None."""
@@ -117,6 +125,13 @@ class LineWindow:
                 line.entry.seq = new
             self.pending[new] = line
         self.next_seq = seq + len(lines)
+        self.renumbered_from = seq
+
+    def beyond_numbering(self, seq: int) -> bool:
+        """Whether an answer naming `seq` proves the board took a line under a number it no longer has:
+        after renumber_from no line carries a seq of next_seq or above, so a board that accepted one
+        took a waiting line under its old number (and will answer the renumbered ones `ok dup`)."""
+        return self.renumbered_from is not None and seq >= self.next_seq
 
     def answered(self, seq: int | None) -> None:
         """One answer arrived: retire the transmission it answers and every earlier one (bytes are in order)."""
@@ -227,6 +242,35 @@ class Stream:
         self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
 
+    def apply(self, message, stats: collections.Counter) -> list[StreamEntry]:
+        """What a message tells about the stream's actions, once the line window has taken it; returns
+        the entries it completed.  `stats`: the link's counters (done_lost, times_recovered)."""
+        if isinstance(message, P.Resend):  # the lines may have been renumbered (LineWindow.renumber_from)
+            self.by_seq.update({e.seq: e for e in self.entries if e.seq is not None})
+        match message:
+            case P.Done(seq, ms):
+                newly = self.mark_done_through(seq, ms)
+                self.last_done_at = time.monotonic()
+                stats["done_lost"] += sum(1 for e in newly if e.seq != seq)
+                return newly
+            case P.Status(done=done) if done:
+                newly = self.mark_done_through(done)
+                stats["done_lost"] += len(newly)
+                return newly
+            case P.Err(seq, P.ErrorCode.ALARM_ACTIVE) if seq in self.by_seq:
+                if self.by_seq[seq].seq == seq:
+                    self.by_seq[seq].refused_by_alarm = True
+            case P.Time(seq, ms) if ms is not None:
+                entry = self.by_seq.get(seq)
+                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
+                    entry.ms = ms  # the board's own measurement of an action whose `done` was lost
+                    stats["times_recovered"] += 1
+            case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed: if that recent, never ran
+                entry = self.by_seq.get(seq)
+                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
+                    entry.never_ran = sum(e.done and (e.seq or 0) > seq for e in self.entries) < P.TIME_SLOTS
+        return []
+
     def outstanding(self) -> int:
         return sum(1 for e in self.entries[: self.next] if not e.done)
 
@@ -273,6 +317,44 @@ class Stream:
                 newly.append(entry)
         return newly
 
+    def check_memory(self, last: int) -> None:
+        """The board's `last` (banner, HELLO, status) is below an action that completed: it lost its memory."""
+        done_seqs = [e.seq for e in self.entries if e.done and e.seq is not None]
+        if done_seqs and last < max(done_seqs):
+            raise CubeStateUncertainError(
+                f"the board restarted without its memory (power cycle?): it reports last action seq "
+                f"{last}, but seq {max(done_seqs)} had completed; scan the cube again"
+            ).with_progress(self.progress(interrupted=True))
+
+    def check_cut(self, identity: P.Identity) -> None:
+        """A reset cut an action of this stream (`cut` in the id line): stop, naming how far it got."""
+        if identity.cut and identity.cut != self.stale_cut:
+            entry = self.by_seq.get(identity.cut)
+            what = f"action {entry.index + 1} ({entry.command})" if entry and entry.index is not None else f"seq {identity.cut}"
+            part = (identity.cut_done, identity.cut_total)
+            detail = describe_part(entry.command, *part) if entry is not None else "how far it got is not known"
+            error = CubeStateUncertainError(
+                f"the board reset while {what} was running ({detail}). Nothing moves on its own: check the "
+                "cube (a layer between positions is turned by hand to the nearest quarter), then scan it again"
+            )
+            error.cut_part = part
+            if entry is not None:
+                entry.done = False
+            raise error.with_progress(self.progress(interrupted=True, part=part))
+
+    def queued_work_end(self, motion: MotionConfig | None, work_time_scale: float) -> float:
+        """When the actions sent but not reported done will have ended at the latest (monotonic time).
+
+        Each is timed from the last `done` (or the stream's start) at its predicted duration (the
+        motion settings, as the firmware runs them) plus a margin for the firmware's own timing.
+        """
+        queued = [e for e in self.entries if e.seq is not None and not e.done and not e.rejected]
+        if not queued or motion is None:
+            return time.monotonic()
+        predicted_ms = sum(predicted_action_ms(e.command, motion) for e in queued)
+        margin_s = REOPEN_MARGIN_S + REOPEN_MARGIN_FRACTION * predicted_ms / 1000
+        return self.last_done_at + (predicted_ms / 1000) * work_time_scale + margin_s
+
     def restart_after_reset(self) -> None:
         """Actions not done were flushed by the reset: renumber them, re-take the cube first."""
         first = next((i for i, e in enumerate(self.entries) if not e.done), len(self.entries))
@@ -284,6 +366,18 @@ class Stream:
             rest.insert(0, StreamEntry(regrip, None))
         self.entries = self.entries[:first] + rest
         self.next = first
+
+
+def predicted_action_ms(command: str, motion: MotionConfig) -> float:
+    """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
+    words = command.split()
+    if words[0] == "GRIP":
+        return motion_model.grip_ms(motion)
+    if words[0] == "TURN":
+        return motion_model.turn_ms([int(w[1:]) for w in words[1:]], motion)
+    if words[0] == "DWELL":
+        return float(words[1])
+    return 0.0
 
 
 def regrip_lookup(commands: list[str]) -> Callable[[int], str | None]:

@@ -139,10 +139,15 @@ class ResumingViewMover:
 def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                               HandshakeError, PortError, RefusedMidStreamError, SilentBoardError)
+                               HandshakeError, LineNumberingError, PortError, RefusedMidStreamError,
+                               SilentBoardError)
     from ..link.protocol import ALARM_TEXT, AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
+    if isinstance(exc, LineNumberingError):
+        return ("the board reset unseen and its line numbers no longer match the host's: which actions ran after "
+                f"the last one reported done is not known; check the cube sits straight in the grippers and the "
+                f"USB cable, {rerun}")
     if isinstance(exc, RefusedMidStreamError):
         why = exc.code.name if exc.code is not None else "its answer lost"
         return (f"the firmware refused {exc.command!r} ({why}) while later actions were already queued, "
@@ -313,7 +318,7 @@ class Pipeline:
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here
 
     def _run(self, sequence, solver, pressed_at: float) -> None:
-        from ..link.errors import AlarmError, LinkError, RefusedMidStreamError
+        from ..link.errors import AlarmError, LineNumberingError, LinkError, RefusedMidStreamError
         from ..plan import charged_from, replay
 
         robot, tell_maker, publish = self.robot, self.tell_maker, self.publish
@@ -369,6 +374,9 @@ class Pipeline:
                 refused = f"action {exc.action}" if exc.action is not None else f"{exc.command!r}"
                 state_said = (f"{CUBE_STATE_NOT_KNOWN}: {facelets} {note}; then {refused} was refused and did "
                               f"nothing, and action(s) {exc.ran_after} ran after it")
+            elif isinstance(exc, LineNumberingError):  # later actions may or may not have run
+                state_said = (f"{CUBE_STATE_NOT_KNOWN}: {facelets} {note} (reported done); which later actions "
+                              "ran is not known")
             else:
                 if progress_info is not None and progress_info.interrupted is not None:
                     k = progress_info.interrupted
