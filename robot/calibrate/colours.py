@@ -91,8 +91,9 @@ def _simulated(config, args, answers, use_window: bool):
 
     from .. import cube
     from ..cli_common import simulated
+    from ..sim.render import STANDARD_NAMES
     from ..sim.robot_sim import SimulatedRobot
-    from ..vision.calibrate import run
+    from ..vision.calibrate import net_rows, run
 
     def tell_maker(text):
         print(simulated(text))
@@ -103,12 +104,17 @@ def _simulated(config, args, answers, use_window: bool):
 
     def put_in(kind: str) -> None:  # what the person does at the robot, done to the virtual cube
         robot.virtual.state = cube.SOLVED if kind == "solved" else cube.random_placed_state(rng)
-        tell_maker(f"a {kind} cube is now in the virtual robot: {robot.virtual.facelets()}")
+        tell_maker(f"a {kind} cube is now in the virtual robot: {robot.virtual.facelets()} (as put in)")
+
+    def scanned(kind: str) -> None:  # the scan turned the virtual cube: the net to compare is of it now
+        tell_maker(f"the {kind} cube in the virtual robot after the scan's turns (the net to compare):")
+        for row in net_rows(robot.virtual.facelets(), STANDARD_NAMES):
+            tell_maker(row)
     robot = SimulatedRobot(config, cube.SOLVED, firmware=args.firmware, seed=int(rng.integers(1 << 30)))
     with robot:
         tell_maker(f"the emulated robot ({robot.backend}) presents each view to the simulated webcam")
         return run(config, answers, robot.camera, view_mover=robot.view_mover, use_window=use_window, tell_maker=tell_maker,
-                   simulated=True, put_in=put_in)
+                   simulated=True, put_in=put_in, scanned=scanned)
 
 
 def _colours(args) -> int:

@@ -33,6 +33,7 @@ STANDARD_PALETTE = {
     "L": (250, 112, 18),  # orange
     "B": (16, 72, 196),  # blue
 }
+STANDARD_NAMES = {"U": "white", "R": "red", "F": "green", "D": "yellow", "L": "orange", "B": "blue"}
 BODY_RGB = (22, 22, 24)
 
 

@@ -440,16 +440,23 @@ def _pose_for(config, size):
     return replace(Pose.from_config(config), width=size[0], height=size[1])
 
 
+def net_rows(facelets: str, names: dict) -> list[str]:
+    """The net as one line of colour names per face ('  U: white green yellow blue')."""
+    return [f"  {face}: " + " ".join(names[facelets[i]] for i in range(4 * k, 4 * k + 4))
+            for k, face in enumerate(cube.FACES)]
+
+
 def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, view_mover=None,
         use_window: bool = False, colours_path=None, regions_path=None, tell_maker=print,
-        simulated: bool = False, put_in=None) -> CalibrationOutcome:
+        simulated: bool = False, put_in=None, scanned=None) -> CalibrationOutcome:
     """The guided calibration (see the module doc).  Returns what was learned and where it was saved.
 
     simulated: the cameras show a virtual cube: nothing is saved (the outcome's paths are None), the
     saved regions file (for the real camera) is not the default, and the run says what it would save.
     put_in(kind): called once the person said a "solved" / "scrambled" cube is in (the simulation puts
-    that cube in the virtual robot)."""
-    from .camera import open_camera
+    that cube in the virtual robot); scanned(kind): called once its views are captured (the simulation
+    shows how the virtual cube stands after the scan's turns)."""
+    from .camera import describe_settings, open_camera
     from .colour import CalibrationError
     from .decode import VisionError, decode
     from ..config import project_path
@@ -470,7 +477,7 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
         # 1-2. Solved cube, all views (the camera opened first: a missing camera is said before any question).
         with solved_camera:
             camera_settings = solved_camera.settings()
-            tell_maker(f"camera: {camera_settings}")
+            tell_maker(f"camera: {describe_settings(camera_settings)}")
             if not answers.yes("solved_ready", "Put a SOLVED cube in the robot. Ready?"):
                 raise CalibrationAborted("no solved cube: calibration needs one (nothing saved)")
             if put_in:
@@ -505,6 +512,8 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
                 put_in("scrambled")
             with scrambled_camera:
                 check_frames = capture_views(scrambled_camera, sequence, view_mover)
+            if scanned:
+                scanned("scrambled")
             check = read_stickers(check_frames, sequence, regions, sampling)
             try:
                 result = decode(check.rgb, calibration, config)
@@ -515,11 +524,11 @@ def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, vie
                     raise CalibrationAborted("check scan refused; nothing saved. " + str(exc)) from None
             else:
                 preview.show("check-net", _net_picture(result))
-                tell_maker(f"decoded: {result.facelets} (confidence {result.confidence:.2f})")
-                for face in cube.FACES:
-                    row = " ".join(result.colours[result.facelets[i]] for i in range(cube.FACES.index(face) * 4,
-                                                                                   cube.FACES.index(face) * 4 + 4))
-                    tell_maker(f"  {face}: {row}")
+                # The scan turned the cube: its net is of the cube as it stands now, not as it was put in.
+                tell_maker(f"decoded: {result.facelets} (confidence {result.confidence:.2f}), the cube as it "
+                           "stands after the scan's turns:")
+                for row in net_rows(result.facelets, result.colours):
+                    tell_maker(row)
                 if answers.yes("verify", "Does the shown net match the cube?"):
                     verified = "confirmed"
                 else:

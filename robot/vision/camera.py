@@ -119,6 +119,36 @@ class FileCamera(Camera):
         return {"device": str(self.folder), "kind": "file"}
 
 
+_UNITS = {"_k": "K", "_s": "s", "_ms": "ms", "_px": "px"}
+
+
+def describe_settings(settings: dict) -> str:
+    """A camera's settings() (saved with a calibration as they are) in words: 'simulated camera, 1500 fps,
+    exposure 0.0004 s, ...'; a settings object's repr (the simulated lighting) by its fields."""
+    import re
+
+    def words(key: str, value) -> str:
+        text = f"{value:g}" if isinstance(value, float) else str(value)
+        if key in ("camera", "fps"):
+            return f"{text} {key}"
+        for suffix, unit in _UNITS.items():
+            if key.endswith(suffix):
+                return f"{key[:-len(suffix)].replace('_', ' ')} {text} {unit}"
+        return f"{key.replace('_', ' ')} {text}"
+
+    parts = []
+    for key, value in settings.items():
+        fields = re.fullmatch(r"[A-Za-z_]\w*\((.*)\)", value) if isinstance(value, str) else None
+        if isinstance(value, dict):  # several cameras: each by name
+            parts.append(f"{key} ({describe_settings(value)})")
+        elif fields:
+            pairs = re.findall(r"(\w+)=(\([^)]*\)|[^,]+)", fields[1])
+            parts.append(f"{key} (" + ", ".join(words(k, v.strip()) for k, v in pairs) + ")")
+        else:
+            parts.append(words(key, value))
+    return ", ".join(parts)
+
+
 def average_frames(frames) -> np.ndarray:
     if len(frames) == 1:
         return frames[0]
