@@ -25,3 +25,18 @@ def test_robot_type_checks(tmp_path):
          "--cache-dir", str(tmp_path / "mypy-cache")],
         cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, f"mypy found problems in robot/:\n{result.stdout}{result.stderr}"
+
+
+def test_code_classes_are_held_to_the_firmware_list():
+    """protocol.py spells out the error and alarm codes (so the checker sees them); a list that differs
+    from protocol.h's is refused at import, naming both places."""
+    from robot import firmware_header
+    from robot.link import protocol
+
+    listed = firmware_header.alarm_codes()
+    protocol._same_codes(protocol.AlarmCode, listed, "ALARM_CODES")  # the shipped lists agree
+    renumbered = listed[:-1] + (firmware_header.Code(listed[-1].name, 99, listed[-1].text),)
+    with pytest.raises(RuntimeError, match=r"AlarmCode .* differs from ALARM_CODES in firmware/cube_robot/protocol.h"):
+        protocol._same_codes(protocol.AlarmCode, renumbered, "ALARM_CODES")
+    with pytest.raises(RuntimeError, match="ErrorCode"):
+        protocol._same_codes(protocol.ErrorCode, firmware_header.error_codes()[:-1], "ERROR_CODES")

@@ -406,7 +406,8 @@ def run_tune(args) -> int:
             save = args.save
         else:
             save = tune_module.interactive(robot.link, widths, bounds, _key_reader(typed), out.tell_maker)
-        result = {"widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
+        result: dict[str, object] = {
+            "widths": {arm: {"open_us": w[0], "closed_us": w[1]} for arm, w in widths.values.items()}}
         if save and widths.changed and robot.sim:  # the keys' `s` on the emulated robot
             out.tell_maker(cli_common.SIM_NOT_SAVED.format(what="widths tuned on", path=config.path))
             result["saved"] = []
@@ -419,7 +420,7 @@ def run_tune(args) -> int:
             out.tell_maker(f"Not saved: {config.path} is unchanged.")
         return save or bool(args.set), result  # quitting the keys without saving: not done
 
-    typed = []  # keys already read from a stdin that is not a terminal (the key reader starts with them)
+    typed: list[str] = []  # keys already read from a stdin that is not a terminal (the key reader starts with them)
 
     def settings_parse(config) -> None:
         from .. import firmware_header

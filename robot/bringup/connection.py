@@ -13,8 +13,14 @@ says (so homing ends with the arm straight), sharing one input as on the real wi
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
 
 from ..link import protocol as P
+
+if TYPE_CHECKING:  # the link and the simulators are imported when the robot starts
+    from ..link.driver import Link
+    from ..sim.emulator import Emulator
+    from ..sim.mock_firmware import MockFirmware
 
 # A freshly assembled robot: each arm a few steps off straight (physical steps, positive = clockwise).
 SIM_HAND_OFFSETS = {"R": 7, "L": -4, "F": 3, "B": -9}
@@ -31,8 +37,10 @@ class ConnectedRobot:
                  realtime: bool = False):
         self.config, self.port, self.sim = config, port, sim
         self.firmware, self.realtime = firmware, realtime
-        self.emulator = self.mock = self.link = None
-        self.backend = None
+        self.emulator: Emulator | None = None
+        self.mock: MockFirmware | None = None
+        self.link: Link | None = None
+        self.backend: str | None = None
         self.interrupted_streaming = False  # Ctrl-C came while actions were streamed (Link.run)
 
     # -- life cycle ----------------------------------------------------------------
@@ -44,14 +52,14 @@ class ConnectedRobot:
         try:
             if self.sim:
                 url = self._start_simulation()
-            self.link = Link.open(self.config, port=url, motors=False)
+            link = self.link = Link.open(self.config, port=url, motors=False)
         except BaseException:
             self.close()
             raise
-        self.link.run = self._noting_interrupts(self.link.run)
-        if not self.sim:
-            identity = self.link.identity
-            self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
+        link.run = self._noting_interrupts(link.run)  # type: ignore[method-assign]  # this robot's own link notes Ctrl-C while streaming
+        identity = link.identity
+        if not self.sim and identity is not None:  # open() returns after the handshake: the board said who it is
+            self.backend = f"{identity.firmware} {identity.version} on {link.url}"
         return self
 
     def _start_simulation(self) -> str:
@@ -61,16 +69,19 @@ class ConnectedRobot:
         if self.firmware == "emulator" and not usable:
             raise emulator_module.EmulatorError(f"the firmware emulator is not available: {reason}")
         motion = self.config.motion
+        mechanics: Emulator | MockFirmware
         if self.firmware == "emulator" or (self.firmware == "auto" and usable):
-            self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
+            emulator = self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
             self.backend = "SIMULATED: the real firmware (.elf) in simavr"
-            mechanics, url = self.emulator, self.emulator.port
+            mechanics, url = emulator, emulator.port
         else:
             from ..sim.mock_firmware import MockFirmware
 
-            self.mock = MockFirmware("pty", motion=motion, time_scale=1.0 if self.realtime else 0.05).start()
+            mock = self.mock = MockFirmware("pty", motion=motion, time_scale=1.0 if self.realtime else 0.05).start()
             self.backend = "SIMULATED: the Python mock firmware" + ("" if self.firmware == "mock" else f" ({reason})")
-            mechanics, url = self.mock, self.mock.url
+            mechanics, url = mock, mock.url
+        if url is None:  # start() returns once the simulated board has a port
+            raise RuntimeError(f"{self.backend}: the simulated board has no port")
         self.set_up_mechanics(mechanics, self.config)
         return url
 
@@ -150,6 +161,8 @@ def stop_on_interrupt(robot: ConnectedRobot, tell_maker):
         yield
     except KeyboardInterrupt:
         link = robot.link
+        if link is None:  # Ctrl-C while the port was still opening
+            raise CommandInterrupted("interrupted before the link to the robot was open: nothing was sent") from None
         idle = None if robot.interrupted_streaming else _idle_state(robot)
         if idle is not None:  # a stop that moves nothing latches no alarm: the drivers stay as they were
             raise CommandInterrupted(f"interrupted between actions; nothing was moving, so no stop was sent "
@@ -173,10 +186,13 @@ def stop_on_interrupt(robot: ConnectedRobot, tell_maker):
 def _idle_state(robot: ConnectedRobot) -> str | None:
     """The robot's state when the board says it is idle with nothing queued, else None (moving, in an
     alarm, or unreadable: then the real-time stop is sent)."""
+    link = robot.link
+    if link is None:
+        return None
     try:
-        status = robot.link.status()
+        status = link.status()
         if status.state != P.State.IDLE or status.queued or status.running:
             return None
-        return describe(robot.link.where(), status, robot.config.motion.steps_per_rev)
+        return describe(link.where(), status, robot.config.motion.steps_per_rev)
     except Exception:
         return None

@@ -115,6 +115,7 @@ def rewrite_gripper_widths(text: str, widths: Widths, path="config") -> str:
             if node is None:
                 raise TuneError(f"{path}: no {'.'.join(key_path)} line to update; add it under motion: arms: {arm}: "
                                 "(see the shipped config.yaml) and run again")
+        assert node is not None  # each key above was found
         if not isinstance(node, yaml.ScalarNode) or "\n" in text[slice(*_value_span(text, node))]:
             raise TuneError(f"{path}:{node.start_mark.line + 1}: {'.'.join(key_path)} is not a plain value")
         replacements.append((*_value_span(text, node), str(widths.values[arm][WHICH[which]])))

@@ -51,7 +51,7 @@ def kind_of(action) -> str:
 
 def measure(link, repeats: int = 3) -> dict:
     """Run SEQUENCE `repeats` times through `link`; {key: [measured ms, ...]} per timing key."""
-    samples = {key: [] for key in TIMING_KEYS}
+    samples: dict[str, list[float]] = {key: [] for key in TIMING_KEYS}
     for _ in range(repeats):
         result = link.run(list(SEQUENCE))
         for action, ms in zip(SEQUENCE, result.durations_ms):

@@ -30,7 +30,7 @@ PREFLIGHT_CHECKS = [
 
 def run_checks(config, context, checks=PREFLIGHT_CHECKS) -> list[tuple[str, Result]]:
     """(title, Result) rows of every check; a check that crashes is itself a failed row."""
-    rows = []
+    rows: list[tuple[str, Result]] = []
     for title, target in checks:
         try:
             context.preflight_failures = failures(rows)

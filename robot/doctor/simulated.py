@@ -50,15 +50,18 @@ def run_checks(config, args, checks, handshake_title: str) -> tuple[str, list[tu
 
     with ConnectedRobot(config, sim=True, firmware=args.firmware) as robot:
         first = [(title, target) for title, target in checks if title == handshake_title]
-        rows = preflight.run_checks(config, SimpleNamespace(link=robot.link), first)
-        port = str(robot.link.url)
-        robot.link.close()  # the arms check opens the port itself, as the doctor does on a robot
+        link = robot.link
+        assert link is not None  # start() opened it
+        rows = preflight.run_checks(config, SimpleNamespace(link=link), first)
+        port = str(link.url)
+        link.close()  # the arms check opens the port itself, as the doctor does on a robot
         robot.link = None
         context = SimpleNamespace(**vars(args))
         context.port = port
         context.camera = SimulatedCamera(StillCube(config), Pose.from_config(config))
         rows += preflight.run_checks(config, context, [c for c in checks if c[0] != handshake_title])
         backend = robot.backend
+    assert backend is not None  # a simulated start names what it emulates
     marked = []
     for title, result in rows:
         if title == "camera":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from ..config_types import MotionConfig
 from ..plan import normalise_angle
@@ -38,9 +39,43 @@ COMMAND_CHARSET = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 # Error and alarm codes: numbers, names and texts come from the firmware's one list
 # (the X-macros ERROR_CODES / ALARM_CODES in firmware/cube_robot/protocol.h).
 # `err <seq> <CODE>`: why a command was rejected; `alarm <CODE> <stop_us>`: why an
-# alarm latched.  Both are sent by name.
-ErrorCode = enum.IntEnum("ErrorCode", {c.name: c.number for c in firmware_header.error_codes()})
-AlarmCode = enum.IntEnum("AlarmCode", {c.name: c.number for c in firmware_header.alarm_codes()})
+# alarm latched.  Both are sent by name.  The members are spelled out so that a type
+# checker sees them; _same_codes holds them to the firmware's list at import.
+class ErrorCode(enum.IntEnum):
+    NONE = 0
+    BAD_CHECKSUM = 1
+    LINE_TOO_LONG = 2
+    BAD_FORMAT = 3
+    UNKNOWN_COMMAND = 4
+    BAD_ARGUMENT = 5
+    OUT_OF_RANGE = 6
+    NOT_HOLDING = 7
+    ALARM_ACTIVE = 8
+    BUSY = 9
+    QUEUE_FULL = 10
+    MOTORS_OFF = 11
+    ARM_BLOCKED = 12
+
+
+class AlarmCode(enum.IntEnum):
+    NONE = 0
+    ESTOP_INPUT = 1
+    ESTOP_BYTE = 2
+    RESET_DURING_MOTION = 3
+    HOME_NOT_FOUND = 4
+    HOME_STUCK = 5
+
+
+def _same_codes(codes: type[enum.IntEnum], listed: tuple[firmware_header.Code, ...], macro: str) -> None:
+    ours = {c.name: c.value for c in codes}
+    theirs = {c.name: c.number for c in listed}
+    if ours != theirs:
+        raise RuntimeError(f"robot/link/protocol.py {codes.__name__} {ours} differs from {macro} in "
+                           f"firmware/cube_robot/protocol.h {theirs}: update the class to the firmware's list")
+
+
+_same_codes(ErrorCode, firmware_header.error_codes(), "ERROR_CODES")
+_same_codes(AlarmCode, firmware_header.alarm_codes(), "ALARM_CODES")
 
 ERROR_TEXT = {ErrorCode(c.number): c.text.replace("MAX_LINE", str(MAX_LINE))
               for c in firmware_header.error_codes() if c.number}
@@ -406,7 +441,7 @@ def _code(enum_type, text: str):
     return enum_type[text]
 
 
-_REPLIES = [
+_REPLIES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]] = [
     (re.compile(r"ok (\d+)( dup)?"), lambda m: Ok(int(m[1]), bool(m[2]))),
     (re.compile(r"err (\d+|-) ([A-Z_]+|\d+)"),
      lambda m: Err(None if m[1] == "-" else int(m[1]), _code(ErrorCode, m[2]))),
