@@ -24,8 +24,10 @@ import threading
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
+if TYPE_CHECKING:
+    from ..progress import ProgressBar
 
 @dataclass(frozen=True)
 class RunStarted:
@@ -249,7 +251,7 @@ class ProgressLine:
 
     def __init__(self, stream=None, enabled: bool | None = None):
         self.stream, self.enabled = stream, enabled
-        self.bar = None
+        self.bar: ProgressBar | None = None
 
     def __call__(self, event: Event) -> None:
         from ..progress import ProgressBar

@@ -52,7 +52,8 @@ def run_simulated(config, options: RunOptions, tell_maker, bus: EventBus | None 
         speedup = round(measured[0] / measured[1], 2)
     if not options.realtime:
         ran = (f"ran {speed_words(speedup)} (measured: {board_ms / 1000:.1f} s of board "
-               f"time in {wall_ms / 1000:.1f} s)" if speedup else "was sped up (not measured)")
+               f"time in {wall_ms / 1000:.1f} s)" if speedup and board_ms is not None and wall_ms is not None
+               else "was sped up (not measured)")
         timing_note = f"SIMULATED and sped up: the simulation {ran}; --realtime predicts the real robot's times"
     faults = robot.serial_fault_counts() if robot.proxy is not None else (None, None)
     bus.publish(ev.SimulationMeasured(virtual_cube=robot.virtual.facelets(), board_ms=board_ms, wall_ms=wall_ms,

@@ -36,11 +36,13 @@ class Waterfall:
         return round((clock - self.origin) * 1000, 1)
 
     def add(self, stage: str, start: float, end: float, floor_ms: float | None = None) -> None:
-        entry = {"stage": stage, "start_ms": self._ms(start), "end_ms": self._ms(end)}
-        if floor_ms is not None:
-            entry["floor_ms"] = round(floor_ms, 1)
+        start_ms, end_ms = self._ms(start), self._ms(end)
+        floor = round(floor_ms, 1) if floor_ms is not None else None
+        entry: dict[str, object] = {"stage": stage, "start_ms": start_ms, "end_ms": end_ms}
+        if floor is not None:
+            entry["floor_ms"] = floor
         self.stages.append(entry)
-        self.publish(StageEnded(stage, entry["start_ms"], entry["end_ms"], entry.get("floor_ms")))
+        self.publish(StageEnded(stage, start_ms, end_ms, floor))
 
     def add_scan(self, marks: dict | None, profile=None, prefix: str = "", camera_timing=None) -> None:
         """The stages of one scan, from robot/vision/scan.py Scanner.marks."""
