@@ -56,7 +56,7 @@ def test_hardware_outcomes_and_exit_statuses():
 def test_unknown_machine_time_is_said_and_never_ranked(tmp_path):
     report = RunReport(time="t", mode="hardware", solved=True, execute_ok=True, verified_solved=True,
                        predicted_machine_ms=1750, unknown_time_actions=2)
-    assert "machine (meas.) unknown: the time of 2 action(s) was not measured" in report.format()
+    assert "machine (meas.) unknown: the time of 2 actions was not measured" in report.format()
     config = config_module.with_settings(config_module.defaults(), {"run.data_dir": str(tmp_path / "data")})
     report.measured_machine_ms = 80  # a partial sum (as logged before lost times were marked): never ranked
     log.append(config, report)
@@ -65,13 +65,13 @@ def test_unknown_machine_time_is_said_and_never_ranked(tmp_path):
     failed = RunReport(time="t4", mode="hardware", execute_ok=True, verify="not checked: --no-verify")
     log.append(config, failed)
     lines = log.summary(log.read(log.log_path(config), print), log.log_path(config), last=10)
-    real = lines.index("real robot: 3 runs, 2 solved (67%)")
-    simulated = lines.index("SIMULATED realtime: 1 runs, 1 solved (100%)")
+    real = lines.index("real robot: 3 runs; solved 2 of 3 (67%)")
+    simulated = lines.index("SIMULATED realtime: 1 run; solved 1 of 1 (100%)")
     assert real < simulated
     measured = [line for line in lines if "measured_machine_ms" in line and "median" in line]
     assert measured[0].strip() == "measured_machine_ms    median 1800  best 1800  worst 1800"  # real: 80 ms lost
     assert "best 900" in measured[1]  # the simulated run is ranked apart
-    assert any("unknown in 1 run(s)" in line for line in lines)
+    assert any("unknown in 1 run " in line for line in lines)
     assert lines[-1].endswith("EXECUTED (NOT VERIFIED): not checked: --no-verify") and " real " in lines[-1]
 
 
@@ -89,7 +89,7 @@ def test_solve_log_round_trip_and_history(tmp_path):
     runs = log.read(path, warnings.append)
     assert len(runs) == 3 and warnings == [f"{path}:4: skipped a line that is not JSON"]
     lines = log.summary(runs, path, last=2)
-    assert lines[1].startswith("SIMULATED realtime: 3 runs, 2 solved (67%)")
+    assert lines[1].startswith("SIMULATED realtime: 3 runs; solved 2 of 3 (67%)")
     assert any("predicted_machine_ms" in line and "median 900  best 700  worst 900" in line for line in lines)
     assert lines[-1].endswith("NOT SOLVED: the start button was not pressed in time") and len(lines) == 6
 

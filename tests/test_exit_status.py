@@ -17,7 +17,7 @@ from conftest import scratch_config
 from robot import cli
 from robot.config import PROJECT_ROOT
 from robot.exit_status import ExitStatus
-from robot.run.report import EXIT_STATUS, EXECUTED, NOT_SOLVED, NOT_STARTED, SOLVED, STOPPED
+from robot.run.report import EXIT_STATUS, EXECUTED, INTERRUPTED, NOT_SOLVED, NOT_STARTED, SOLVED, STOPPED
 
 COMMANDS = {  # every command that talks to the robot; the arguments make each one valid
     "jog": ["jog", "R", "90"],
@@ -52,9 +52,10 @@ def test_readme_table_lists_every_exit_status_by_number_and_name():
 
 
 def test_run_outcomes_keep_their_numbers():
-    assert EXIT_STATUS == {SOLVED: 0, NOT_SOLVED: 1, EXECUTED: 3, NOT_STARTED: 4, STOPPED: 130}
+    assert EXIT_STATUS == {SOLVED: 0, NOT_SOLVED: 1, EXECUTED: 3, NOT_STARTED: 4, STOPPED: 130, INTERRUPTED: 130}
     assert {SOLVED: ExitStatus.OK, NOT_SOLVED: ExitStatus.NOT_DONE, EXECUTED: ExitStatus.NOT_VERIFIED,
-            NOT_STARTED: ExitStatus.NOT_STARTED, STOPPED: ExitStatus.INTERRUPTED} == EXIT_STATUS
+            NOT_STARTED: ExitStatus.NOT_STARTED, STOPPED: ExitStatus.INTERRUPTED,
+            INTERRUPTED: ExitStatus.INTERRUPTED} == EXIT_STATUS
 
 
 @pytest.fixture(params=["silent pty", "closed tcp port"])

@@ -42,7 +42,7 @@ def test_a_named_port_that_does_not_answer_ends_in_one_result_line_and_is_logged
 
     code, out, err = cube_robot("history", "--config", str(config))
     assert code == 0
-    assert "real robot: 0 runs, 0 solved; 1 NOT STARTED (nothing moved; not counted as runs)" in out
+    assert "real robot: 1 run; none to rate; 1 NOT STARTED (nothing moved): not in the rate" in out
     assert f"NOT STARTED: the robot's port {port}" in out
 
 
@@ -52,5 +52,5 @@ def test_history_counts_runs_that_did_not_start_apart(tmp_path):
             {"time": "t3", "mode": "hardware", "outcome": "NOT STARTED", "errors": ["no answer on /dev/ttyACM0"]}]
     lines = log.summary(runs, tmp_path / "solve-log.jsonl", last=3)
     # The success rate is of the runs that started: a robot that was not plugged in did not fail a solve.
-    assert "real robot: 2 runs, 1 solved (50%); 1 NOT STARTED (nothing moved; not counted as runs)" in lines
+    assert "real robot: 3 runs; solved 1 of 2 (50%); 1 NOT STARTED (nothing moved): not in the rate" in lines
     assert lines[-1].endswith("NOT STARTED: no answer on /dev/ttyACM0")

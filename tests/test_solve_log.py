@@ -120,9 +120,9 @@ def test_history_shows_measured_times_and_keeps_sped_up_simulations_apart(tmp_pa
                                  measured_machine_ms=41, button_to_solved_ms=90.0, timing_note=fast_note))
     assert cli.main(["history", "--config", str(config_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    real = lines.index("real robot: 2 runs, 1 solved (50%)")
-    realtime = lines.index("SIMULATED realtime: 1 runs, 1 solved (100%)")
-    fast = lines.index("SIMULATED sped up (times compressed, not the robot's): 1 runs, 1 solved (100%)")
+    real = lines.index("real robot: 2 runs; solved 1 of 2 (50%)")
+    realtime = lines.index("SIMULATED realtime: 1 run; solved 1 of 1 (100%)")
+    fast = lines.index("SIMULATED sped up (times compressed, not the robot's): 1 run; solved 1 of 1 (100%)")
     assert real < realtime < fast
     measured = [line.strip() for line in lines if line.strip().startswith("measured_machine_ms")]
     assert measured == ["measured_machine_ms    median 2410  best 2410  worst 2410",
@@ -132,5 +132,5 @@ def test_history_shows_measured_times_and_keeps_sped_up_simulations_apart(tmp_pa
             ("real1", "stop1", "rt1", "fast1")}
     assert rows["real1"].split()[1:6] == ["real", "5120.5", "ms", "2410", "ms"]
     assert rows["stop1"].split()[1:6] == ["real", "-", "ms", "-", "ms"], "no prediction shown as a time"
-    assert "2300" not in rows["stop1"] and rows["stop1"].endswith("EMERGENCY STOP: emergency stop: Ctrl-C")
+    assert "2300" not in rows["stop1"] and rows["stop1"].endswith("EMERGENCY STOP: Ctrl-C")
     assert rows["rt1"].split()[1] == "SIMULATED" and rows["fast1"].split()[1:3] == ["SIM", "fast"]

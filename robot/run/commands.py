@@ -142,9 +142,11 @@ def run_command(args) -> int:
     elif report is None:
         report = run_hardware(config, options, tell_maker, bus, probed=link)
     print(json.dumps(report.to_json()) if options.json else report.format())
-    if report.execute_ok is not None:  # the robot took the cube, and still holds it
-        tell_maker(("SIMULATED | " if report.mode == "simulated" else "")
-            + "The robot still holds the cube: `cube-robot release` opens all grippers.")
+    if report.execute_ok is not None and report.mode == "simulated":  # no robot is left to release it
+        tell_maker("SIMULATED | The virtual robot ended with the run; on a real robot the grippers would still "
+                   "hold the cube and `cube-robot release` would open them.")
+    elif report.execute_ok is not None:  # the robot took the cube, and still holds it
+        tell_maker("The robot still holds the cube: `cube-robot release` opens all grippers.")
     return report.exit_status()
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .events import RunEnded, RunStarted
-from .report import NOT_STARTED, RunReport
+from .report import INTERRUPTED, NOT_STARTED, RunReport, plural, without_outcome
 
 LOG_NAME = "solve-log.jsonl"
 
@@ -147,7 +147,7 @@ def _reason(run: dict) -> str:
     if run.get("verified_solved") is False:
         return "the rescan after the solve shows an unsolved cube"
     if run.get("errors"):
-        return "; ".join(str(e) for e in run["errors"])
+        return "; ".join(without_outcome(_outcome(run), str(e)) for e in run["errors"])
     return run.get("verify") or "no reason logged"
 
 
@@ -171,17 +171,21 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
     """The `history` lines: real, realtime simulated and sped-up simulated runs apart; success rate,
     median/best/worst times of solved runs (never a time with an unmeasured action), then the last runs
     with what was measured (start press to solved, machine time) and the reason of every failure."""
-    lines = [f"{len(runs)} runs -- {path}"]
+    lines = [f"{plural(len(runs), 'run')} logged -- {path}"]
     for title, belongs in GROUPS:
         group = [r for r in runs if belongs(r)]
         if not group:
             continue
-        not_started = sum(1 for r in group if _outcome(r) == NOT_STARTED)  # nothing moved: not a failed solve
-        started = len(group) - not_started
+        # Nothing moved in these (or nothing was moving when Ctrl-C came): not failed solves, not in the rate.
+        not_started = sum(1 for r in group if _outcome(r) == NOT_STARTED)
+        interrupted = sum(1 for r in group if _outcome(r) == INTERRUPTED)
+        rated = len(group) - not_started - interrupted
         solved = [r for r in group if _outcome(r) == "SOLVED"]
-        lines.append(f"{title}: {started} runs, {len(solved)} solved"
-                     + (f" ({len(solved) / started:.0%})" if started else "")
-                     + (f"; {not_started} NOT STARTED (nothing moved; not counted as runs)" if not_started else ""))
+        apart = ([f"{not_started} NOT STARTED (nothing moved)"] if not_started else []) + (
+            [f"{interrupted} INTERRUPTED by Ctrl-C while nothing moved"] if interrupted else [])
+        rate = f"solved {len(solved)} of {rated} ({len(solved) / rated:.0%})" if rated else "none to rate"
+        lines.append(f"{title}: {plural(len(group), 'run')}; {rate}"
+                     + (f"; {', '.join(apart)}: not in the rate" if apart else ""))
         for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms",
                     "button_to_solved_ms"):
             values = sorted(r[key] for r in solved if _rankable(r, key))
@@ -189,7 +193,7 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
                 lines.append(f"  {key:<22} median {values[len(values) // 2]}  best {values[0]}  worst {values[-1]}")
         unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
         if unknown:
-            lines.append(f"  measured_machine_ms unknown in {unknown} run(s) (an action's time was lost): not ranked")
+            lines.append(f"  measured_machine_ms unknown in {plural(unknown, 'run')} (an action's time was lost): not ranked")
     lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured):")
     for r in runs[-last:] if last > 0 else []:
         outcome = _outcome(r)

@@ -17,10 +17,10 @@ from ..errors import DeviceError
 from . import events as ev
 from .events import EventBus, ProgressLine
 from .options import RunOptions
-from .report import NOT_STARTED, STOPPED
+from .report import INTERRUPTED, NOT_CHECKED, NOT_STARTED, STOPPED
 from .waterfall import Waterfall
 
-from .robot import Robot, emergency_stop
+from .robot import Robot, StopSent, board_idle, emergency_stop
 
 if TYPE_CHECKING:
     from ..arms.view_mover import ArmViewMover
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 CUBE_AS_PUT_IN = "as it was put in: no layer turned, not read yet"
 CUBE_STATE_NOT_KNOWN = "NOT KNOWN"  # the stop cannot name one state (e.g. an action refused, later ones ran)
 CUBE_NOT_STARTED = "as it was put in: nothing moved"  # a run that did not start (no robot, a failed check)
+
+# A simulated run's advice: its virtual robot is gone when the run ends, so a command that talks to the
+# robot (reset-alarm, release, run --resume) would find none; the advice is what to do on a real robot.
+ON_A_REAL_ROBOT = "SIMULATED: the virtual robot ended with the run; on a real robot you would now: "
 
 
 class RunFailed(RuntimeError):
@@ -57,15 +61,32 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
                 pipeline.run()
                 finish()
             except KeyboardInterrupt:
-                pipeline.learn_after_stop(emergency_stop(robot))  # the real-time stop byte first
+                # A stop that would stop nothing latches no alarm: only while actions stream, or when the
+                # board is not idle with nothing queued, the real-time stop byte goes first.
+                pipeline.stopped_nothing = not pipeline.streaming and board_idle(robot)
+                if not pipeline.stopped_nothing:
+                    pipeline.learn_after_stop(emergency_stop(robot))
                 raise
-    except KeyboardInterrupt:  # Ctrl-C: an emergency stop; report what is known, then the run is logged
-        publish(ev.Stopped(
-            errors=("emergency stop: Ctrl-C; the stop byte was sent to the robot",), outcome=STOPPED,
-            cube_state=pipeline.cube_state_now(),
-            stopped_at_action=pipeline.completed if pipeline.plan is not None else None,
-            advice=("check the cube sits straight in the grippers (turn a layer stopped part-way to the "
-                    "nearest quarter), run 'cube-robot link reset-alarm', then run again (the cube is rescanned)")))
+    except KeyboardInterrupt as exc:  # Ctrl-C: report what is known, then the run is logged
+        if not named:  # it came while the robot started, which stopped it itself (StopSent: with the stop byte)
+            pipeline.stopped_nothing = not isinstance(exc, StopSent)
+        stopped_at = pipeline.completed if pipeline.plan is not None else None
+        if pipeline.stopped_nothing:
+            when = ("while the robot was starting (before the start press)" if not named else
+                    "before the start press, while nothing was moving" if not pipeline.started else
+                    "while nothing was moving (the board was idle with nothing queued)")
+            publish(ev.Stopped(
+                errors=(f"Ctrl-C {when}: no stop byte was sent and no alarm is latched",), outcome=INTERRUPTED,
+                cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
+                advice="nothing to clear: run again when ready" + (" (the cube is rescanned)" if pipeline.started
+                                                                   else "")))
+        else:
+            publish(ev.Stopped(
+                errors=("emergency stop: Ctrl-C; the stop byte was sent to the robot",), outcome=STOPPED,
+                cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
+                advice=pipeline.advice("check the cube sits straight in the grippers (turn a layer stopped "
+                                       "part-way to the nearest quarter), run 'cube-robot link reset-alarm', then "
+                                       "run again (the cube is rescanned)")))
     except RobotNotReady as exc:  # the named robot or a pre-flight check: nothing moved
         failed = exc.failed if isinstance(exc, PreflightFailed) else []
         publish(ev.Stopped(
@@ -75,7 +96,7 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
         state = exc.state
         if not state and not pipeline.started:  # e.g. nobody pressed start: nothing turned the cube
             state = f"{CUBE_AS_PUT_IN} (the start button was not pressed)"
-        publish(ev.Stopped(errors=(str(exc),), advice=exc.advice, cube_state=state or None))
+        publish(ev.Stopped(errors=(str(exc),), advice=pipeline.advice(exc.advice), cube_state=state or None))
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         publish(ev.Stopped(
             errors=(f"{type(exc).__name__}: {exc}",), advice=advice_for(exc),
@@ -114,11 +135,13 @@ class ResumingViewMover:
 
     def __init__(self, inner: ArmViewMover, tell_maker: Callable[[str], None], publish: Callable[[ev.Event], None]):
         self.inner, self.tell_maker, self.publish = inner, tell_maker, publish
+        self.moving = False  # a view's actions are being streamed
 
     def move_to(self, view) -> None:
         from ..link.errors import DisconnectedError, SilentBoardError
 
         try:
+            self.moving = True  # a Ctrl-C now may come while the board moves
             self.inner.move_to(view)
         except (DisconnectedError, SilentBoardError) as exc:
             self.tell_maker(link_lost_line(exc, "during a scan"))
@@ -126,6 +149,8 @@ class ResumingViewMover:
             self.publish(ev.LinkRecovered(f"recovered: {type(exc).__name__} during a scan (the link was resumed)"))
             if self.inner.after:
                 self.inner.after()
+        finally:
+            self.moving = False
 
     @property
     def last_charged(self) -> list:  # the inner view mover's
@@ -134,6 +159,14 @@ class ResumingViewMover:
     @property
     def still_since(self) -> float | None:  # the inner view_mover's; None after a resumed view (the board may have reset)
         return self.inner.still_since
+
+
+def alarm_words(exc) -> str:
+    """An alarm as the run's report says it: the link's hint to clear it (written for the bring-up
+    commands) is left out, as the report's advice says what to do after this run (simulated or not)."""
+    from ..link.driver import CLEAR_ALARM_HINT
+
+    return exc.args[0].splitlines()[0].removesuffix(CLEAR_ALARM_HINT).rstrip()
 
 
 def stop_advice(exc) -> str:
@@ -235,6 +268,17 @@ class Pipeline:
         self.completed = 0  # plan actions the robot confirmed done
         self.started = False  # the start button was pressed
         self.executing = False
+        self.view_mover: ResumingViewMover | None = None
+        self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
+
+    @property
+    def streaming(self) -> bool:
+        """Actions are being streamed (the plan, or a view's): the board may be moving, or about to."""
+        return self.executing or (self.view_mover is not None and self.view_mover.moving)
+
+    def advice(self, text: str) -> str:
+        """Advice after a stop, for this run's reader: a simulated run's robot is gone (ON_A_REAL_ROBOT)."""
+        return ON_A_REAL_ROBOT + text if self.options.sim else text
 
     def learn_after_stop(self, progress) -> None:
         """After the stop byte: the plan actions the board completed, `done` lines lost or unread included."""
@@ -328,7 +372,7 @@ class Pipeline:
             scanned, scan = self._scan()
         except AlarmError as exc:
             progress_info = exc.progress.describe() if exc.progress else ""
-            raise RunFailed(exc.args[0].splitlines()[0], "release the emergency stop and run again: the cube "
+            raise RunFailed(alarm_words(exc), "release the emergency stop and run again: the cube "
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours
@@ -386,7 +430,7 @@ class Pipeline:
                              if where else "; " + interrupted_note(k, plan.actions[k], "was"))
                 state_said = f"{facelets} ({note})"
             publish(ev.Stopped(stopped_at_action=completed, interrupted_action=cut))
-            message = exc.args[0].splitlines()[0] if isinstance(exc, AlarmError) else str(exc)
+            message = alarm_words(exc) if isinstance(exc, AlarmError) else str(exc)
             raise RunFailed(message, stop_advice(exc), state_said) from None
         publish(ev.StreamEnded(total, total))
         self.executing, self.completed = False, total
@@ -413,7 +457,7 @@ class Pipeline:
             publish(ev.LinkStats(dict(robot.link.stats)))  # a reconnect (and board reset) during the rescan
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
-            publish(ev.Checked(f"not checked: {reason}"))
+            publish(ev.Checked(NOT_CHECKED + reason))
 
     def _execute(self, plan, progress):
         """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
@@ -436,7 +480,7 @@ class Pipeline:
         attempts = self.config.run.scan_attempts
         view_mover = self.robot.view_mover
         if view_mover is not None:  # a lost cable mid-scan is resumed too
-            view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
+            view_mover = self.view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
         self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=view_mover,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         self.publish(ev.StageStarted("scan"))

@@ -18,20 +18,37 @@ from . import events
 # What a run ended as, and `cube-robot run`'s exit status for it (documented in `run --help`,
 # README "Everyday commands" and docs/running.md).  SOLVED on a real robot means VERIFIED: the
 # rescan after the solve saw a solved cube.  A simulated run says SIMULATED on every line.
-SOLVED, EXECUTED, NOT_SOLVED, NOT_STARTED, STOPPED = (
-    "SOLVED", "EXECUTED (NOT VERIFIED)", "NOT SOLVED", "NOT STARTED", "EMERGENCY STOP")
+# INTERRUPTED: Ctrl-C while nothing moved (before the start press, or the board idle with nothing queued):
+# no stop byte, no alarm; not a failed solve.
+SOLVED, EXECUTED, NOT_SOLVED, NOT_STARTED, STOPPED, INTERRUPTED = (
+    "SOLVED", "EXECUTED (NOT VERIFIED)", "NOT SOLVED", "NOT STARTED", "EMERGENCY STOP", "INTERRUPTED")
 EXIT_STATUS = {SOLVED: ExitStatus.OK, NOT_SOLVED: ExitStatus.NOT_DONE, EXECUTED: ExitStatus.NOT_VERIFIED,
-               NOT_STARTED: ExitStatus.NOT_STARTED, STOPPED: ExitStatus.INTERRUPTED}
+               NOT_STARTED: ExitStatus.NOT_STARTED, STOPPED: ExitStatus.INTERRUPTED,
+               INTERRUPTED: ExitStatus.INTERRUPTED}
+NOT_CHECKED = "not checked: "  # report.verify when no rescan ran: the reason follows
 EXIT_STATUS_HELP = """exit status:
   0    SOLVED: a real robot's rescan after the solve saw a solved cube (VERIFIED), or a
-       simulated run's virtual cube ended solved (the report then says SIMULATED on every line)
+       simulated run's virtual cube ended solved (the report then says SIMULATED on every line;
+       with --no-verify too: the virtual cube is the simulation's truth)
   1    NOT SOLVED: the run stopped, or the rescan saw an unsolved cube; the report says why
   2    bad config or arguments
-  3    EXECUTED (NOT VERIFIED): the plan ran but no rescan confirmed it (--no-verify,
-       run.verify_after: false, or the rescan could not read the cube)
+  3    EXECUTED (NOT VERIFIED), on a real robot: the plan ran but no rescan confirmed it
+       (--no-verify, run.verify_after: false, or the rescan could not read the cube)
   4    NOT STARTED: the robot is not ready (the named port does not answer as our firmware,
        or a pre-flight check failed); nothing moved
-  130  EMERGENCY STOP: Ctrl-C stopped the robot; the report names the cube state"""
+  130  EMERGENCY STOP: Ctrl-C stopped the robot; the report names the cube state
+  130  INTERRUPTED: Ctrl-C while nothing moved: no stop byte was sent, no alarm latched"""
+
+
+def plural(count: int, word: str) -> str:
+    """'1 run', '3 runs'."""
+    return f"{count} {word if count == 1 else word + 's'}"
+
+
+def without_outcome(outcome: str, error: str) -> str:
+    """An error as the reason after its outcome: 'EMERGENCY STOP: emergency stop: Ctrl-C' says it twice."""
+    said = outcome.lower() + ": "
+    return error[len(said):] if error.lower().startswith(said) else error
 
 
 @dataclass
@@ -121,7 +138,7 @@ class RunReport:
             fold(self, event)
 
     def result(self) -> str:
-        """The outcome: SOLVED, EXECUTED (NOT VERIFIED), NOT SOLVED, NOT STARTED or EMERGENCY STOP."""
+        """The outcome: SOLVED, EXECUTED (NOT VERIFIED), NOT SOLVED, NOT STARTED, EMERGENCY STOP or INTERRUPTED."""
         if self.outcome is not None:
             return self.outcome
         if self.solved:
@@ -143,13 +160,23 @@ class RunReport:
             # A stop's error is the last; of pre-flight checks the first failed is the cause (later ones
             # fail because of it, e.g. the arms are not readied when the camera failed).
             error = self.errors[0] if self.result() == NOT_STARTED else self.errors[-1]
-            said = self.result().lower() + ": "  # "EMERGENCY STOP: emergency stop: Ctrl-C" says it twice
-            reason = f": {error[len(said):] if error.lower().startswith(said) else error}"
+            reason = f": {without_outcome(self.result(), error)}"
             if self.result() == NOT_STARTED and "nothing moved" not in reason:
                 reason += "; nothing moved"
         elif self.result() == SOLVED and not self.simulated:
             reason = " (VERIFIED: the rescan saw a solved cube)"
+        elif self.result() == SOLVED:  # the simulation's truth, whatever the rescan did: say so
+            reason = f" (read from the virtual cube{self._rescan_words()})"
         return ("SIMULATED " if self.simulated else "") + self.result() + reason
+
+    def _rescan_words(self) -> str:
+        if self.verify is None:
+            return ""
+        if self.verify.startswith(NOT_CHECKED):
+            return "; no rescan: " + self.verify[len(NOT_CHECKED):]
+        if self.verified_solved:
+            return "; the rescan saw it solved too"
+        return f"; {self.verify}"
 
     def to_json(self) -> dict:
         data = {}
@@ -287,8 +314,8 @@ def format_report(report: RunReport) -> str:
     lines = [f"cube-robot run ({report.mode}, firmware: {report.firmware})"]
     if report.facelets:
         lines.append(f"  scanned     {report.facelets}  (confidence {report.confidence}, "
-                     f"{report.scan_attempts} attempt(s)"
-                     + (f", {report.scan_views} view(s)" if report.scan_views else "") + ")")
+                     f"{plural(report.scan_attempts or 0, 'attempt')}"
+                     + (f", {plural(report.scan_views, 'view')}" if report.scan_views else "") + ")")
     if report.scan_images:
         lines.append(f"  pictures    {Path(report.scan_images[0]).parent}"
                      + (" (raw frames and readings.json too)" if report.scan_readings else ""))
@@ -306,7 +333,7 @@ def format_report(report: RunReport) -> str:
         elif getattr(report, key) is not None:
             lines.append(f"  {label:<16}{getattr(report, key)} ms")
         elif key == "measured_machine_ms" and report.unknown_time_actions:
-            lines.append(f"  {label:<16}unknown: the time of {report.unknown_time_actions} action(s) "
+            lines.append(f"  {label:<16}unknown: the time of {plural(report.unknown_time_actions, 'action')} "
                          "was not measured (not ranked by history)")
     if report.waterfall:
         from .waterfall import format_waterfall

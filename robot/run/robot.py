@@ -53,6 +53,10 @@ class Robot(Protocol):
     def action_done(self, completed: int) -> None: ...  # plan actions completed so far
 
 
+class StopSent(KeyboardInterrupt):
+    """A Ctrl-C for which the robot sent the stop byte itself (while it started)."""
+
+
 class HardwareRobot:
     """A robot on a serial port; a person presses its start button (or Enter here)."""
 
@@ -103,10 +107,16 @@ class HardwareRobot:
         self.view_mover = ArmViewMover(self.link)
         try:
             self.preflight()
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the pre-flight homes: the stop byte first
+        except KeyboardInterrupt as exc:  # while the pre-flight homes: the stop byte first (none if idle)
+            stop = not board_idle(self)
+            if stop:
                 emergency_stop(self)
             self.close()  # `with` does not call __exit__ when __enter__ fails
+            if stop:
+                raise StopSent() from exc
+            raise
+        except BaseException:
+            self.close()
             raise
         return self
 
@@ -212,6 +222,20 @@ class HardwareRobot:
 
     def action_done(self, completed: int) -> None:
         pass
+
+
+def board_idle(robot: Robot) -> bool:
+    """The board says it is idle with nothing queued or running: a stop byte would stop nothing (and
+    latch an alarm for nothing).  False when it cannot be asked or answers otherwise."""
+    from ..link import protocol as P
+
+    if robot.link is None:
+        return False
+    try:
+        status = robot.link.status()
+    except Exception:  # no answer: the stop byte is sent all the same
+        return False
+    return status.state == P.State.IDLE and not status.queued and not status.running
 
 
 def emergency_stop(robot: Robot):

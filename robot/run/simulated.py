@@ -23,6 +23,7 @@ def run_simulated(config, options: RunOptions, tell_maker, bus: EventBus | None 
     from ..sim.robot_sim import SimulatedRobot
 
     bus = bus if bus is not None else EventBus()
+    options = options.replace(sim=True)  # its words are about the virtual robot (e.g. the advice after a stop)
     rng = np.random.default_rng(options.seed)
     if options.scramble:
         state = cube.SOLVED.apply(cube.parse_moves(options.scramble))
