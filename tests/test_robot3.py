@@ -373,7 +373,7 @@ def test_cli_robot_metric_without_tables_says_how_to_build(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_robot_plans_with_the_real_two_phase_search(profile):
+def test_robot_plans_with_the_real_two_phase_search(profile, session_tables3):
     from robot.solver3 import api, tables
 
     api.load_search(tables.directory_for(config_module.load()), build=True)
@@ -390,7 +390,7 @@ def test_robot_plans_with_the_real_two_phase_search(profile):
 
 
 @pytest.mark.slow
-def test_the_two_phase_search_choosing_by_robot_time_keeps_only_cheaper_plans(profile):
+def test_the_two_phase_search_choosing_by_robot_time_keeps_only_cheaper_plans(profile, session_tables3):
     from robot.solver3 import api, tables
     from robot.solver3.convert import model
 

@@ -201,11 +201,11 @@ def test_cli_says_how_to_build_missing_tables(tmp_path, capsys):
     assert not (tmp_path / "tables" / "3x3x3").exists()  # status never builds
 
 
-# -- with the full tables: built once per session in the project's tables/3x3x3 (about a
-# minute on a fresh clone, hence `slow`; loaded in under a second once built) -----------------
+# -- with the full tables: built once per session (conftest session_tables3: about a minute
+# unless the checkout's tables/3x3x3 are built, hence `slow`) ----------------------------------
 
 @pytest.fixture(scope="session")
-def search3():
+def search3(session_tables3):
     from robot import config as config_module
     from robot.solver3 import api, tables
 
