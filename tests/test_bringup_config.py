@@ -68,10 +68,10 @@ def test_every_connect_sends_the_bringup_settings(tmp_path):
             link = Link.open(config, port=mock.url, motors=False)
             try:
                 mock.call(lambda: None)
-                assert mock.invert == {"R": False, "L": False, "F": False, "B": True}
-                assert mock.zero_offset["R"] == -12
-                assert mock.gripper_us["R"] == (1080, 2000) and mock.gripper_us["L"] == (1000, 1920)
-                assert mock.idle_off_s == 45 and mock.sensor_active_level == 1
+                assert mock.arms.invert == {"R": False, "L": False, "F": False, "B": True}
+                assert mock.arms.zero_offset["R"] == -12
+                assert mock.arms.gripper_us["R"] == (1080, 2000) and mock.arms.gripper_us["L"] == (1000, 1920)
+                assert mock.arms.idle_off_s == 45 and mock.arms.sensor_active_level == 1
             finally:
                 link.close()
             sent = [raw for raw in mock.received_lines if b"ARM B I1 Z0" in raw]

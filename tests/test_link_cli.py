@@ -115,14 +115,14 @@ def test_mock_idle_off_is_not_sped_up_with_the_motions(monkeypatch):
     from robot.sim import mock_arms
 
     mock = MockFirmware("tcp", time_scale=0.02)
-    mock._set_motors(True)
-    now = mock._idle_since
+    mock.arms.set_motors(True)
+    now = mock.arms._idle_since
     monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + 10.0)
-    mock._poll_idle()
-    assert mock.motors_on, "drivers switched off after 10 s of a 300 s idle-off"
-    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + mock.idle_off_s + 1)
-    mock._poll_idle()
-    assert not mock.motors_on
+    mock.arms.poll_idle()
+    assert mock.arms.motors_on, "drivers switched off after 10 s of a 300 s idle-off"
+    monkeypatch.setattr(mock_arms.time, "monotonic", lambda: now + mock.arms.idle_off_s + 1)
+    mock.arms.poll_idle()
+    assert not mock.arms.motors_on
 
 
 def test_a_second_program_on_the_robots_port_is_refused_by_name(tmp_path, capsys):

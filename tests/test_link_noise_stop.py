@@ -262,7 +262,7 @@ def test_status_is_asked_again_while_the_board_answers_with_damaged_lines():
                 line = bytearray(P.frame(P.format_reply(reply)))
                 line[3] ^= 0x20  # one flipped bit: the line check rejects it
                 damaged.append(bytes(line))
-                mock._send(bytes(line))
+                mock.device.send(bytes(line))
                 return True
             return False
 

@@ -43,7 +43,7 @@ def damage_replies(mock: MockFirmware, wanted) -> list[bytes]:
         line = bytearray(P.frame(P.format_reply(reply)))
         line[1] ^= 0x20
         damaged.append(bytes(line))
-        mock._send(bytes(line))
+        mock.device.send(bytes(line))
         return True
 
     mock.drop_reply = damage

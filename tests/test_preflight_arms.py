@@ -130,7 +130,7 @@ def test_drivers_gone_off_while_waiting_for_start_stop_the_run_before_anything_m
     config = with_changes(config, tmp_path, "idle.yaml", **{"idle_off_s: 300": "idle_off_s: 1"})
     mock.time_scale = 1.0  # the idle time passes in real seconds
     zeroed = []
-    press_start_when(mock, lambda: (zeroed.append(1) if sent(mock, "ZERO") else None) or (zeroed and not mock.motors_on))
+    press_start_when(mock, lambda: (zeroed.append(1) if sent(mock, "ZERO") else None) or (zeroed and not mock.arms.motors_on))
     report = run(config, mock.url, "--arms-straight")
     assert report.result() == "NOT STARTED", report["errors"]
     assert any("no longer ready at the start press" in e and "drivers are off" in e and "idle_off_s" in e

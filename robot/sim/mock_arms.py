@@ -1,22 +1,24 @@
 """The mock firmware's arms, grippers and drivers (the bring-up commands), as firmware/cube_robot does them.
 
-A mixin of robot/sim/mock_firmware.py MockFirmware: the drivers (MOTORS, off at power-up and after
+A part robot/sim/mock_firmware.py MockFirmware holds (`mock.arms`): the drivers (MOTORS, off at power-up and after
 `idle_off_s` without an action), each arm's position (known after HOME or ZERO, forgotten when the
 drivers go off), each gripper's state (what is commanded now, and what it will be once the queue has
 run, which TURN / JOG / HOME are checked against), the per-arm and per-gripper settings (ARM,
 GRIPPER, SETUP), and a model of the arms' mechanics for homing: each arm's angle in steps and an
 optional sensor window per arm on one shared input, as the simavr harness models them.
 
-Test hooks (thread-safe through `call`): set_sensor, remove_sensor, stick_sensor, turn_by_hand,
-reverse_wiring, arm_position; `step_log` lists (arm, signed steps) of every completed move.
+The test hooks (set_sensor, remove_sensor, stick_sensor, turn_by_hand, reverse_wiring, arm_position,
+`step_log`: (arm, signed steps) of every completed move) are the MockFirmware's, run on its device thread.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from .. import firmware_header
 from .. import motion as motion_time
+from ..config_types import MotionConfig
 from ..link import protocol as P
 
 LIMITS = firmware_header.limits()
@@ -38,6 +40,32 @@ def holding_pair(grippers: dict) -> str | None:
     return None
 
 
+def parse_bounded(text: str, low: int, high: int):
+    """command.cpp parse_bounded: optional '-', digits; more than 9 digits is out of range."""
+    digits = text[1:] if text.startswith("-") else text
+    if not digits or not digits.isdigit() or not digits.isascii():
+        return P.ErrorCode.BAD_ARGUMENT
+    if len(digits) > 9:
+        return P.ErrorCode.OUT_OF_RANGE
+    value = int(text)
+    return value if low <= value <= high else P.ErrorCode.OUT_OF_RANGE
+
+
+def parse_lettered(args, spec: dict):
+    """command.cpp parse_lettered: each letter once, in any order, bounded."""
+    if len(args) != len(spec):
+        return P.ErrorCode.BAD_ARGUMENT
+    values = {}
+    for arg in args:
+        if arg[:1] not in spec or arg[0] in values:
+            return P.ErrorCode.BAD_ARGUMENT
+        value = parse_bounded(arg[1:], *spec[arg[0]])
+        if isinstance(value, P.ErrorCode):
+            return value
+        values[arg[0]] = value
+    return values
+
+
 def _arm_set(text: str) -> str | None:
     """command.cpp parse_arms: some of R L F B, each once."""
     if not text or any(c not in ARMS for c in text) or len(set(text)) != len(text):
@@ -45,12 +73,24 @@ def _arm_set(text: str) -> str | None:
     return text
 
 
-class ArmsMixin:
-    """Needs from its host class: self.alarm, self.motion, self._queue, self._running, self._parse_int."""
+class MockArms:
+    """The arms of one mock board.  It reads the board's settings (`motion`), its latched alarm and
+    whether it is busy (an action queued or running) through the functions it is given."""
+
+    def __init__(self, motion: Callable[[], MotionConfig], alarm: Callable[[], P.AlarmCode],
+                 busy: Callable[[], bool]):
+        self._motion, self._alarm, self._busy = motion, alarm, busy
+        # The mechanics survive a reset (they are not the board's RAM).
+        self.angle = {arm: 0 for arm in ARMS}  # physical, in steps
+        self.sensors = {arm: None for arm in ARMS}  # None, "stuck" or (start, width)
+        self.wiring = {arm: 1 for arm in ARMS}  # -1: the motor turns the other way for DIR high
+        self.step_log: list[tuple[str, int]] = []
+        self.power_on()
 
     # -- state -----------------------------------------------------------------
 
-    def _power_on_arms(self) -> None:
+    def power_on(self) -> None:
+        """Drivers off, positions unknown, grippers never commanded, settings at their defaults."""
         self.motors_on = False
         self.known: set[str] = set()  # arms whose position is known
         self.position = {arm: 0 for arm in ARMS}  # steps from the arm's zero (logical, before wrapping)
@@ -63,32 +103,6 @@ class ArmsMixin:
         self.sensor_active_level = LIMITS["DEFAULT_HOME_ACTIVE_LEVEL"]
         self._idle_since = time.monotonic()
         self._home_outcome = {}  # seq -> (physical moves [(arm, steps)], alarm code or None)
-        if not hasattr(self, "angle"):  # the mechanics survive a reset (they are not the board's RAM)
-            self.angle = {arm: 0 for arm in ARMS}  # physical, in steps
-            self.sensors = {arm: None for arm in ARMS}  # None, "stuck" or (start, width)
-            self.wiring = {arm: 1 for arm in ARMS}  # -1: the motor turns the other way for DIR high
-            self.step_log: list[tuple[str, int]] = []
-
-    # -- test hooks --------------------------------------------------------------
-
-    def set_sensor(self, arm: str, start: int, width: int) -> None:
-        self.call(self.sensors.__setitem__, arm, (start, width))
-
-    def remove_sensor(self, arm: str) -> None:
-        self.call(self.sensors.__setitem__, arm, None)
-
-    def stick_sensor(self, arm: str) -> None:
-        self.call(self.sensors.__setitem__, arm, "stuck")
-
-    def turn_by_hand(self, arm: str, steps: int) -> None:
-        self.call(self._move_physically, arm, steps)
-
-    def reverse_wiring(self, arm: str, reversed_: bool = True) -> None:
-        """The motor turns the other way for DIR high (coil wires swapped), as the harness's `wiring`."""
-        self.call(self.wiring.__setitem__, arm, -1 if reversed_ else 1)
-
-    def arm_position(self, arm: str) -> int:
-        return self.angle[arm]
 
     # -- the shared homing input -------------------------------------------------
 
@@ -99,13 +113,13 @@ class ArmsMixin:
         if sensor == "stuck":
             return True
         start, width = sensor
-        return (angle - start) % self.motion.steps_per_rev < width
+        return (angle - start) % self._motion().steps_per_rev < width
 
-    def _input_active(self, angles: dict | None = None) -> bool:
+    def input_active(self, angles: dict | None = None) -> bool:
         angles = angles or self.angle
         return any(self._sensor_of(arm, angles[arm]) for arm in ARMS)
 
-    def _move_physically(self, arm: str, steps: int) -> None:
+    def move_physically(self, arm: str, steps: int) -> None:
         self.angle[arm] += steps
 
     def _sign(self, arm: str) -> int:
@@ -115,47 +129,25 @@ class ArmsMixin:
     # -- immediate commands (command.cpp) ---------------------------------------
 
     def _settings_allowed(self):
-        if self.alarm:
+        if self._alarm():
             return P.ErrorCode.ALARM_ACTIVE
         return P.ErrorCode.BUSY if self._busy() else None
 
-    def _busy(self) -> bool:
-        return bool(self._queue or self._running)
-
-    def _lettered(self, args, spec: dict):
-        """parse_lettered: each letter once, in any order, bounded."""
-        if len(args) != len(spec):
-            return P.ErrorCode.BAD_ARGUMENT
-        values = {}
-        for arg in args:
-            if arg[:1] not in spec or arg[0] in values:
-                return P.ErrorCode.BAD_ARGUMENT
-            value = self._parse_int(arg[1:], *spec[arg[0]])
-            if isinstance(value, P.ErrorCode):
-                return value
-            values[arg[0]] = value
-        return values
-
-    def _arms_immediate(self, name: str, args: list[str]):
-        """MOTORS WHERE ZERO ARM GRIPPER SETUP: an error code or None (done)."""
-        if name == "WHERE":
-            if args:
-                return P.ErrorCode.BAD_ARGUMENT
-            self._reply(self._where())
-            return None
+    def immediate(self, name: str, args: list[str]):
+        """MOTORS ZERO ARM GRIPPER SETUP: an error code or None (done)."""
         if name == "MOTORS":
             if len(args) != 1 or args[0] not in ("ON", "OFF"):
                 return P.ErrorCode.BAD_ARGUMENT
-            if args[0] == "ON" and self.alarm:
+            if args[0] == "ON" and self._alarm():
                 return P.ErrorCode.ALARM_ACTIVE
             if self._busy():
                 return P.ErrorCode.BUSY
-            self._set_motors(args[0] == "ON")
+            self.set_motors(args[0] == "ON")
             return None
         if name == "ZERO":
             if len(args) != 1 or not _arm_set(args[0]):
                 return P.ErrorCode.BAD_ARGUMENT
-            if self.alarm:
+            if self._alarm():
                 return P.ErrorCode.ALARM_ACTIVE
             if not self.motors_on:
                 return P.ErrorCode.MOTORS_OFF
@@ -166,7 +158,7 @@ class ArmsMixin:
                 self.known.add(arm)
             return None
         if name == "SETUP":
-            values = self._lettered(args, {"I": (0, LIMITS["IDLE_OFF_S_MAX"]), "H": (0, 1)})
+            values = parse_lettered(args, {"I": (0, LIMITS["IDLE_OFF_S_MAX"]), "H": (0, 1)})
             if isinstance(values, P.ErrorCode):
                 return values
             problem = self._settings_allowed()
@@ -183,7 +175,7 @@ class ArmsMixin:
         else:
             spec = {"O": (LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"]),
                     "C": (LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])}
-        values = self._lettered(args[1:], spec)
+        values = parse_lettered(args[1:], spec)
         if isinstance(values, P.ErrorCode):
             return values
         problem = self._settings_allowed()
@@ -197,12 +189,12 @@ class ArmsMixin:
             self.gripper_us[arm] = (values["O"], values["C"])
         return None
 
-    def _servo_all(self, open_us: int, closed_us: int) -> None:
+    def servo_all(self, open_us: int, closed_us: int) -> None:
         """SERVO sets every gripper's widths (the pair-wide values)."""
         for arm in ARMS:
             self.gripper_us[arm] = (open_us, closed_us)
 
-    def _set_motors(self, on: bool) -> None:
+    def set_motors(self, on: bool) -> None:
         self.motors_on = on
         self._idle_since = time.monotonic()
         if not on:
@@ -212,24 +204,24 @@ class ArmsMixin:
         """MOTION with another steps_per_rev: a step is another angle."""
         self.known.clear()
 
-    def _where(self) -> P.Where:
-        rev = self.motion.steps_per_rev
+    def where(self) -> P.Where:
+        rev = self._motion().steps_per_rev
         positions = {arm: self.position[arm] % rev if arm in self.known else None for arm in ARMS}
         return P.Where(self.motors_on, positions, dict(self.grippers),
-                       self._input_active())
+                       self.input_active())
 
     # -- queued actions ------------------------------------------------------------
 
-    def _arms_queue(self, seq: int, name: str, args: list[str]):
+    def queue_action(self, seq: int, name: str, args: list[str]):
         """JOG OPEN CLOSE HOME: an error code, or the nominal duration in ms (then queued by the caller)."""
         if name in ("OPEN", "CLOSE"):
             if len(args) != 1 or not _arm_set(args[0]):
                 return P.ErrorCode.BAD_ARGUMENT
-            return motion_time.grip_ms(self.motion, phases=1)
+            return motion_time.grip_ms(self._motion(), phases=1)
         if name == "JOG":
             if len(args) != 2 or len(args[0]) != 1 or args[0] not in ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
-            steps = self._parse_int(args[1], -LIMITS["JOG_STEPS_MAX"], LIMITS["JOG_STEPS_MAX"])
+            steps = parse_bounded(args[1], -LIMITS["JOG_STEPS_MAX"], LIMITS["JOG_STEPS_MAX"])
             if isinstance(steps, P.ErrorCode):
                 return steps
             if steps == 0:
@@ -238,7 +230,7 @@ class ArmsMixin:
             if len(args) != 1 or len(args[0]) != 1 or args[0] not in ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
         arm = args[0]
-        if self.alarm:
+        if self._alarm():
             return P.ErrorCode.ALARM_ACTIVE
         if not self.motors_on:
             return P.ErrorCode.MOTORS_OFF
@@ -249,10 +241,10 @@ class ArmsMixin:
             return self._plan_home(seq, arm)
         if not in_the_air and holding_pair(self.planned) != pair_of(arm):
             return P.ErrorCode.ARM_BLOCKED
-        m = self.motion
+        m = self._motion()
         return 1000 * motion_time.move_seconds(abs(steps), m.max_speed_steps_per_s, m.accel_steps_per_s2)
 
-    def _queued(self, name: str, args: list[str]) -> None:
+    def queued(self, name: str, args: list[str]) -> None:
         """An action was queued: what the grippers will be after it."""
         if name == "GRIP":
             for arm in ARMS:
@@ -263,7 +255,7 @@ class ArmsMixin:
 
     def _plan_home(self, seq: int, arm: str):
         """Homing as motion.cpp does it, on the modelled mechanics: the moves and the outcome, timed."""
-        m = self.motion
+        m = self._motion()
         rev = m.steps_per_rev
         sign = self._sign(arm)  # logical steps -> physical
 
@@ -283,14 +275,14 @@ class ArmsMixin:
             for _ in range(abs(limit)):
                 angle[arm] += direction * sign
                 done += direction
-                if until is not None and self._input_active(angle) == until:
+                if until is not None and self.input_active(angle) == until:
                     break
             moves.append((arm, done * sign))
             seconds += motion_time.move_seconds(abs(done), v, m.accel_steps_per_s2)
-            return until is not None and self._input_active(angle) == until
+            return until is not None and self.input_active(angle) == until
 
         alarm = None
-        if self._input_active(angle) or move(rev // 4 * LIMITS["HOME_SEARCH_QUARTERS"], seek, True):
+        if self.input_active(angle) or move(rev // 4 * LIMITS["HOME_SEARCH_QUARTERS"], seek, True):
             if not move(-(rev // LIMITS["HOME_RELEASE_DIVISOR"]), seek, False):
                 alarm = P.AlarmCode.HOME_STUCK
             else:
@@ -305,7 +297,7 @@ class ArmsMixin:
         self._home_outcome[seq] = (moves, alarm)
         return 1000 * seconds
 
-    def _action_started(self, seq: int, command: str, nominal: float) -> float:
+    def action_started(self, seq: int, command: str, nominal: float) -> float:
         """First effects (motion.cpp start()): a GRIP closes its pair at once, OPEN/CLOSE act at once.
         Returns the action's duration: a GRIP skips a half whose grippers already are there."""
         name, *args = command.split()
@@ -315,38 +307,38 @@ class ArmsMixin:
             for arm in closing:
                 self.grippers[arm] = CLOSED
             if not closing:
-                self._gripper_halfway(command)  # nothing to close: the other pair opens at once
-            return motion_time.grip_ms(self.motion, phases=bool(closing) + bool(opening))
+                self.gripper_halfway(command)  # nothing to close: the other pair opens at once
+            return motion_time.grip_ms(self._motion(), phases=bool(closing) + bool(opening))
         if name in ("OPEN", "CLOSE"):
             for arm in args[0]:
                 self.grippers[arm] = CLOSED if name == "CLOSE" else OPEN
         return nominal
 
-    def _gripper_halfway(self, command: str) -> None:
+    def gripper_halfway(self, command: str) -> None:
         """A GRIP's second phase: the other pair opens."""
         pair = command.split()[1]
         for arm in ARMS:
             if arm not in PAIR_ARMS[pair]:
                 self.grippers[arm] = OPEN
 
-    def _action_finished(self, seq: int, command: str):
+    def action_finished(self, seq: int, command: str):
         """Effects at the end of an action; returns an alarm code when homing failed (no `done`)."""
         name, *args = command.split()
-        rev = self.motion.steps_per_rev
+        rev = self._motion().steps_per_rev
         if name == "GRIP":
-            self._gripper_halfway(command)
+            self.gripper_halfway(command)
         elif name in ("TURN", "JOG"):
             turns = [(args[0], int(args[1]))] if name == "JOG" else \
                 [(a[0], int(a[1:]) * rev // 360) for a in args]
             for arm, steps in turns:
                 self.position[arm] += steps
-                self._move_physically(arm, steps * self._sign(arm))
+                self.move_physically(arm, steps * self._sign(arm))
                 self.step_log.append((arm, steps))
         elif name == "HOME":
             moves, alarm = self._home_outcome.pop(seq)
             arm = args[0]
             for _, steps in moves:
-                self._move_physically(arm, steps)
+                self.move_physically(arm, steps)
                 self.step_log.append((arm, steps * self._sign(arm)))  # physical -> logical (sign is +-1)
             if alarm:
                 return alarm
@@ -355,15 +347,15 @@ class ArmsMixin:
         self._idle_since = time.monotonic()
         return None
 
-    def _after_flush(self) -> None:
+    def after_flush(self) -> None:
         """An alarm flushed the queue: the plan is what the grippers are now."""
         self.planned = dict(self.grippers)
 
-    def _poll_idle(self) -> None:
+    def poll_idle(self) -> None:
         now = time.monotonic()
         if self._busy() or not self.motors_on:
             self._idle_since = now
         # Not scaled by time_scale: the pauses it measures are the host's (scanning, planning), which
         # run at wall speed; scaled, 300 s became 6 s and a slow scan switched the drivers off mid-run.
         elif self.idle_off_s and now - self._idle_since >= self.idle_off_s:
-            self._set_motors(False)
+            self.set_motors(False)

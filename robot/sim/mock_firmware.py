@@ -13,9 +13,11 @@ so tests can assert exactly-once.  Test hooks: `reset()` (like the reset
 button: banner with `last`/`cut`), `estop_input()`, `press_start()`,
 `silent = True` (stops answering), `drop_connection()`.
 
-Served on a pty (`transport="pty"`, url is the slave path) or on a TCP port of
-127.0.0.1 (`transport="tcp"`, url is `socket://127.0.0.1:PORT`) by
-robot/sim/serial_device.py (which also has ForeignDevice, re-exported here).
+The board holds its parts: `arms` (robot/sim/mock_arms.py MockArms: drivers,
+positions, grippers, the homing mechanics) and `device` (robot/sim/serial_device.py
+SerialDevice, which also has ForeignDevice, re-exported here), serving it on a pty
+(`transport="pty"`, url is the slave path) or on a TCP port of 127.0.0.1
+(`transport="tcp"`, url is `socket://127.0.0.1:PORT`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ..config import defaults as config_defaults
 from ..config_types import MotionConfig
 from .. import motion as motion_time
 from ..link import protocol as P
-from .mock_arms import ArmsMixin, holding_pair
+from .mock_arms import MockArms, holding_pair, parse_bounded, parse_lettered
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
 DEFAULT_MOTION = config_defaults().motion  # config's defaults = the firmware's (defaults.h)
@@ -47,12 +49,17 @@ SETTINGS_ARGS = {
 }
 
 
-class MockFirmware(ArmsMixin, SerialDevice):
+class MockFirmware:
+    """The board: its protocol and queue here, its arms a MockArms (`arms`), served by a SerialDevice (`device`)."""
+
     def __init__(self, transport: str = "pty", motion: MotionConfig | None = None, time_scale: float = 1.0,
                  queue_depth: int = LIMITS["QUEUE_DEPTH"], rx_bytes: int = LIMITS["RX_BUFFER_SIZE"], line_delay_s: float = 0.0,
                  reset_on_connect: bool = False, boot_delay_s: float = 0.0, firmware: str = P.FIRMWARE_NAME,
                  proto: int = P.PROTOCOL_VERSION, version: str = "mock"):
-        super().__init__(transport)
+        self.device = SerialDevice(transport, self._receive, tick=self._tick, timeout=self._timeout,
+                                   on_connect=self._on_connect, name="MockFirmware")
+        self.url = self.device.url
+        self.arms = MockArms(lambda: self.motion, lambda: self.alarm, self._busy)
         self.default_motion = motion or DEFAULT_MOTION
         self.motion = self.default_motion  # the board's settings: MOTION and SERVO replace them
         self.time_scale = time_scale  # wall seconds per simulated second
@@ -99,7 +106,58 @@ class MockFirmware(ArmsMixin, SerialDevice):
         self._running_since = 0.0
         self.alarm = P.AlarmCode.NONE
         self.motion = self.default_motion
-        self._power_on_arms()  # drivers off, positions unknown, grippers never commanded (mock_arms.py)
+        self.arms.power_on()  # drivers off, positions unknown, grippers never commanded
+
+    def _busy(self) -> bool:
+        return bool(self._queue or self._running)
+
+    # -- the device ----------------------------------------------------------
+
+    def start(self) -> "MockFirmware":
+        self.device.start()
+        return self
+
+    def stop(self) -> None:
+        self.device.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def call(self, fn, *args) -> None:
+        """Run fn on the device thread (test hooks never race the protocol)."""
+        self.device.call(fn, *args)
+
+    def drop_connection(self) -> None:
+        """Close the TCP client's connection (the host sees a disconnect)."""
+        self.device.drop_connection()
+
+    # -- the mechanics (test hooks, as the emulator's) -------------------------
+
+    def set_sensor(self, arm: str, start: int, width: int) -> None:
+        self.call(self.arms.sensors.__setitem__, arm, (start, width))
+
+    def remove_sensor(self, arm: str) -> None:
+        self.call(self.arms.sensors.__setitem__, arm, None)
+
+    def stick_sensor(self, arm: str) -> None:
+        self.call(self.arms.sensors.__setitem__, arm, "stuck")
+
+    def turn_by_hand(self, arm: str, steps: int) -> None:
+        self.call(self.arms.move_physically, arm, steps)
+
+    def reverse_wiring(self, arm: str, reversed_: bool = True) -> None:
+        """The motor turns the other way for DIR high (coil wires swapped), as the harness's `wiring`."""
+        self.call(self.arms.wiring.__setitem__, arm, -1 if reversed_ else 1)
+
+    def arm_position(self, arm: str) -> int:
+        return self.arms.angle[arm]
+
+    @property
+    def step_log(self) -> list[tuple[str, int]]:
+        return self.arms.step_log  # (arm, signed steps) of every completed move
 
     def _on_connect(self):
         if self.reset_on_connect:
@@ -175,7 +233,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
         line = P.frame(P.format_reply(reply))
         assert len(line) <= P.MAX_REPLY, line
         self.replies_sent[type(reply).__name__] += 1
-        self._send(line)
+        self.device.send(line)
 
     # -- receive "interrupt" -------------------------------------------------
 
@@ -215,14 +273,14 @@ class MockFirmware(ArmsMixin, SerialDevice):
             if command.startswith("GRIP"):
                 # The grippers stay where they are: the other pair opens in the second half.
                 if time.monotonic() >= self._halfway():
-                    self._gripper_halfway(command)
+                    self.arms.gripper_halfway(command)
         self._latch(code, stop_us)
 
     def _latch(self, code: P.AlarmCode, stop_us: int = 0) -> None:
         """Flush the queue and latch an alarm (the e-stops, and a homing that failed)."""
         self._running = None
         self._queue.clear()
-        self._after_flush()  # the next TURN needs the pair that really holds
+        self.arms.after_flush()  # the next TURN needs the pair that really holds
         self.alarm = code
         self._reply(P.Alarm(code, stop_us))
 
@@ -248,7 +306,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             self._boot_at = None
             self._reset()
         self._take_lines()
-        self._poll_idle()
+        self.arms.poll_idle()
 
     def _take_lines(self) -> None:
         self._advance_motion()
@@ -333,12 +391,17 @@ class MockFirmware(ArmsMixin, SerialDevice):
             return self._queue_action(seq, name, args)
         if name in ("MOTION", "SERVO"):
             return self._settings(name, args)
-        if name in ("MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP"):
-            return self._arms_immediate(name, args)
+        if name == "WHERE":
+            if args:
+                return P.ErrorCode.BAD_ARGUMENT
+            self._reply(self.arms.where())
+            return None
+        if name in ("MOTORS", "ZERO", "ARM", "GRIPPER", "SETUP"):
+            return self.arms.immediate(name, args)
         if name == "TIME":  # read-only: allowed while an alarm is latched
             if len(args) != 1:
                 return P.ErrorCode.BAD_ARGUMENT
-            seq = _parse_int(args[0], 1, LIMITS["TIME_SEQ_MAX"])
+            seq = parse_bounded(args[0], 1, LIMITS["TIME_SEQ_MAX"])
             if isinstance(seq, P.ErrorCode):
                 return seq
             self._reply(P.Time(seq, next((ms for s, ms in self.times if s == seq), None)))
@@ -373,7 +436,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
         elif name == "DWELL":
             if len(args) != 1:
                 return P.ErrorCode.BAD_ARGUMENT
-            nominal = _parse_int(args[0], P.DWELL_MS_MIN, P.DWELL_MS_MAX)
+            nominal = parse_bounded(args[0], P.DWELL_MS_MIN, P.DWELL_MS_MAX)
             if isinstance(nominal, P.ErrorCode):
                 return nominal
         elif name == "TURN":
@@ -382,20 +445,20 @@ class MockFirmware(ArmsMixin, SerialDevice):
                 return pair
             if self.alarm:
                 return P.ErrorCode.ALARM_ACTIVE
-            if not self.motors_on:
+            if not self.arms.motors_on:
                 return P.ErrorCode.MOTORS_OFF  # the steps would be lost
-            if holding_pair(self.planned) != pair:
+            if holding_pair(self.arms.planned) != pair:
                 return P.ErrorCode.NOT_HOLDING
             nominal = motion_time.turn_ms([int(arg[1:]) for arg in args], self.motion)
         else:  # JOG OPEN CLOSE HOME (mock_arms.py)
-            nominal = self._arms_queue(seq, name, args)
+            nominal = self.arms.queue_action(seq, name, args)
             if isinstance(nominal, P.ErrorCode):
                 return nominal
         if self.alarm:
             return P.ErrorCode.ALARM_ACTIVE
         if len(self._queue) + (1 if self._running else 0) >= self.queue_depth:
             return P.ErrorCode.QUEUE_FULL
-        self._queued(name, args)
+        self.arms.queued(name, args)
         self._queue.append((seq, f"{name} {' '.join(args)}", nominal))
         self.max_queued = max(self.max_queued, len(self._queue) + (1 if self._running else 0))
         return None
@@ -410,7 +473,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             arm_pair = next((name for name, arms_of in PAIR_ARMS.items() if arg[:1] in arms_of), None)
             if arm_pair is None:
                 return P.ErrorCode.BAD_ARGUMENT
-            angle = _parse_int(arg[1:], -P.TURN_ANGLE_MAX, P.TURN_ANGLE_MAX)
+            angle = parse_bounded(arg[1:], -P.TURN_ANGLE_MAX, P.TURN_ANGLE_MAX)
             if isinstance(angle, P.ErrorCode):
                 return angle
             if angle == 0 or angle % 90 or arg[0] in arms:
@@ -423,7 +486,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
 
     def _settings(self, name, args) -> P.ErrorCode | None:
         spec = SETTINGS_ARGS[name]  # letter -> (setting, low, high)
-        parsed = self._lettered(args, {letter: (low, high) for letter, (_, low, high) in spec.items()})
+        parsed = parse_lettered(args, {letter: (low, high) for letter, (_, low, high) in spec.items()})
         if isinstance(parsed, P.ErrorCode):
             return parsed
         values = {letter: (spec[letter][0], value) for letter, value in parsed.items()}
@@ -434,10 +497,10 @@ class MockFirmware(ArmsMixin, SerialDevice):
         if self._queue or self._running:
             return P.ErrorCode.BUSY
         if name == "MOTION" and values["S"][1] != self.motion.steps_per_rev:
-            self.forget_positions_for_new_steps()
+            self.arms.forget_positions_for_new_steps()
         self.motion = dataclasses.replace(self.motion, **dict(values.values()))
         if name == "SERVO":
-            self._servo_all(values["O"][1], values["C"][1])
+            self.arms.servo_all(values["O"][1], values["C"][1])
         return None
 
     def _halfway(self) -> float:
@@ -451,7 +514,7 @@ class MockFirmware(ArmsMixin, SerialDevice):
             return
         if self._running and now >= self._running[3]:
             seq, command, nominal, _ = self._running
-            failed = self._action_finished(seq, command)
+            failed = self.arms.action_finished(seq, command)
             if failed:  # homing: the sensor did not switch (no `done`; the alarm flushes the queue)
                 self.interrupted.append((seq, command))
                 self._latch(failed)
@@ -466,23 +529,11 @@ class MockFirmware(ArmsMixin, SerialDevice):
                 self._reset()
         if self._running is None and self._queue and not self.alarm:
             seq, command, nominal = self._queue.popleft()
-            nominal = self._action_started(seq, command, nominal)  # a GRIP's halves depend on the grippers now
+            nominal = self.arms.action_started(seq, command, nominal)  # a GRIP's halves depend on the grippers now
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
             self._running_since = now
 
 
-MockFirmware._parse_int = staticmethod(lambda text, low, high: _parse_int(text, low, high))
-
 # Bytes allowed in a command line's payload (framing.cpp allowed_in_payload: no `*`).
 _PAYLOAD_BYTES = frozenset(P.COMMAND_CHARSET - {ord("*")})
 
-
-def _parse_int(text: str, low: int, high: int):
-    """command.cpp parse_bounded: optional '-', digits; more than 9 digits is out of range."""
-    digits = text[1:] if text.startswith("-") else text
-    if not digits or not digits.isdigit() or not digits.isascii():
-        return P.ErrorCode.BAD_ARGUMENT
-    if len(digits) > 9:
-        return P.ErrorCode.OUT_OF_RANGE
-    value = int(text)
-    return value if low <= value <= high else P.ErrorCode.OUT_OF_RANGE

@@ -1,8 +1,8 @@
 """A serial device served from a background thread: on a pty, or on a TCP port of 127.0.0.1.
 
-The base of the mock firmware (robot/sim/mock_firmware.py) and of ForeignDevice (something
-that is not our firmware, for handshake tests).  Subclasses handle bytes and timers on the
-device thread; test hooks run there too (`call`), so they never race the protocol.
+The mock firmware (robot/sim/mock_firmware.py) and ForeignDevice (something that is not our
+firmware, for handshake tests) each hold one, and give it the functions that handle bytes and
+timers on the device thread; test hooks run there too (`call`), so they never race the protocol.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import select
 import socket
 import threading
 import tty
+from typing import Callable
 
 
 class Endpoint:
@@ -93,16 +94,22 @@ class Endpoint:
 
 
 class SerialDevice:
-    """A background thread serving an endpoint; subclasses handle bytes and timers."""
+    """A background thread serving an endpoint; its holder's functions handle bytes and timers there.
 
-    def __init__(self, transport: str = "pty"):
-        self._endpoint = Endpoint(transport)
-        self._endpoint.on_connect = self._on_connect
-        self.url = self._endpoint.url
+    receive(data): bytes from the host; tick(): after every wake-up; timeout(): seconds until the
+    holder next needs a tick; on_connect(): a TCP client connected (an Uno resets when its port opens)."""
+
+    def __init__(self, transport: str, receive: Callable[[bytes], None], tick: Callable[[], None] = lambda: None,
+                 timeout: Callable[[], float] = lambda: 0.05, on_connect: Callable[[], None] = lambda: None,
+                 name: str = "SerialDevice"):
+        self._receive, self._tick, self._timeout = receive, tick, timeout
+        self.endpoint = Endpoint(transport)
+        self.endpoint.on_connect = on_connect
+        self.url = self.endpoint.url
         self._calls: queue.Queue = queue.Queue()  # functions to run on the device thread
         self._wake_r, self._wake_w = os.pipe()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=type(self).__name__, daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
 
     def start(self):
         self._thread.start()
@@ -112,7 +119,7 @@ class SerialDevice:
         self._stop.set()
         os.write(self._wake_w, b"x")
         self._thread.join(timeout=2)
-        self._endpoint.close()
+        self.endpoint.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -131,12 +138,12 @@ class SerialDevice:
 
     def drop_connection(self) -> None:
         """Close the TCP client's connection (the host sees a disconnect)."""
-        self.call(self._endpoint.drop)
+        self.call(self.endpoint.drop)
 
     def _loop(self):
         while not self._stop.is_set():
             timeout = self._timeout()
-            ready, _, _ = select.select(self._endpoint.wait_fds() + [self._wake_r], [], [], timeout)
+            ready, _, _ = select.select(self.endpoint.wait_fds() + [self._wake_r], [], [], timeout)
             if self._wake_r in ready:
                 os.read(self._wake_r, 64)
                 while not self._calls.empty():
@@ -147,28 +154,16 @@ class SerialDevice:
                         done.set()
             for fd in ready:
                 if fd != self._wake_r:
-                    data = self._endpoint.read(fd)
+                    data = self.endpoint.read(fd)
                     if data:
                         self._receive(data)
             self._tick()
 
-    def _send(self, data: bytes) -> None:
-        self._endpoint.write(data)
-
-    def _on_connect(self):
-        pass
-
-    def _timeout(self) -> float:
-        return 0.05
-
-    def _receive(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    def _tick(self) -> None:
-        pass
+    def send(self, data: bytes) -> None:
+        self.endpoint.write(data)
 
 
-class ForeignDevice(SerialDevice):
+class ForeignDevice:
     """Something that is not our firmware, for handshake tests.
 
     kind "grbl": readable text of another firmware; "garbage": what a baud mismatch looks like
@@ -176,19 +171,33 @@ class ForeignDevice(SerialDevice):
     """
 
     def __init__(self, kind: str, transport: str = "tcp", seed: int = 1):
-        super().__init__(transport)
+        self.device = SerialDevice(transport, self._receive, name="ForeignDevice")
+        self.url = self.device.url
         self.kind = kind
         self._rng = random.Random(seed)
         self.bytes_received = 0
+
+    def start(self) -> "ForeignDevice":
+        self.device.start()
+        return self
+
+    def stop(self) -> None:
+        self.device.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
 
     def _receive(self, data: bytes) -> None:
         self.bytes_received += len(data)
         if self.kind == "grbl":
             if b"?" in data:
-                self._send(b"<Idle|MPos:0.000,0.000,0.000|FS:0,0>\r\n")
+                self.device.send(b"<Idle|MPos:0.000,0.000,0.000|FS:0,0>\r\n")
             if b"\n" in data:
-                self._send(b"\r\nGrbl 1.1h ['$' for help]\r\nerror:20\r\n")
+                self.device.send(b"\r\nGrbl 1.1h ['$' for help]\r\nerror:20\r\n")
         elif self.kind == "garbage":
             # At the wrong baud every byte decodes as noise, with an occasional newline.
-            self._send(bytes(self._rng.choice([0x80, 0xF8, 0x00, 0xFE, 0x1C, 0xE0, 0x0A, 0x9F])
-                             for _ in range(3 * len(data))))
+            self.device.send(bytes(self._rng.choice([0x80, 0xF8, 0x00, 0xFE, 0x1C, 0xE0, 0x0A, 0x9F])
+                                   for _ in range(3 * len(data))))
