@@ -127,6 +127,28 @@ def _session_tables(tmp_path_factory):
         f"a test rewrote the session's shared solver tables in {folder}: give it its own folder (copy_tables)")
 
 
+@pytest.fixture(scope="session")
+def session_tables3(_session_tables, tmp_path_factory):
+    """The 3x3x3 tables in the session's tables folder (where config.yaml's tables/3x3x3 resolves),
+    built once per run under the same lock; seeded from the checkout's tables/3x3x3 when there."""
+    from robot.solver3 import tables as tables3
+
+    shared = _shared_temp(tmp_path_factory)
+    folder = _session_tables / tables3.SUBDIR
+    with open(shared / "tables.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "tables3.ready").exists():
+            folder.mkdir(exist_ok=True)
+            repo_tables = _real_project_path("tables") / tables3.SUBDIR
+            if repo_tables.is_dir():
+                for path in repo_tables.iterdir():
+                    if path.is_file() and (path.suffix in (".npy", ".npz") or path.name == "manifest.json"):
+                        shutil.copyfile(path, folder / path.name)
+            tables3.load(folder, build=True, log=lambda text: None, show_progress=False)
+            (shared / "tables3.ready").touch()
+    return folder
+
+
 def copy_tables(folder: Path, names=("coords.npz", "robot-cost.npy")) -> Path:
     """The session's tables `names` (for config.yaml's robot) copied into folder (made), with a manifest
     listing only them: a tables folder of the test's own, as a first use would have left it, without
