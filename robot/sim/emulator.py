@@ -36,6 +36,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
+from typing import IO
 
 from .. import paths
 from ..errors import DeviceError
@@ -61,7 +62,8 @@ class EmulatorError(DeviceError):
     """The emulator could not be built, started or controlled."""
 
     @property
-    def advice(self) -> str:  # what a run says to do (robot/run/pipeline.py advice_for)
+    def advice(self) -> str:  # type: ignore[override]  # computed: the make command depends on where the firmware lives
+        # what a run says to do (robot/run/pipeline.py advice_for)
         return f"the firmware emulator failed: run '{paths.make_advice('harness')}' to see the build error"
 
 
@@ -182,12 +184,12 @@ class Emulator:
         self.pin_log = pin_log
         self.boot_delay_ms = boot_delay_ms
         self.port: str | None = None
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._dir: str | None = None
         self._log_path: Path | None = None
         self._log_reader: pinlog.LogReader | None = None
         self._stdout_buf = b""
-        self._stderr = None
+        self._stderr: IO[str] | None = None
 
     def __enter__(self) -> "Emulator":
         self.start()
@@ -225,10 +227,12 @@ class Emulator:
 
     def _read_line(self, timeout: float, what: str) -> str:
         deadline = time.monotonic() + timeout
-        fd = self._proc.stdout.fileno()
+        proc = self._started()
+        assert proc.stdout is not None  # started with stdout=PIPE
+        fd = proc.stdout.fileno()
         while b"\n" not in self._stdout_buf:
             left = deadline - time.monotonic()
-            if left <= 0 or self._proc.poll() is not None:
+            if left <= 0 or proc.poll() is not None:
                 raise EmulatorError(f"harness gave no {what} ({self._harness_failure()})")
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
@@ -239,18 +243,27 @@ class Emulator:
         line, self._stdout_buf = self._stdout_buf.split(b"\n", 1)
         return line.decode()
 
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            raise EmulatorError("emulator not running (start() it first)")
+        return self._proc
+
     def _harness_failure(self) -> str:
-        code = self._proc.poll()
-        self._stderr.seek(0)
-        err = self._stderr.read()[-2000:].strip()
+        code = self._started().poll()
+        err = ""
+        if self._stderr is not None:
+            self._stderr.seek(0)
+            err = self._stderr.read()[-2000:].strip()
         state = "still running" if code is None else f"exit code {code}"
         return f"{state}; stderr: {err or '(empty)'}"
 
     def _raw_control(self, command: str) -> str:
-        if self._proc is None or self._proc.poll() is not None:
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
             raise EmulatorError(f"emulator not running; cannot {command!r}")
-        self._proc.stdin.write(command.encode() + b"\n")
-        self._proc.stdin.flush()
+        assert proc.stdin is not None  # started with stdin=PIPE
+        proc.stdin.write(command.encode() + b"\n")
+        proc.stdin.flush()
         return self._read_line(CONTROL_TIMEOUT_S, f"answer to {command!r}")
 
     def _control(self, command: str) -> int:
@@ -331,17 +344,20 @@ class Emulator:
         return self._log_reader.events()
 
     def close(self) -> None:
-        if self._proc is not None:
+        proc = self._proc
+        if proc is not None:
             try:
-                self._proc.stdin.close()
+                if proc.stdin is not None:
+                    proc.stdin.close()
             except OSError:
                 pass
             try:
-                self._proc.wait(timeout=5)
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-            self._proc.stdout.close()
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
             self._proc = None
         if self._stderr is not None:
             self._stderr.close()

@@ -96,7 +96,7 @@ class FaultProxy:
         self.line_faults = list(line_faults)
         self._script_lock = threading.Lock()
         self._partial = {TO_DEVICE: bytearray(), TO_HOST: bytearray()}  # a line not yet whole
-        self._held = {TO_DEVICE: None, TO_HOST: None}  # bytes held back by a "hold" line fault
+        self._held: dict[str, bytearray | None] = {TO_DEVICE: None, TO_HOST: None}  # bytes held back by a "hold" line fault
         self._release_in = {TO_DEVICE: 0, TO_HOST: 0}  # lines the other way until the hold ends
 
     # -- control -----------------------------------------------------------
@@ -188,7 +188,7 @@ class FaultProxy:
                 if self._host is conn:
                     self._close_host()
 
-    def _host_loop(self, conn) -> None:
+    def _host_loop(self, conn: socket.socket) -> None:
         """Host -> device, until the host goes away."""
         while not self._stop.is_set() and self._host is conn:
             try:
@@ -269,11 +269,12 @@ class FaultProxy:
 
     def _line_passed(self, direction_held: str) -> None:
         """A line went the other way: a hold on `direction_held` may end (its bytes go now, in order)."""
-        if self._held[direction_held] is None:
+        held = self._held[direction_held]
+        if held is None:
             return
         self._release_in[direction_held] -= 1
         if self._release_in[direction_held] <= 0:
-            data, self._held[direction_held] = bytes(self._held[direction_held]), None
+            data, self._held[direction_held] = bytes(held), None
             self._forward_now(direction_held, data)
 
     def _inject(self, direction: str, data: bytes) -> bytes:

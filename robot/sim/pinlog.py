@@ -120,7 +120,7 @@ def load_pin_map(path: Path = PINS_H) -> dict[str, Pin]:
 
 def read_log(path) -> list[PinEvent]:
     """Parse a pin log file; comment lines (#) are skipped."""
-    events = []
+    events: list[PinEvent] = []
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         _parse_line(line, events, path, number)
     return events
@@ -148,6 +148,9 @@ class LogReader:
 
     def __init__(self, path):
         self.path = Path(path)
+        self._start_over()
+
+    def _start_over(self) -> None:
         self._events: list[PinEvent] = []
         self._offset = 0  # bytes parsed (whole lines only)
         self._lines = 0
@@ -157,7 +160,7 @@ class LogReader:
         with open(self.path, "rb") as log:
             log.seek(0, 2)
             if log.tell() < self._offset:  # a new log (the harness restarted): read it from the start
-                self.__init__(self.path)
+                self._start_over()
             log.seek(self._offset)
             data = log.read()
         end = data.rfind(b"\n") + 1  # a line still being written is read next time
@@ -179,7 +182,7 @@ def _steps_and_levels(events, pin_map, start_cycle: int, end_cycle: int | None, 
     step_pins = _labels(pin_map, "STEP")
     dir_pins = _labels(pin_map, "DIR")
     direction = dict(directions) if directions else {arm: 0 for arm in ARMS}
-    steps = {arm: [] for arm in ARMS}
+    steps: dict[str, list[tuple[int, int]]] = {arm: [] for arm in ARMS}
     for ev in events:
         if end_cycle is not None and ev.cycle >= end_cycle:
             break
@@ -217,28 +220,27 @@ def arm_motions(events, pin_map=None, start_cycle: int = 0, end_cycle: int | Non
     of the ramp), while between two moves the arm waits half a step at the
     end of one and half a step at the start of the next (about 2.7x)."""
     resets = [ev.cycle for ev in events if ev.pin == RESET]
-    moves = {arm: [] for arm in ARMS}
+    moves: dict[str, list[Move]] = {arm: [] for arm in ARMS}
     for arm, steps in step_events(events, pin_map, start_cycle, end_cycle, directions).items():
-        current = None
-        last_interval = None
+        current: list[int] | None = None  # [start, end, signed steps] of the move being read
+        last_interval: int | None = None
         for cycle, sign in steps:
-            gap = None if current is None else cycle - current[1]
-            new = (
-                current is None
-                or gap > gap_cycles
-                or (last_interval is not None and gap > 2 * last_interval)
-                or (sign > 0) != (current[2] > 0)
-                or any(current[1] < r <= cycle for r in resets)
-            )
-            if new:
-                if current:
-                    moves[arm].append(Move(*current))
-                current = [cycle, cycle, sign]
-                last_interval = None
-            else:
-                current[1] = cycle
-                current[2] += sign
-                last_interval = gap
+            if current is not None:
+                gap = cycle - current[1]
+                new = (
+                    gap > gap_cycles
+                    or (last_interval is not None and gap > 2 * last_interval)
+                    or (sign > 0) != (current[2] > 0)
+                    or any(current[1] < r <= cycle for r in resets)
+                )
+                if not new:
+                    current[1] = cycle
+                    current[2] += sign
+                    last_interval = gap
+                    continue
+                moves[arm].append(Move(*current))
+            current = [cycle, cycle, sign]
+            last_interval = None
         if current:
             moves[arm].append(Move(*current))
     return moves
@@ -257,6 +259,9 @@ class MotionDecoder:
 
     def __init__(self, pin_map=None):
         self.pin_map = pin_map or load_pin_map()
+        self._start_over()
+
+    def _start_over(self) -> None:
         self._levels = {arm: 0 for arm in ARMS}  # the DIR levels after events[:_read]
         self._read = 0
         self._start = 0
@@ -265,7 +270,7 @@ class MotionDecoder:
 
     def motions(self, events, start_cycle: int = 0, gap_cycles: int = MOVE_GAP_CYCLES) -> dict[str, list[Move]]:
         if start_cycle < self._start or len(events) < self._read:
-            self.__init__(self.pin_map)  # not the same growing log
+            self._start_over()  # not the same growing log
         self._start = start_cycle
         first = bisect.bisect_left(events, start_cycle, lo=self._read, key=lambda event: event.cycle)
         self._levels = dir_levels(events[self._read:first], self.pin_map, self._levels)
@@ -293,8 +298,8 @@ def servo_pulses(events, pin_map=None) -> dict[str, list[Pulse]]:
     """Every complete high pulse on each gripper's servo pin."""
     pin_map = pin_map or load_pin_map()
     servo_pins = _labels(pin_map, "SERVO")
-    rise = {}
-    pulses = {arm: [] for arm in ARMS}
+    rise: dict[str, int] = {}
+    pulses: dict[str, list[Pulse]] = {arm: [] for arm in ARMS}
     for ev in events:
         if ev.pin == RESET:
             rise.clear()
@@ -315,9 +320,9 @@ def servo_changes(events, pin_map=None, tolerance_us: float = 10.0) -> dict[str,
 
 def width_changes(pulses: dict, tolerance_us: float = 10.0) -> dict[str, list[Pulse]]:
     """Of each gripper's pulses (servo_pulses), the first of each new width (the first pulse counts as one)."""
-    changes = {}
+    changes: dict[str, list[Pulse]] = {}
     for arm, arm_pulses in pulses.items():
-        out = []
+        out: list[Pulse] = []
         for p in arm_pulses:
             if not out or abs(p.width_us - out[-1].width_us) > tolerance_us:
                 out.append(p)
@@ -349,7 +354,7 @@ def action_spans(events, pin_map=None, gap_cycles: int = MOVE_GAP_CYCLES) -> lis
         (m.start_cycle, m.end_cycle, arm, m.steps)
         for arm, ms in arm_motions(events, pin_map, gap_cycles=gap_cycles).items() for m in ms
     )
-    spans = []
+    spans: list[Span] = []
     for start, end, arm, steps in moves:
         if spans and spans[-1].kind == "turn" and start <= spans[-1].end_cycle:
             last = spans[-1]
@@ -362,12 +367,12 @@ def action_spans(events, pin_map=None, gap_cycles: int = MOVE_GAP_CYCLES) -> lis
     # Changes within one servo frame (20 ms) belong together; a grip is two
     # such groups (close one pair, then open the other) when they follow each other.
     frame = 20 * CYCLES_PER_SECOND // 1000
-    groups = []
+    groups: list[tuple[int, dict[str, float]]] = []  # (first cycle, {arm: new width})
     for cycle, arm, width in changes:
         if groups and cycle - groups[-1][0] < frame:
             groups[-1][1][arm] = width
         else:
-            groups.append([cycle, {arm: width}])
+            groups.append((cycle, {arm: width}))
     pairs = ({"R", "L"}, {"F", "B"})
     i = 0
     while i < len(groups):

@@ -66,7 +66,7 @@ class Lighting:
             brightness=float(rng.uniform(*r["brightness"])),
             temperature_k=float(rng.uniform(*r["temperature_k"])),
             noise_sigma=float(rng.uniform(*r["noise_sigma"])),
-            glare_spots=int(rng.integers(r["glare_spots"][0], r["glare_spots"][1] + 1)),
+            glare_spots=int(rng.integers(int(r["glare_spots"][0]), int(r["glare_spots"][1]) + 1)),
             vignetting=float(rng.uniform(*r["vignetting"])),
             shading=float(rng.uniform(*r["shading"])),
             light_dir=tuple(float(v) for v in direction),

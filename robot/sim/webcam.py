@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from ..vision.camera import FREEZE, Camera
 from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames
 from . import render
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 EXPOSURE_SAMPLES = 16  # points of an exposure at which the cube's pose is looked up (blur)
 NOISE_BANK = 4  # sensor-noise images drawn once and reused (drawing noise costs more than a frame period)
@@ -127,18 +131,19 @@ class SimulatedCamera(Camera):
         self.rng = np.random.default_rng(seed)
         self.lighting = render.Lighting()
         config = robot.config.camera
-        self.timing = CameraTiming.from_config(robot.config).scaled(getattr(robot, "time_scale", 1.0))
+        self.timing: CameraTiming = CameraTiming.from_config(robot.config).scaled(getattr(robot, "time_scale", 1.0))
         self.settle_frames = config.settle_frames if FREEZE in (config.exposure, config.white_balance) else 0
         self._lock = threading.Lock()  # the timeline (states, changes)
         self._render_lock = threading.Lock()
-        self._prerenderer = None  # the thread that renders a view's state while the arms move (prerender)
+        self._prerenderer: ThreadPoolExecutor | None = None  # the thread that renders a view's state while the arms move (prerender)
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
         self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
         # Sensor noise, drawn now (before the start press): drawing it costs more than a frame period.
         shape = (pose.height, pose.width, 3)
         self._noise = [self.rng.standard_normal(shape, dtype=np.float32) for _ in range(NOISE_BANK)]
-        self.device = self.grabber = None
+        self.device: SimulatedWebcam | None = None
+        self.grabber: FrameGrabber | None = None
         self.last_capture: dict | None = None  # times of the last view's frame (robot/run/waterfall.py)
         self.motion_started: float | None = None
         self.last_motion: tuple | None = None  # (start, end) of the last view motion not yet captured
@@ -204,10 +209,11 @@ class SimulatedCamera(Camera):
     def render_exposure(self, start: float, end: float) -> np.ndarray:
         with self._lock:
             changes, lighting = list(self.changes), self.lighting
-        image = None
+        image: np.ndarray | None = None
         for index, share in pose_weights(changes, start, end).items():
             part = self._clean(self.states[index], lighting) * np.float32(share)
             image = part if image is None else image + part
+        assert image is not None  # the weights share out the whole exposure
         image = image + np.float32(lighting.noise_sigma) * self._noise[int(self.rng.integers(NOISE_BANK))]
         return np.clip(np.round(image), 0, 255).astype(np.uint8)
 
@@ -215,11 +221,11 @@ class SimulatedCamera(Camera):
 
     def open(self) -> "SimulatedCamera":
         if self.grabber is None:
-            self.device = SimulatedWebcam(self.render_exposure, self.timing, self.clock)
+            device = self.device = SimulatedWebcam(self.render_exposure, self.timing, self.clock)
             if self.settle_frames:  # auto exposure / white balance settle, then are frozen (as OpenCVCamera)
                 for _ in range(self.settle_frames):
-                    self.device.grab()
-            self.grabber = FrameGrabber(self.device, self.timing, self.clock, name="simulated").start()
+                    device.grab()
+            self.grabber = FrameGrabber(device, self.timing, self.clock, name="simulated").start()
         return self
 
     def close(self) -> None:
@@ -232,14 +238,14 @@ class SimulatedCamera(Camera):
 
     def capture(self, view: str, still_since: float | None = None) -> np.ndarray:
         motion_end = self.clock.now()
-        if self.grabber is None:
-            self.open()
+        grabber = self.grabber if self.grabber is not None else self.open().grabber
+        assert grabber is not None  # open() starts it
         self.note_state(self.last_motion)  # the rest of the view's motion, or what the plan did since
         self.last_motion = None
         with self._lock:
             latest, lighting = self.states[-1], self.lighting
         # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
-        image, self.last_capture = view_frames(self.grabber, motion_end, lambda: self._clean(latest, lighting),
+        image, self.last_capture = view_frames(grabber, motion_end, lambda: self._clean(latest, lighting),
                                                still_since)
         return image
 
