@@ -92,8 +92,12 @@ def test_the_first_day_checklist_rehearsed_with_sim(tmp_path, capsys, monkeypatc
             monkeypatch.setattr(sys, "stdin", stdin)
             code = cli.main(args)
             out, err = capsys.readouterr()
-            lines = [line for line in out.splitlines() if line.strip("=- ")]  # (a run's ==== rules say nothing)
-            assert lines and all("SIMULATED" in line for line in lines), (command, out)
+            # Every line that says something starts with the mark, on stdout and stderr (prompts and
+            # failures too); a run's ==== rules say nothing.
+            lines = [line for line in out.splitlines() if line.strip("=- ")]
+            assert lines, (command, out)
+            unmarked = [line for line in lines + err.splitlines() if line.strip() and not line.startswith("SIMULATED | ")]
+            assert unmarked == [], (command, unmarked)
             said[" ".join(words[1:3])] = (code, out, err)
             expected = 1 if words[1] == "doctor" else 0  # doctor: no regions file before step 8
             assert code == expected, (command, out, err)

@@ -148,7 +148,7 @@ class Output:
         print(text, file=sys.stderr if self.json else sys.stdout, flush=True)
 
     def ask(self, prompt: str) -> str:
-        print(prompt, end="", file=sys.stderr, flush=True)
+        print(cli_common.simulated(prompt) if self.simulated else prompt, end="", file=sys.stderr, flush=True)
         line = sys.stdin.readline()
         if not line:
             raise EOFError("no more input")
@@ -170,7 +170,7 @@ def _run(args, body, check=None) -> int:
         try:
             check(config)
         except (BringupError, TuneError) as exc:
-            print(f"cube-robot {args.command}: {exc}", file=sys.stderr)
+            _say_error(args, f"cube-robot {args.command}: {exc}")
             return ExitStatus.BAD_CONFIG
     out = Output(args)
     result = {"command": args.command, "simulated": bool(args.sim)}
@@ -203,11 +203,16 @@ def _run(args, body, check=None) -> int:
                                 "home' finds them)")
         code = ExitStatus.NOT_DONE if connected else ExitStatus.NOT_STARTED
     if "error" in result:
-        print(f"cube-robot {args.command}: {result['error']}", file=sys.stderr)
+        _say_error(args, f"cube-robot {args.command}: {result['error']}")
     result["ok"] = code == ExitStatus.OK
     if args.json:
         print(json.dumps(result))
     return int(code)
+
+
+def _say_error(args, text: str) -> None:
+    """A refusal or failure, on stderr; marked SIMULATED with --sim, as every line of a rehearsal."""
+    print(cli_common.simulated(text) if args.sim else text, file=sys.stderr)
 
 
 def _state_into(result: dict, robot, config, out, quiet: bool = False) -> None:
@@ -231,10 +236,10 @@ def run_jog(args) -> int:
 
     arm = args.arm.upper()
     if arm not in "RLFB" or len(arm) != 1:
-        print(f"cube-robot jog: {args.arm!r} is not an arm (R, L, F, B)", file=sys.stderr)
+        _say_error(args, f"cube-robot jog: {args.arm!r} is not an arm (R, L, F, B)")
         return ExitStatus.BAD_CONFIG
     if (args.degrees is None) == (args.steps is None):
-        print("cube-robot jog: give DEGREES or --steps N (one of them)", file=sys.stderr)
+        _say_error(args, "cube-robot jog: give DEGREES or --steps N (one of them)")
         return ExitStatus.BAD_CONFIG
 
     def steps_of(config) -> int:

@@ -133,8 +133,8 @@ def _colours(args) -> int:
     if args.sim:
         given = [flag for name, flag in SIM_REFUSED.items() if getattr(args, name)]
         if given:
-            print(f"cube-robot calibrate colours: --sim presents a virtual cube on the emulated robot and saves "
-                  f"nothing; {', '.join(given)} cannot go with it", file=sys.stderr)
+            print(simulated(f"cube-robot calibrate colours: --sim presents a virtual cube on the emulated robot "
+                            f"and saves nothing; {', '.join(given)} cannot go with it"), file=sys.stderr)
             return ExitStatus.BAD_CONFIG
     interactive = args.answers is None and not args.yes and sys.stdin.isatty()
     try:
@@ -163,7 +163,8 @@ def _colours(args) -> int:
                 link.close()
     except (CalibrationAborted, CameraError, RegionsError, ScanConfigError, CalibrationError, LinkError,
             EmulatorError) as exc:
-        print(f"cube-robot calibrate colours: {simulated(exc) if args.sim else exc}", file=sys.stderr)
+        said = f"cube-robot calibrate colours: {exc}"
+        print(simulated(said) if args.sim else said, file=sys.stderr)
         return ExitStatus.NOT_DONE
     print(f"calibration done ({outcome.verified} on a scrambled cube, {len(outcome.warnings)} warning(s))")
     return ExitStatus.OK

@@ -155,7 +155,7 @@ def _robot_link(config, args):
         return
     from ..sim.mock_firmware import MockFirmware
 
-    print(f"simavr not available ({reason}); using the mock firmware", file=sys.stderr)
+    print(simulated(f"simavr not available ({reason}); using the mock firmware"), file=sys.stderr)
     mock = MockFirmware(transport="pty", motion=config.motion).start()
     try:
         with Link.open(config, port=mock.url) as link:
@@ -196,17 +196,20 @@ def run_timing(args) -> int:
     from ..sim.emulator import EmulatorError
     from ..link.errors import LinkError
 
+    def tell_maker(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
+        print(simulated(text) if args.sim else text)
+
+    def say_error(text: str) -> None:
+        print(simulated(f"cube-robot calibrate timing: {text}") if args.sim else f"cube-robot calibrate timing: {text}",
+              file=sys.stderr)
+
     if args.repeats < 1:
-        print("cube-robot calibrate timing: --repeats must be at least 1", file=sys.stderr)
+        say_error("--repeats must be at least 1")
         return ExitStatus.BAD_CONFIG
     if args.sim and args.save:
         path = args.config or config_module.DEFAULT_CONFIG_PATH
-        print(f"cube-robot calibrate timing: {SIM_NOT_SAVED.format(what='timings measured on', path=path)}",
-              file=sys.stderr)
+        say_error(SIM_NOT_SAVED.format(what="timings measured on", path=path))
         return ExitStatus.BAD_CONFIG
-
-    def tell_maker(text: str) -> None:  # on the emulated robot every line says SIMULATED (as a simulated run's report)
-        print(simulated(text) if args.sim else text)
     connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
         config = config_module.load(args.config)
@@ -228,13 +231,13 @@ def run_timing(args) -> int:
             return ExitStatus.OK
         written = save_timing(config.path, measured)
     except config_module.ConfigError as exc:
-        print(f"cube-robot calibrate timing: bad config: {exc}", file=sys.stderr)
+        say_error(f"bad config: {exc}")
         return ExitStatus.BAD_CONFIG
     except (LinkError, EmulatorError) as exc:
-        print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
+        say_error(str(exc))
         return ExitStatus.NOT_DONE if connected else ExitStatus.NOT_STARTED
     except (TimingCalibrationError, OSError) as exc:
-        print(f"cube-robot calibrate timing: {exc}", file=sys.stderr)
+        say_error(str(exc))
         return ExitStatus.NOT_DONE
     tell_maker(f"\nsaved robot.timing in {written}; the solver's robot cost table will be rebuilt "
         "for the new timings on next use (this takes a while once)")

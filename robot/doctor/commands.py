@@ -66,8 +66,8 @@ def _run_simulated(config, args) -> int:
     from . import simulated as sim
 
     if args.port:
-        print("cube-robot doctor: --sim checks the emulated robot; --port names a real one: give one of them",
-              file=sys.stderr)
+        print(simulated("cube-robot doctor: --sim checks the emulated robot; --port names a real one: give one "
+                        "of them"), file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     backend, rows = sim.run_checks(config, args, CHECKS, NO_ROBOT_CHECK)
     print(simulated(f"doctor against the emulated robot ({backend.removeprefix('SIMULATED: ')}) and the "

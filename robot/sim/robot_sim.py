@@ -55,7 +55,17 @@ class SimulatedRobot:
     """
 
     calibration = None  # the decoder learns the rendered colours from each scan
-    tables = None  # no pre-flight loaded them: the run loads the solver tables
+
+    @property
+    def tables(self):
+        """The solver tables, loaded when the run asks for them (no pre-flight did); what loading says
+        (building a missing table, rebuilding a stale one) is marked SIMULATED, as every line of the run."""
+        import sys
+
+        from ..cli_common import simulated
+        from ..solver.tables import load
+
+        return load(self.config, log=lambda text: print(simulated(f"tables: {text}"), file=sys.stderr))
 
     def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
