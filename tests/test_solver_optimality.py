@@ -57,7 +57,7 @@ class Exhaustive:
         while len(frontier):
             found = np.concatenate([recolour(turn(frontier, m)) for m in generators])
             keys, first = np.unique(pack(found), return_index=True)
-            new = ~np.isin(keys, seen_keys)
+            new = ~np.isin(keys, seen_keys, assume_unique=True)  # both sets of distinct keys: no hashing
             frontier = found[first[new]]
             seen_keys = np.concatenate([seen_keys, keys[new]])
             all_states.append(frontier)
@@ -86,7 +86,7 @@ class Exhaustive:
             self.pairs.append(options)
         # Value iteration: cost-to-go = min over actions of (duration + cost-to-go after it).
         big = 10**9
-        cost = np.full((len(self.pairs), len(self.keys)), big, dtype=np.int64)
+        cost = np.full((len(self.pairs), len(self.keys)), big, dtype=np.int32)  # big + any duration fits
         solved_index = np.searchsorted(self.keys, pack(recolour(solved)))[0]
         cost[:, solved_index] = 0
         changed = True
