@@ -8,6 +8,7 @@ as an Uno does on every open); `boots` counts the resets.
 import contextlib
 import io
 import json
+import re
 
 import pytest
 from conftest import scratch_config
@@ -106,3 +107,21 @@ def test_calibrate_colours_opens_an_auto_detected_robot_once(board, config, monk
     finally:
         link.close()
     assert opened == [board.url] and board.boots == 1, (opened, board.boots)
+
+
+@pytest.mark.parametrize("named_by", ["--port", "link.port"])
+def test_doctor_with_a_named_port_opens_no_other_port(board, tmp_path, monkeypatch, named_by):
+    opened = _counting_opens(monkeypatch)
+    other = "/dev/ttyS0"  # an Uno on it would reset when opened
+    monkeypatch.setattr(ports, "list_ports", lambda: [(other, "n/a"), (board.url, "USB serial")])
+
+    def edit(text):
+        assert "\n  port: null" in text
+        return text.replace("\n  port: null", f"\n  port: {board.url}", 1) if named_by == "link.port" else text
+    config = scratch_config(tmp_path, edit)
+    port = ["--port", board.url] if named_by == "--port" else []
+    code, out, err = _cube_robot("doctor", *port, "--config", str(config))
+    assert other not in opened and set(opened) == {board.url}, opened
+    [row] = [line for line in out.splitlines() if other in line]
+    assert "not opened" in row and f"{named_by}" in row, row
+    assert re.search(rf"{re.escape(board.url)} .* ok +cube-robot-fw", out), out

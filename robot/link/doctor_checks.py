@@ -20,9 +20,14 @@ def check_serial(config, args) -> list[Result]:
     results = []
     found = []
     wanted_unopenable = False
+    named_by = "--port" if getattr(args, "port", None) else "link.port"
     for device, description in targets:
-        probe = ports.probe(device, settings, description)
         label = f"{device}" + (f" ({description})" if description and description != "n/a" else "")
+        if wanted and device != wanted:  # opening a port resets an Uno on it: only the named one is opened
+            results.append(Result(label, INFO, f"not opened: only the port {named_by} names is (opening a "
+                                               "port resets an Uno on it)"))
+            continue
+        probe = ports.probe(device, settings, description)
         wanted_unopenable |= device == wanted and probe.kind == "cannot open"
         if probe.ok:
             found.append(device)
