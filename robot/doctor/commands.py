@@ -36,8 +36,9 @@ def register(subparsers) -> None:
                "  cube-robot doctor --sim   (rehearse: the emulated robot and the simulated webcam)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    doctor.add_argument("--port", metavar="PATH", help="ask only this serial port or pyserial URL (as link.port does): the other ports are "
-                             "listed, not opened, since opening a port resets an Uno on it")
+    doctor.add_argument("--port", metavar="PATH",
+                        help="ask only this serial port or pyserial URL (as link.port does): the other ports "
+                             "are listed, not opened, since opening a port resets an Uno on it")
     doctor.add_argument("--sim", action="store_true",
                         help="check the emulated robot (the firmware in simavr, else the mock) and the simulated "
                              "webcam instead of the real ones; every line says SIMULATED")
