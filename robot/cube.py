@@ -346,16 +346,23 @@ def _facelets_of(positions):
 def parse_facelets(facelets: str) -> ParsedCube:
     """Validate a facelet string read in the robot frame and return its state.
 
-    Any 6 symbols may name the colours.  The scheme comes from the cube:
+    Any 6 symbols may name the colours; the six faces may be written apart, separated by whitespace.
+    The scheme comes from the cube:
     colours that never share a corner are opposite, and the corner at DBL names
     D, B and L; every other corner must then agree in handedness.  Raises a
     CubeError subclass naming the facelets and corners involved.
     """
     if not isinstance(facelets, str):
         raise LengthError(f"expected a string of 24 colour symbols, got {type(facelets).__name__}")
+    faces = facelets.split()  # faces written apart ("wwww rrrr ..."): one cube
+    if len(faces) == len(FACES) and all(len(face) == FACELET_COUNT // len(FACES) for face in faces):
+        facelets = "".join(faces)
     if len(facelets) != FACELET_COUNT:
+        spaces = sum(c.isspace() for c in facelets)
         raise LengthError(
-            f"expected 24 facelets (U1..B4), got {len(facelets)}: {facelets!r}"
+            f"expected 24 facelets (U1..B4), got {len(facelets)}"
+            + (f" characters including {spaces} space{'s' if spaces != 1 else ''}" if spaces else "")
+            + f": {facelets!r}"
         )
     counts = {c: facelets.count(c) for c in dict.fromkeys(facelets)}
     if len(counts) != 6:

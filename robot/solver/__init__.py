@@ -47,7 +47,8 @@ class Solver:
         if sum(x is not None for x in (facelets, state, scramble)) != 1:
             raise ValueError("give exactly one of facelets, state or scramble")
         if facelets is not None:
-            state = cube.parse_facelets(facelets).cubie
+            parsed = cube.parse_facelets(facelets)
+            state, facelets = parsed.cubie, parsed.facelets  # (faces written apart: joined)
         else:
             if scramble is not None:
                 state = cube.SOLVED.apply(cube.parse_moves(scramble))

@@ -90,7 +90,7 @@ def _inputs(args):
 
 def run_solve(args) -> int:
     from .. import config as config_module
-    from ..cube import CubeError, MoveError
+    from ..cube import CubeError, LengthError, MoveError, parse_moves
     from . import Solver, Unsolvable
     from ..tables_store import TableError
 
@@ -126,6 +126,12 @@ def run_solve(args) -> int:
             failed = True
             facelets = kwargs.get("facelets", label)
             error = str(exc) if isinstance(exc, CubeError) else f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, LengthError) and " " in facelets.strip():
+                try:
+                    parse_moves(facelets)
+                    error += f"; it looks like a move sequence: solve it with --scramble \"{facelets.strip()}\""
+                except MoveError:
+                    pass
             if args.json:
                 print(json.dumps({"facelets": facelets, "ok": False, "error": error}))
             else:

@@ -1,0 +1,48 @@
+"""What `cube-robot solve` says about input that is not a 24-symbol facelet string, and the faces of
+one written with spaces between them."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from robot import cli, cube
+
+SPACED = "wwww rrrr gggg yyyy oooo bbbb"
+
+
+def solve(capsys, monkeypatch, *args, stdin=""):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code = cli.main(["solve", *args])
+    return code, capsys.readouterr().out
+
+
+def test_faces_separated_by_whitespace_are_one_cube():
+    assert cube.parse_facelets(SPACED).facelets == SPACED.replace(" ", "")
+    assert cube.parse_facelets("wwww\trrrr gggg\nyyyy oooo  bbbb").cubie.is_solved()
+
+
+def test_solve_takes_faces_separated_by_spaces(capsys, monkeypatch):
+    code, out = solve(capsys, monkeypatch, "--json", SPACED)
+    assert code == 0 and json.loads(out)["facelets"] == "wwwwrrrrggggyyyyoooobbbb", out
+
+
+@pytest.mark.parametrize("text, said", [
+    ("wwwwr rrrggggyyyyoooobbbb", "got 25 characters including 1 space:"),
+    ("ww ww rr rr gggg yyyy oooo bbbb", "got 31 characters including 7 spaces:"),
+])
+def test_a_wrong_length_counts_the_spaces_it_includes(text, said):
+    with pytest.raises(cube.LengthError, match=said):
+        cube.parse_facelets(text)
+
+
+def test_a_move_sequence_given_as_a_cube_is_named_with_the_way_to_solve_it(capsys, monkeypatch):
+    code, out = solve(capsys, monkeypatch, "-", stdin="R U2 F'\n")
+    assert code == 2
+    assert "got 7 characters including 2 spaces" in out
+    assert "it looks like a move sequence: solve it with --scramble \"R U2 F'\"" in out, out
+    code, out = solve(capsys, monkeypatch, "--json", "RUF")
+    assert code == 2 and "--scramble \"RUF\"" not in out  # not moves separated by spaces: no guess
