@@ -40,3 +40,13 @@ def test_code_classes_are_held_to_the_firmware_list():
         protocol._same_codes(protocol.AlarmCode, renumbered, "ALARM_CODES")
     with pytest.raises(RuntimeError, match="ErrorCode"):
         protocol._same_codes(protocol.ErrorCode, firmware_header.error_codes()[:-1], "ERROR_CODES")
+
+
+def test_opening_no_port_is_refused_naming_the_setting():
+    """open_port(None) (a link made on a port object, reopened without a URL) was refused as "cannot open
+    serial port None: Port must be configured before it can be used"; it names where a port is given."""
+    from robot.link.errors import PortError
+    from robot.link.ports import open_port
+
+    with pytest.raises(PortError, match=r"no serial port to open: set link.port in config.yaml or give --port"):
+        open_port(None, 115200)

@@ -74,7 +74,8 @@ def _robot_view_mover(config, args, tell_maker):
             tell_maker("no robot answers on a serial port: you will be asked to turn the cube for each view")
             return None, None
     link = Link.open(config, port=port, probed=probed)  # a named robot that does not answer: LinkError
-    tell_maker(f"the robot on {link.url} presents each view ({link.identity.firmware} {link.identity.version})")
+    identity = link.connection.known_identity()  # open() returned after the handshake
+    tell_maker(f"the robot on {link.url} presents each view ({identity.firmware} {identity.version})")
     return ArmViewMover(link), link
 
 

@@ -34,7 +34,7 @@ from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, 
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lookup, sends_allowed
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lookup, running, sends_allowed
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
@@ -51,7 +51,7 @@ class Link:
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
         self._stream: Stream | None = None
-        self._stream_progress_cb = None
+        self._stream_progress_cb: Callable[[StreamProgress], None] | None = None
         self.connection = Connection(port, settings, url=url, on_message=self._on_message,
                                      work_outstanding=self._stream_running)
         self.noise = NoiseStops(self.connection.stats)
@@ -161,7 +161,7 @@ class Link:
 
         Without waiting: the `time` replies fill them in as they come (Link._apply).  The board keeps
         the last TIME_SLOTS durations across a reset, so they are asked for soon after the loss."""
-        stream = self._stream
+        stream = running(self._stream)
         for entry in stream.entries:
             if (entry.done and entry.ms is None and entry.seq is not None and entry.time_asks < TIME_ASKS
                     and not any(line.command == f"TIME {entry.seq}" for line in self.connection.lines.pending.values())):
@@ -183,7 +183,7 @@ class Link:
     def request(self, command: str, timeout_s: float | None = None) -> list:
         """Send an immediate command; return the reply lines before its `ok`.  Raises on `err`."""
         seq = self.connection.submit(command)
-        replies = []
+        replies: list[P.Identity | P.Status | P.Where] = []
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             message = self.connection.wait_step(deadline)
@@ -420,7 +420,7 @@ class Link:
                                    f"again (up to {deadline - time.monotonic():.0f} s more)")
             port = self._reopen(self.url)
 
-    def _reopen(self, url: str):
+    def _reopen(self, url: str | None):
         """Open the port again, waiting up to link reconnect window for it to come back."""
         deadline = time.monotonic() + self.settings.reconnect_window_s
         told = False
@@ -438,7 +438,7 @@ class Link:
                 time.sleep(min(REOPEN_POLL_S, left))  # polling for a device node to reappear
 
     def _run_stream(self) -> StreamResult:
-        stream = self._stream
+        stream = running(self._stream)
         try:
             while not stream.finished():
                 self._submit_actions()
@@ -471,7 +471,7 @@ class Link:
         """A line (or `?`) went out as often as allowed mid-stream.  The board may still run what it
         accepted: send nothing more, wait for it to be idle (bounded) and read from its status which
         actions ran, so the stop names the cube state.  Without a readable status it is not known."""
-        stream = self._stream
+        stream = running(self._stream)
         self.connection.lines.clear()  # nothing more goes out (the pending lines would only fail again)
         try:
             status = self.wait_idle(limit_s=10 * self.settings.silence_timeout_s)
@@ -486,16 +486,15 @@ class Link:
         return exc.with_progress(stream.progress())
 
     def _submit_actions(self) -> None:
-        stream = self._stream
-        depth = self.identity.queue_depth
+        stream = running(self._stream)
+        depth = self.connection.known_identity().queue_depth
         while stream.next < len(stream.entries) and stream.outstanding() < depth:
             entry = stream.entries[stream.next]
-            self.connection.submit(entry.command, entry)
-            stream.by_seq[entry.seq] = entry
+            stream.by_seq[self.connection.submit(entry.command, entry)] = entry  # submit numbers the entry
             stream.next += 1
 
     def _stream_message(self, message) -> None:
-        stream = self._stream
+        stream = running(self._stream)
         match message:
             case P.Status(state=P.State.ALARM) as status:
                 self._stop_on_alarm(status.alarm, None)
@@ -519,7 +518,7 @@ class Link:
     def _stop_on_alarm(self, code: P.AlarmCode, stop_us: int | None) -> None:
         """The firmware flushed its queue: learn exactly what completed, then raise.  Unless the alarm
         is a stop byte made by line noise while no action was queued: then clear it and go on."""
-        stream = self._stream
+        stream = running(self._stream)
         if code == P.AlarmCode.ESTOP_BYTE and not self.noise.host_sent_stop:
             # Wait (bounded) for the answer to every line sent: then each action is known accepted or refused.
             deadline = time.monotonic() + 2 * self.settings.silence_timeout_s
@@ -542,18 +541,18 @@ class Link:
 
     def _check_never_ran(self) -> None:
         """Counted done by a later `done`, but TIME says it never completed: a refusal whose `err` was lost."""
-        for hidden in (e for e in self._stream.entries if e.never_ran):
+        for hidden in (e for e in running(self._stream).entries if e.never_ran):
             self.stats["refusals_found_by_time"] += 1
             self._stop_on_reject(hidden, None)
 
     def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode | None) -> None:
         """An action was refused: let the ones before it finish (so the cube state is known), then raise."""
-        stream = self._stream
+        stream, refused_seq = running(self._stream), entry.seq or 0  # a refused action was sent: it has a number
         entry.rejected = True
         entry.done = False  # refused: it never ran (a later `done` marks it done when its `err` was lost)
         stream.next = len(stream.entries)
         for later in stream.entries:
-            if later.seq is not None and later.seq > entry.seq:
+            if later.seq is not None and later.seq > refused_seq:
                 self.connection.lines.pending.pop(later.seq, None)
         try:
             status = self.wait_idle()
@@ -561,7 +560,7 @@ class Link:
         except LinkError:
             pass
         ran_anyway = [e.index + 1 for e in stream.entries
-                      if e.done and e.seq is not None and e.seq > entry.seq and e.index is not None]
+                      if e.done and e.seq is not None and e.seq > refused_seq and e.index is not None]
         if ran_anyway or code is None:  # no prefix of the plan describes the cube
             number = entry.index + 1 if entry.index is not None else None
             raise RefusedMidStreamError(entry.command, code, ran_anyway, number).with_progress(stream.progress())
@@ -580,7 +579,7 @@ class Link:
             f"the board reset unseen (its start-up line was lost in line noise) and refused {entry.command!r} "
             "with its drivers off: actions sent around the reset may have been skipped. Nothing moves on its "
             "own: check the cube sits straight, then scan it again"
-        ).with_progress(self._stream.progress(interrupted=True))
+        ).with_progress(running(self._stream).progress(interrupted=True))
 
     def _on_banner(self, identity: P.Identity) -> None:
         """The board reset (its start-up banner): resume after `last`, or stop if an arm was moving."""

@@ -20,6 +20,8 @@ actions completed, so the caller knows the cube's state.
 
 from __future__ import annotations
 
+from typing import Self
+
 from .protocol import ALARM_TEXT, ERROR_TEXT, AlarmCode, ErrorCode
 
 
@@ -28,7 +30,7 @@ class LinkError(Exception):
 
     progress = None  # StreamProgress when raised during a stream
 
-    def with_progress(self, progress) -> "LinkError":
+    def with_progress(self, progress) -> Self:
         self.progress = progress
         if progress is not None:
             self.args = (f"{self.args[0]}\n{progress.describe()}",) + self.args[1:]

@@ -20,7 +20,7 @@ import queue
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..paths import make_advice
 from . import protocol as P
@@ -82,7 +82,7 @@ class Connection:
         self.url = url  # to name the port in messages (and reopen it in Link.resume)
         self.identity: P.Identity | None = None
         self.events: queue.Queue = queue.Queue()  # LinkEvent(at, Button | Alarm) for the application
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         self.reconnect_log = None  # live messages for the user: a reconnect, a line resent on a noisy link
         self.handshake_attempts = 0  # HELLOs sent by the last handshake()
         self.boots: int | None = None  # the board's reset counter when last seen (id lines carry it)
@@ -95,7 +95,7 @@ class Connection:
         self._late_in_a_row = 0  # silence timeouts in a row excused by bytes the host had not read (_host_was_late)
         # The board took a line under a number the host had since renumbered: every later stop is this one.
         self.numbering_error: LineNumberingError | None = None
-        self.port = None
+        self.port: Any = None  # a pyserial-like port object
         self.attach(port)
 
     def attach(self, port) -> None:
@@ -421,6 +421,12 @@ class Connection:
             self.stats["board_resets"] += identity.boots - self.boots if identity.boots > self.boots else 1
         self.boots = identity.boots
         self.acknowledged = identity.last  # what it remembers; later `ok`s raise it again
+
+    def known_identity(self) -> P.Identity:
+        """Who the board said it is (the last handshake or start-up banner)."""
+        if self.identity is None:
+            raise LinkError("handshake() first")
+        return self.identity
 
     def check_identity(self, identity: P.Identity) -> None:
         if identity.firmware != P.FIRMWARE_NAME:

@@ -11,16 +11,20 @@ from __future__ import annotations
 import errno
 import socket
 from dataclasses import dataclass
+from typing import Any
 
 import serial
 import serial.tools.list_ports
 
 from .errors import HandshakeError, LinkError, NoAnswerError, PortError, WrongBaudError, WrongFirmwareError
 from .handshake import Connection
+from .protocol import Identity
 
 
-def open_port(url: str, baud: int):
+def open_port(url: str | None, baud: int):
     """serial_for_url with errors that name the port (paths, COM names, socket://, loop://)."""
+    if url is None:  # pyserial's own refusal says only "Port must be configured before it can be used"
+        raise PortError("no serial port to open: set link.port in config.yaml or give --port")
     try:
         # exclusive: a second program on the port (another cube-robot, a doctor during a run) would
         # read half of the replies and fail as a "noisy link"; locked, it is refused as busy.
@@ -57,9 +61,9 @@ class ProbeResult:
     description: str  # what the OS says the device is
     ok: bool  # our firmware answered
     answer: str  # what answered, in words
-    identity: object = None  # protocol.Identity when ok
+    identity: Identity | None = None  # when ok
     kind: str = ""  # "ok", "no answer", "wrong firmware", "wrong baud", "cannot open", "error"
-    connection: object = None  # probe(keep=...) and ok: the open, handshaken connection (the caller closes it)
+    connection: Any = None  # probe(keep=...) and ok: the open, handshaken `keep` object (the caller closes it)
 
     def said(self) -> str:
         """'kind: answer' in words, the kind left out when the answer already says it ("no answer on ...")."""

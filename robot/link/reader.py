@@ -88,6 +88,7 @@ class Reader(threading.Thread):
         if not line:
             return
         now = time.monotonic()
+        message: P.Reply | Garbled | Foreign
         try:
             message = P.parse_reply(P.unframe(line)) if len(line) < P.MAX_REPLY else Garbled(line)
         except P.FrameError:

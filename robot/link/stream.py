@@ -17,7 +17,7 @@ from typing import Callable
 from .. import motion as motion_model
 from ..config_types import MotionConfig
 from . import protocol as P
-from .errors import CubeStateUncertainError, TooManyResendsError
+from .errors import CubeStateUncertainError, LinkError, TooManyResendsError
 
 # A line the board does not answer readably is sent link.max_resends + 1 times.  While the board
 # demonstrably answers (any line from it since the line was first sent, even a damaged one: it is
@@ -361,7 +361,8 @@ class Stream:
         rest = [e for e in self.entries[first:] if e.index is not None]
         for e in rest:
             e.seq = None
-        regrip = self.regrip_before(rest[0].index) if rest else None
+        first_index = rest[0].index if rest else None
+        regrip = self.regrip_before(first_index) if first_index is not None else None
         if regrip:
             rest.insert(0, StreamEntry(regrip, None))
         self.entries = self.entries[:first] + rest
@@ -378,6 +379,13 @@ def predicted_action_ms(command: str, motion: MotionConfig) -> float:
     if words[0] == "DWELL":
         return float(words[1])
     return 0.0
+
+
+def running(stream: Stream | None) -> Stream:
+    """The stream a link is running: its streaming steps are called only while it has one."""
+    if stream is None:
+        raise LinkError("no plan is being streamed")
+    return stream
 
 
 def regrip_lookup(commands: list[str]) -> Callable[[int], str | None]:
