@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 
 import pytest
@@ -46,3 +47,17 @@ def test_a_move_sequence_given_as_a_cube_is_named_with_the_way_to_solve_it(capsy
     assert "it looks like a move sequence: solve it with --scramble \"R U2 F'\"" in out, out
     code, out = solve(capsys, monkeypatch, "--json", "RUF")
     assert code == 2 and "--scramble \"RUF\"" not in out  # not moves separated by spaces: no guess
+
+
+def test_tables_status_heads_each_puzzles_tables_with_its_folder(tmp_path, capsys):
+    from conftest import copy_tables, scratch_config
+    from robot.solver3 import tables as tables3
+
+    folder = copy_tables(tmp_path / "tables")
+    config = scratch_config(tmp_path, lambda text: re.sub(r"\n  dir: .*\n", f"\n  dir: {folder}\n", text, count=1))
+    cli.main(["tables", "status", "--config", str(config)])
+    lines = capsys.readouterr().out.splitlines()
+    headers = [line for line in lines if not line.startswith(" ")]
+    assert lines[0] == f"2x2x2 ({folder}):", lines
+    assert f"3x3x3 ({folder / tables3.SUBDIR}):" in headers, lines
+    assert lines[1].startswith("  coords.npz ") and lines[1].split()[-1] == "ok", lines

@@ -211,6 +211,7 @@ def run_tables_status(args) -> int:
     store = TableStore(tables_dir(config))
     profile = RobotProfile.from_config(config).describe()
     ok = True
+    print(f"2x2x2 ({store.directory}):")  # as the 3x3x3 section is headed
     for name, prof in (("coords.npz", None), ("robot-cost.npy", profile), ("htm.npy", None), ("qtm.npy", None)):
         problem = store.problem(name, prof)
         optional = name in ("htm.npy", "qtm.npy")  # only `solve --metric htm/qtm` needs them
