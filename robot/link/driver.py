@@ -159,7 +159,7 @@ class Link:
     def _ask_times(self) -> None:
         """Ask the board (`TIME <seq>`) for the durations of done actions whose `done` line was lost.
 
-        Without waiting: the `time` replies fill them in as they come (Link._apply).  The board keeps
+        Without waiting: the `time` replies fill them in as they come (Stream.apply).  The board keeps
         the last TIME_SLOTS durations across a reset, so they are asked for soon after the loss."""
         stream = running(self._stream)
         for entry in stream.entries:
