@@ -100,7 +100,7 @@ def _calibration(args, config):
 def run_decode(args) -> int:
     from .. import config as config_module
     from .colour import CalibrationError
-    from .decode import VisionError, decode
+    from .decode import VisionError, decode, decode_settings
     from .net import save_net
 
     config = config_module.load(args.config)
@@ -150,10 +150,21 @@ def run_decode(args) -> int:
         }))
         return ExitStatus.OK
     worst = result.worst_sticker
+    full = decode_settings(config).full_margin
     print(result.facelets)
-    print(f"confidence {result.confidence:.2f} (margin {result.margin:.1f} noise units to the next-best cube)")
+    # The confidence is the whole cube's (how far the next-best legal cube is), not each sticker's fit.
+    if result.alternative is None:  # none was found nearer than full_margin: the margin is at least that
+        print(f"confidence {result.confidence:.2f}: no other legal cube within {full:.1f} noise units "
+              "(decode.full_margin)")
+    else:
+        print(f"confidence {result.confidence:.2f}: the next-best legal cube is {result.margin:.1f} noise units "
+              f"dearer (1.00 from {full:.1f}, decode.full_margin)")
     print("colours: " + ", ".join(f"{letter}={result.colours[letter]}" for letter in "URFDLB"))
-    print(f"worst sticker: {worst.name} ({worst.distance:.1f} noise units from {worst.colour})")
+    far = ("read past: it fits no colour, the rest of the cube determines it" if worst.name in result.unread
+           else "far from its colour, but no other legal cube explains the readings better"
+           if worst.distance > full else "")
+    print(f"worst sticker: {worst.name} ({worst.distance:.1f} noise units from {worst.colour}"
+          + (f"; {far})" if far else ")"))
     if result.doubtful:
         print("next-best cube differs at: " + " ".join(result.doubtful))
     return ExitStatus.OK
