@@ -78,7 +78,8 @@ def list_ports() -> list[tuple[str, str]]:
 def probe(url: str, settings, description: str = "", keep=None) -> ProbeResult:
     """Open `url`, handshake (without configuring), and say what answered.
 
-    keep: a Connection class (e.g. driver.Link) to build the connection with; when our firmware
+    keep: a class built as Connection is, from (port, settings, url=), with handshake() and close()
+    (driver.Link, which holds a Connection) to build the connection with; when our firmware
     answers it is left open in the result's `connection` (the caller closes it), so the port is not
     opened a second time (each open resets a real Uno).  Without keep the port is always closed."""
     try:
