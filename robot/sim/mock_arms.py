@@ -94,7 +94,7 @@ class MockArms:
         self.motors_on = False
         self.known: set[str] = set()  # arms whose position is known
         self.position = {arm: 0 for arm in ARMS}  # steps from the arm's zero (logical, before wrapping)
-        self.grippers = {arm: None for arm in ARMS}  # commanded now: None (never), OPEN, CLOSED
+        self.grippers: dict[str, str | None] = {arm: None for arm in ARMS}  # commanded now: None (never), OPEN, CLOSED
         self.planned = dict(self.grippers)  # once the queue has run
         self.invert = {arm: False for arm in ARMS}
         self.zero_offset = {arm: 0 for arm in ARMS}
@@ -102,7 +102,7 @@ class MockArms:
         self.idle_off_s = LIMITS["DEFAULT_IDLE_OFF_S"]
         self.sensor_active_level = LIMITS["DEFAULT_HOME_ACTIVE_LEVEL"]
         self._idle_since = time.monotonic()
-        self._home_outcome = {}  # seq -> (physical moves [(arm, steps)], alarm code or None)
+        self._home_outcome: dict[int, tuple[list[tuple[str, int]], P.AlarmCode | None]] = {}  # seq -> (physical moves [(arm, steps)], alarm code or None)
 
     # -- the shared homing input -------------------------------------------------
 

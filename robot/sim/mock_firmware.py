@@ -67,7 +67,7 @@ class MockFirmware:
         self.line_delay_s = line_delay_s  # processing time per line (makes the rx window fill up)
         self.reset_on_connect = reset_on_connect  # imitate an Uno's DTR reset when the port is opened
         self.boot_delay_s = boot_delay_s  # ... and its bootloader's wait before the banner (1.6 s on an Uno)
-        self._boot_at = None
+        self._boot_at: float | None = None
         self.firmware, self.proto, self.version = firmware, proto, version
         self.silent = False
         self.estop_held = False  # the hardware e-stop input is pressed (RESET fails until released)
@@ -82,7 +82,7 @@ class MockFirmware:
         self.received_lines: list[bytes] = []
         self.max_rx_fill = 0
         self.rx_overflow_bytes = 0
-        self.replies_sent = collections.Counter()
+        self.replies_sent: collections.Counter[str] = collections.Counter()
         # Survives a reset (.noinit RAM on the board).
         self.last = 0
         self.cut = 0
@@ -102,7 +102,7 @@ class MockFirmware:
         self._synced = False
         self._rejected = (0, P.ErrorCode.NONE)  # a resent rejected seq gets the same answer
         self._queue: collections.deque = collections.deque()  # (seq, command, args, nominal_ms)
-        self._running = None  # (seq, command, nominal_ms, end_time)
+        self._running: tuple[int, str, float, float] | None = None  # (seq, command, nominal_ms, end_time)
         self._running_since = 0.0
         self.alarm = P.AlarmCode.NONE
         self.motion = self.default_motion
@@ -504,7 +504,9 @@ class MockFirmware:
         return None
 
     def _halfway(self) -> float:
-        return self._running_since + (self._running[3] - self._running_since) / 2
+        running = self._running
+        assert running is not None  # asked only while an action runs
+        return self._running_since + (running[3] - self._running_since) / 2
 
     def _advance_motion(self) -> None:
         now = time.monotonic()

@@ -22,7 +22,8 @@ class Endpoint:
 
     def __init__(self, transport: str):
         self.transport = transport
-        self.conn = None
+        self.conn: socket.socket | None = None
+        self.on_connect: Callable[[], None] = lambda: None  # SerialDevice sets its holder's
         if transport == "pty":
             self.master, self._slave = os.openpty()
             tty.setraw(self._slave)  # before any byte flows: no echo, no newline rewriting
@@ -49,8 +50,8 @@ class Endpoint:
             except OSError:
                 return b""
         if self.conn is None:
-            self.conn, _ = self.listener.accept()
-            self.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = self.conn = self.listener.accept()[0]
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.on_connect()
             return b""
         try:
@@ -60,9 +61,6 @@ class Endpoint:
         if not data:
             self.drop()
         return data
-
-    def on_connect(self):
-        pass
 
     def write(self, data: bytes) -> None:
         try:
