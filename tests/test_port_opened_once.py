@@ -121,7 +121,8 @@ def test_doctor_with_a_named_port_opens_no_other_port(board, tmp_path, monkeypat
     config = scratch_config(tmp_path, edit)
     port = ["--port", board.url] if named_by == "--port" else []
     code, out, err = _cube_robot("doctor", *port, "--config", str(config))
-    assert other not in opened and set(opened) == {board.url}, opened
+    assert other not in opened and opened == [board.url] and board.boots == 1, (opened, board.boots)
+    assert re.search(rf"motors and homing .* {re.escape(board.url)}: drivers off", out), out  # read on that connection
     [row] = [line for line in out.splitlines() if other in line]
     assert "not opened" in row and f"{named_by}" in row, row
     assert re.search(rf"{re.escape(board.url)} .* ok +cube-robot-fw", out), out

@@ -97,14 +97,16 @@ def _doctor_report(config, args) -> list[Result]:
                  "at its prompt); `cube-robot home` squares them by eye")
     if not port:
         return [Result(ITEM, INFO, f"no port named (--port or link.port): not read; {plan}")]
+    opened = getattr(args, "named_robot", None)  # the serial row's open connection (the doctor closes it)
     try:
-        link = Link.open(config, port=port, motors=False)
+        link = opened if opened is not None else Link.open(config, port=port, motors=False)
     except LinkError as exc:
         return [Result(ITEM, INFO, f"{port}: not read ({str(exc).splitlines()[0]}); {plan}")]
     try:
         where = link.where()
     finally:
-        link.close()
+        if link is not opened:
+            link.close()
     unknown = [a for a in P.ARMS if where.positions[a] is None]
     state = (f"drivers {'on' if where.motors_on else 'off'}, "
              + (f"positions unknown ({', '.join(unknown)})" if unknown else "every position known")

@@ -58,7 +58,12 @@ def run_doctor(args) -> int:
     config = config_module.load(args.config)
     if args.sim:
         return _run_simulated(config, args)
-    rows = run_checks(config, args)
+    args.named_robot = None  # the named port's robot, opened once by the serial row and read by later rows
+    try:
+        rows = run_checks(config, args)
+    finally:
+        if args.named_robot is not None:
+            args.named_robot.close()
     print(format_table(rows))
     return _exit_status(rows)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..checks import FAIL, INFO, OK, WARN, Result
 from ..paths import make_advice
 from . import ports
-from .driver import LinkSettings
+from .driver import Link, LinkSettings
 
 
 def check_serial(config, args) -> list[Result]:
@@ -27,7 +27,11 @@ def check_serial(config, args) -> list[Result]:
             results.append(Result(label, INFO, f"not opened: only the port {named_by} names is (opening a "
                                                "port resets an Uno on it)"))
             continue
-        probe = ports.probe(device, settings, description)
+        # The named port's answering robot stays open for the doctor's later rows (another open resets an Uno).
+        keep_open = device == wanted and hasattr(args, "named_robot")
+        probe = ports.probe(device, settings, description, keep=Link if keep_open else None)
+        if probe.connection is not None:
+            args.named_robot = probe.connection
         wanted_unopenable |= device == wanted and probe.kind == "cannot open"
         if probe.ok:
             found.append(device)
