@@ -96,7 +96,7 @@ class PlanFound:
     moves: str
     actions: int
     solve_ms: float
-    predicted_ms: int
+    predicted_ms: int | None  # None for a plan without robot timing (Plan.cost_ms)
     plan: dict = field(hash=False)  # Plan.to_json()
 
 

@@ -24,6 +24,11 @@ from .robot import Robot, StopSent, board_idle, emergency_stop
 
 if TYPE_CHECKING:
     from ..arms.view_mover import ArmViewMover
+    from ..link.driver import Link
+    from ..plan import Plan, RobotProfile
+    from ..scan_sequence import ScanSequence
+    from ..vision.scan import Scanner, ScanResult
+    from .ready import Ready
 
 
 # The cube state claimed by a stop before the start press: nothing before it turns a layer (the
@@ -263,13 +268,27 @@ class Pipeline:
         self.bus = bus if bus is not None else EventBus()
         self.publish = self.bus.publish
         # How far the run got, for the cube state after an emergency stop (cube_state_now).
-        self.scan = self.plan = self.profile = self.scan_taken = self.scan_result = self.ready = None
-        self.scanner = None
+        self.scan = None
+        self.plan: Plan | None = None
+        self.profile: RobotProfile | None = None
+        self.scan_taken: ScanSequence | None = None
+        self.scan_result: ScanResult | None = None
+        self.ready: Ready | None = None
+        self.scanner: Scanner | None = None
         self.completed = 0  # plan actions the robot confirmed done
         self.started = False  # the start button was pressed
         self.executing = False
         self.view_mover: ResumingViewMover | None = None
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
+
+    def _link(self) -> Link:
+        link = self.robot.link
+        assert link is not None, "the stages after the start press run on a started robot"
+        return link
+
+    def _scanner(self) -> Scanner:
+        assert self.scanner is not None, "scanned before"
+        return self.scanner
 
     @property
     def streaming(self) -> bool:
@@ -320,7 +339,7 @@ class Pipeline:
         self.started = True
         self.publish(ev.StartPressed())
         self.waterfall = Waterfall(pressed_at, self.publish)  # every stage on this clock (robot/run/waterfall.py)
-        self._run(sequence, ready.solver, pressed_at=pressed_at)
+        self._run(sequence, ready, pressed_at=pressed_at)
 
     def wind_up(self) -> None:
         """After the run, whatever happened (after any stop, never before it): release the camera and
@@ -361,12 +380,13 @@ class Pipeline:
             raise RunFailed("the start button was not pressed in time", "press start on the robot (or Enter)")
         return time.perf_counter()  # timing mark: button_to_solved_ms starts here
 
-    def _run(self, sequence, solver, pressed_at: float) -> None:
+    def _run(self, sequence, ready: Ready, pressed_at: float) -> None:
         from ..link.errors import AlarmError, LineNumberingError, LinkError, RefusedMidStreamError
         from ..plan import charged_from, replay
 
         robot, tell_maker, publish = self.robot, self.tell_maker, self.publish
-        publish(ev.TablesReady(self.ready.tables_load_ms))
+        solver = ready.solver
+        publish(ev.TablesReady(ready.tables_load_ms))
 
         try:
             scanned, scan = self._scan()
@@ -390,7 +410,7 @@ class Pipeline:
             publish(ev.RunWarning(message))
         tell_maker(f"Plan: {plan.moves or '(already solved)'}  ({plan.cost_ms} ms predicted, found in {plan.solve_ms:.2f} ms)")
 
-        first_done = []
+        first_done: list[float] = []
         total = len(plan.actions)
 
         def progress(p):
@@ -409,7 +429,7 @@ class Pipeline:
             progress_info = exc.progress
             completed = progress_info.completed if progress_info else 0
             publish(ev.StreamEnded(completed, total))
-            publish(ev.LinkStats(dict(robot.link.stats)))
+            publish(ev.LinkStats(dict(self._link().stats)))
             state, _ = replay(scan.cubie, plan.actions[:completed], solver.profile)
             facelets = state.to_facelets(scan.colours)
             note = f"after plan action {completed} of {total}"
@@ -454,7 +474,7 @@ class Pipeline:
             self._verify()
             self._mark_scan("verify: ")
             self.waterfall.add("verify", t, time.perf_counter())
-            publish(ev.LinkStats(dict(robot.link.stats)))  # a reconnect (and board reset) during the rescan
+            publish(ev.LinkStats(dict(self._link().stats)))  # a reconnect (and board reset) during the rescan
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             publish(ev.Checked(NOT_CHECKED + reason))
@@ -463,7 +483,7 @@ class Pipeline:
         """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
         from ..link.errors import DisconnectedError, SilentBoardError
 
-        link = self.robot.link
+        link = self._link()
         try:
             return link.run(plan, progress=progress)
         except (DisconnectedError, SilentBoardError) as exc:
@@ -480,8 +500,8 @@ class Pipeline:
         attempts = self.config.run.scan_attempts
         view_mover = self.robot.view_mover
         if view_mover is not None:  # a lost cable mid-scan is resumed too
-            view_mover = self.view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
-        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=view_mover,
+            self.view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
+        self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=self.view_mover,
                                          calibration=self.robot.calibration, regions=self.robot.regions)
         self.publish(ev.StageStarted("scan"))
         t = time.perf_counter()
@@ -509,14 +529,15 @@ class Pipeline:
         """The last scan's stages (camera open, each view's motion and frame, decode) in the waterfall."""
         from ..plan import RobotProfile
 
-        self.waterfall.add_scan(self.scanner.marks, RobotProfile.from_config(self.config), prefix,
-                                self.robot.camera.timing)
+        camera = self.robot.camera
+        self.waterfall.add_scan(self._scanner().marks, RobotProfile.from_config(self.config), prefix,
+                                camera.timing if camera is not None else None)
 
     def _verify(self) -> None:
         from .. import cube
 
         self.robot.before_scan(None)
-        result = self.scanner.scan()  # its view mover resumes after a lost connection, like the plan
+        result = self._scanner().scan()  # its view mover resumes after a lost connection, like the plan
         images = tuple(str(p) for p in result.images)
         if result.decoded is None:
             self.publish(ev.Checked(f"rescan refused: {result.error}", images=images))

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the solver is imported when the tables load
+    from ..solver import Solver
 
 
 class HeldCamera:
@@ -65,7 +69,7 @@ def hold_camera(robot) -> HeldCamera:
 
 @dataclass
 class Ready:
-    solver: object
+    solver: Solver
     camera: HeldCamera
     tables_load_ms: float  # 0 when the pre-flight had loaded them
     camera_open_ms: float

@@ -29,13 +29,27 @@ if TYPE_CHECKING:
 class Robot(Protocol):
     """What the pipeline (robot/run/pipeline.py) and robot/run/ready.py need of a robot."""
 
-    backend: str  # what answers on the link, for the report
-    link: Link | None  # connected after __enter__ (None before, or when it never started)
-    camera: Camera | CameraSet | HeldCamera  # held open for the run once prepared (robot/run/ready.py hold_camera)
-    view_mover: ArmViewMover | None  # puts the cube in each scan view over the link (None before start)
-    regions: Regions | None  # sticker regions, or None: the Scanner loads scan.regions_file
-    calibration: Calibration | Literal["auto"] | None  # "auto": scan.colours_file if it exists
-    tables: SolverTables | None  # the solver tables the pre-flight loaded (None: the run loads them)
+    # Read by the run (properties: a robot may keep narrower types, or compute them).
+    @property
+    def backend(self) -> str: ...  # what answers on the link, for the report
+
+    @property
+    def link(self) -> Link | None: ...  # connected after __enter__ (None before, or when it never started)
+
+    @property
+    def camera(self) -> Camera | CameraSet | HeldCamera | None: ...  # held open for the run once prepared (ready.py)
+
+    @property
+    def view_mover(self) -> ArmViewMover | None: ...  # puts the cube in each scan view (None before start)
+
+    @property
+    def regions(self) -> Regions | None: ...  # sticker regions, or None: the Scanner loads scan.regions_file
+
+    @property
+    def calibration(self) -> Calibration | Literal["auto"] | None: ...  # "auto": scan.colours_file if it exists
+
+    @property
+    def tables(self) -> SolverTables | None: ...  # the tables the pre-flight loaded (None: the run loads them)
 
     @property
     def start_note(self) -> str: ...  # said while waiting for the start press
@@ -69,8 +83,11 @@ class HardwareRobot:
         self.probed = probed  # the Link choose_robot's probe left open on `port`: opened once (a Uno resets)
         self.arms_straight = arms_straight  # `run --arms-straight`: the user's word (robots without sensors)
         self.tell_maker = tell_maker or (lambda text: None)
-        self.link = self.camera = self.view_mover = self.tables = None
-        self.regions = None  # the Scanner loads the calibrated regions (scan.regions_file)
+        self.link: Link | None = None
+        self.camera: HeldCamera | None = None  # held from the pre-flight to the end of the run
+        self.view_mover: ArmViewMover | None = None
+        self.tables: SolverTables | None = None
+        self.regions: Regions | None = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config.link.port or "an auto-detected port")
 
     def start(self) -> "HardwareRobot":
@@ -85,7 +102,7 @@ class HardwareRobot:
         port = self.port or self.config.link.port
         try:
             probed, self.probed = self.probed, None  # Link.open owns it now (and closes it if it fails)
-            self.link = Link.open(self.config, port=self.port, configure=not self.resume, probed=probed)
+            link = self.link = Link.open(self.config, port=self.port, configure=not self.resume, probed=probed)
         except LinkError as exc:
             if isinstance(exc, AlarmError) and exc.code == AlarmCode.RESET_DURING_MOTION:
                 raise PreflightFailed([f"{port}: a board reset cut a move in an earlier run (alarm RESET_DURING_MOTION; "
@@ -96,15 +113,15 @@ class HardwareRobot:
         if self.resume:
             try:
                 self._clear_cut_alarm()
-                self.link.configure()
+                link.configure()
             except BaseException:
                 self.close()
                 raise
-        identity = self.link.identity
-        self.backend = f"{identity.firmware} {identity.version} on {self.link.url}"
+        identity = link.connection.known_identity()  # open() returned after the handshake
+        self.backend = f"{identity.firmware} {identity.version} on {link.url}"
         # Held open from the pre-flight's first frame to the end of the run (robot/run/ready.py).
         self.camera = HeldCamera(self._cameras(open_camera))
-        self.view_mover = ArmViewMover(self.link)
+        self.view_mover = ArmViewMover(link)
         try:
             self.preflight()
         except KeyboardInterrupt as exc:  # while the pre-flight homes: the stop byte first (none if idle)
@@ -140,10 +157,11 @@ class HardwareRobot:
         """`run --resume`: the user has squared the layer a reset cut; clear RESET_DURING_MOTION only."""
         from ..link.protocol import AlarmCode
 
-        alarm = self.link.status().alarm
+        link = self._started_link()
+        alarm = link.status().alarm
         if alarm == AlarmCode.RESET_DURING_MOTION:
             self.tell_maker("--resume: you squared the interrupted layer; clearing RESET_DURING_MOTION (the cube is rescanned)")
-            self.link.clear_alarm()
+            link.clear_alarm()
         elif alarm != AlarmCode.NONE:
             raise PreflightFailed([f"alarm {alarm.name} is latched: --resume clears only RESET_DURING_MOTION (a "
                                    "reset mid-move); check the robot, then 'cube-robot link reset-alarm'"])
@@ -167,6 +185,10 @@ class HardwareRobot:
         failed = failures(rows)
         if failed:
             raise PreflightFailed(failed)
+
+    def _started_link(self) -> Link:
+        assert self.link is not None, "start() opened it"
+        return self.link
 
     def confirm_arms_straight(self, arms: str) -> bool:
         """The user's word that these arms stand straight: --arms-straight, else `y` on a terminal."""
@@ -195,11 +217,17 @@ class HardwareRobot:
         import threading
 
         entered = threading.Event()
+
+        def read_enter() -> None:
+            sys.stdin.readline()
+            entered.set()
+
         if sys.stdin is not None and sys.stdin.isatty():
-            threading.Thread(target=lambda: (sys.stdin.readline(), entered.set()), daemon=True).start()
+            threading.Thread(target=read_enter, daemon=True).start()
+        link = self._started_link()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if entered.is_set() or self.link.wait_button(timeout_s=0.2):
+            if entered.is_set() or link.wait_button(timeout_s=0.2):
                 self.check_arms_still_ready()
                 return True
         return False
@@ -209,7 +237,7 @@ class HardwareRobot:
         nothing may turn; RobotNotReady names it (nothing has moved)."""
         from ..arms.readiness import arms_problems
 
-        problems = arms_problems(self.link.where(), self.config.motion.steps_per_rev)
+        problems = arms_problems(self._started_link().where(), self.config.motion.steps_per_rev)
         if problems:
             raise RobotNotReady("the arms are no longer ready at the start press: " + "; ".join(problems)
                                 + " (the drivers switch off after motion.idle_off_s without an action): run again")

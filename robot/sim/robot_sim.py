@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-
+from typing import TYPE_CHECKING, Any
 
 from .. import firmware_header
 from ..link.driver import Link
@@ -29,10 +29,17 @@ from . import mechanics, pinlog, render
 from .virtual_robot import MechanicalError, VirtualRobot
 from .webcam import SimulatedCamera, TimedArmViewMover
 
+if TYPE_CHECKING:  # the simulated board (one of the two) and the fault proxy start with the robot
+    from ..vision.cameras import CameraSet
+    from ..vision.regions import Regions
+    from .emulator import Emulator
+    from .fault_proxy import FaultProxy
+    from .mock_firmware import MockFirmware
+
 FIRMWARE_CHOICES = ("auto", "emulator", "mock")
 _LIMITS = firmware_header.limits()  # defaults.h; a pulse's measured width is off by a few us of interrupt latency
 SERVO_RANGE_US = (_LIMITS["SERVO_US_MIN"] - 50, _LIMITS["SERVO_US_MAX"] + 50)
-BAD_LIGHTING = {  # --bad-scan: the first scan's picture
+BAD_LIGHTING: dict[str, dict[str, Any]] = {  # --bad-scan: the first scan's picture
     "dark": {"brightness": 0.015, "noise_sigma": 6.0},
     "glare": {"glare_spots": 12, "glare_strength": 1.0},
 }
@@ -84,7 +91,7 @@ class SimulatedRobot:
         self.realtime, self.fault_rate, self.seed = realtime, fault_rate, seed
         self.bad_scan, self.disconnect_at, self.estop_at = bad_scan, disconnect_at, estop_at
         self.keep_power = keep_power  # a reconnect does not reset the board (not what an Uno does)
-        self._fired = set()  # the demonstration faults already made
+        self._fired: set[str] = set()  # the demonstration faults already made
         self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else 0.02)
         usable, reason = emulator_module.available()
         if firmware == "emulator" and not usable:
@@ -92,21 +99,25 @@ class SimulatedRobot:
         self.uses_emulator = firmware == "emulator" or (firmware == "auto" and usable)
         self.backend = ("real firmware (.elf) in simavr" if self.uses_emulator
                         else "Python mock firmware" + ("" if firmware == "mock" else f" ({reason})"))
-        self.emulator = self.mock = self.proxy = self.link = None
+        self.emulator: Emulator | None = None
+        self.mock: MockFirmware | None = None
+        self.proxy: FaultProxy | None = None
+        self.link: Link | None = None
         self._cursor = 0  # mock: executed entries applied
-        self.clock_marks = {}  # "start"/"end" -> (host wall seconds, board ms), read together
+        self.clock_marks: dict[str, tuple[float, float]] = {}  # "start"/"end" -> (host wall seconds, board ms), read together
         # Two cameras capture one moment on two threads, each syncing first: one at a time, or both
         # would apply the same firmware motions to the virtual cube (a corrupted cube, refused scans).
         self._sync_lock = threading.Lock()
-        self._servo_cursor = {}  # emulator: start cycle of the last gripper change applied, per arm
-        self._servo_seen = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
-        self.ignored_servo_pulses = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
+        self._servo_cursor: dict[str, int] = {}  # emulator: start cycle of the last gripper change applied, per arm
+        self._servo_seen: dict[str, int] = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
+        self.ignored_servo_pulses: list[tuple[str, pinlog.Pulse]] = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
         self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = Pose.from_config(config)
-        self.camera = SimulatedCamera(self, self.pose, seed)
-        self.regions = None
-        self.view_mover = None
+        # (the run may wrap it in its HeldCamera, robot/run/ready.py, which passes every attribute through)
+        self.camera: SimulatedCamera | CameraSet = SimulatedCamera(self, self.pose, seed)
+        self.regions: Regions | None = None
+        self.view_mover: TimedArmViewMover | None = None
 
     # -- life cycle ----------------------------------------------------------
 
@@ -122,13 +133,14 @@ class SimulatedRobot:
         from ..scan_sequence import ScanSequence
 
         if self.uses_emulator:
-            self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
-            device_url = self.emulator.port
+            emulator = self.emulator = emulator_module.Emulator(realtime=self.realtime).start()
+            device_url = emulator.port
         else:
             from .mock_firmware import MockFirmware
 
-            self.mock = MockFirmware(transport="pty", motion=self.motion, time_scale=self.time_scale).start()
-            device_url = self.mock.url
+            mock = self.mock = MockFirmware(transport="pty", motion=self.motion, time_scale=self.time_scale).start()
+            device_url = mock.url
+        assert device_url is not None  # start() returns once the board has a port
         mechanics.wire_as_configured(self.emulator or self.mock, self.config)
         mechanics.place_sensors(self.emulator or self.mock, self.config)
         url = device_url
@@ -136,15 +148,16 @@ class SimulatedRobot:
             from .fault_proxy import FaultProxy
 
             resets = not self.keep_power
-            self.proxy = FaultProxy(device_url, rate=self.fault_rate, seed=self.seed,
-                                    reopen_device=resets and self.uses_emulator,
-                                    on_host_connect=self._reset_mock if resets and self.mock else None).start()
-            url = self.proxy.url
-        self.link = Link.open(self.config, port=url)
+            proxy = self.proxy = FaultProxy(device_url, rate=self.fault_rate, seed=self.seed,
+                                            reopen_device=resets and self.uses_emulator,
+                                            on_host_connect=self._reset_mock if resets and self.mock else None).start()
+            url = proxy.url
+        link = self.link = Link.open(self.config, port=url)
         self._mark_clock("start")  # the board runs from its port's opening (the harness holds it until then)
         if self.mock:
-            self.link.work_time_scale = self.time_scale  # the mock's actions run this much faster
-        self.view_mover = TimedArmViewMover(self.link, self.camera)  # the camera knows when the cube moved
+            link.work_time_scale = self.time_scale  # the mock's actions run this much faster
+        assert isinstance(self.camera, SimulatedCamera)  # a second camera joins it below
+        view_mover = self.view_mover = TimedArmViewMover(link, self.camera)  # the camera knows when the cube moved
         sequence = ScanSequence.from_config(self.config)
         self.regions = scan_regions(self.pose, sequence)
         if "second" in sequence.cameras:  # views taken by a second camera (robot/sim/second_camera.py)
@@ -152,7 +165,7 @@ class SimulatedRobot:
 
             add_second_camera(self, sequence)
         self.prepare_arms()
-        self.loaded_pair = self.view_mover.holding = self.load_cube()  # the view mover knows which pair holds
+        self.loaded_pair = view_mover.holding = self.load_cube()  # the view mover knows which pair holds
         return self
 
     def _check_baud(self) -> None:
@@ -199,9 +212,22 @@ class SimulatedRobot:
         self.sync()  # the virtual grippers close on the cube before the press
         return pair
 
+    # The board is one of the two, and the link open, from start() on.
+    def _the_mock(self) -> MockFirmware:
+        assert self.mock is not None, "the mock firmware runs (no emulator)"
+        return self.mock
+
+    def _the_emulator(self) -> Emulator:
+        assert self.emulator is not None, "the emulator runs"
+        return self.emulator
+
+    def _the_link(self) -> Link:
+        assert self.link is not None, "start() opened it"
+        return self.link
+
     def _reset_mock(self) -> None:
-        if self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)
-            self.mock.reset()
+        if self.proxy is not None and self.proxy.connections > 1:  # reopened: an Uno resets (the first open is the power-on)
+            self._the_mock().reset()
 
     def close(self) -> None:
         for last_look in (lambda: self._mark_clock("end"),
@@ -222,7 +248,7 @@ class SimulatedRobot:
 
     def board_ms(self) -> float:
         """The board's clock: the emulated CPU's cycles, or the mock's scaled clock."""
-        return pinlog.cycles_to_ms(self.emulator.cycle()) if self.emulator else self.mock.clock_ms()
+        return pinlog.cycles_to_ms(self.emulator.cycle()) if self.emulator else self._the_mock().clock_ms()
 
     def _mark_clock(self, name: str) -> None:
         if name in self.clock_marks or not (self.emulator or self.mock):
@@ -251,9 +277,9 @@ class SimulatedRobot:
         if self.emulator:
             self.emulator.tap("start")
         else:
-            self.mock.press_start()
+            self._the_mock().press_start()
 
-    loaded_pair = None  # the pair holding the cube at the press (load_cube)
+    loaded_pair: str | None = None  # the pair holding the cube at the press (load_cube)
 
     @property
     def start_note(self) -> str:
@@ -270,7 +296,7 @@ class SimulatedRobot:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.press_start()
-            if self.link.wait_button(timeout_s=min(1.0, max(deadline - time.monotonic(), 0.0))):
+            if self._the_link().wait_button(timeout_s=min(1.0, max(deadline - time.monotonic(), 0.0))):
                 return True
         return False
 
@@ -278,7 +304,7 @@ class SimulatedRobot:
         if self.emulator:
             self.emulator.press("estop")
         else:
-            self.mock.estop_input()
+            self._the_mock().estop_input()
 
     def release_estop(self) -> None:
         if self.emulator:
@@ -286,6 +312,8 @@ class SimulatedRobot:
 
     def disconnect(self) -> None:
         """Pull the USB cable (needs the fault proxy, which disconnect_at puts in the line)."""
+        if self.proxy is None:
+            raise RuntimeError("pulling the cable needs the fault proxy in the line (disconnect_at puts it there)")
         self.proxy.disconnect_now()
 
     # -- demonstration faults (the run's hooks) ------------------------------
@@ -331,7 +359,7 @@ class SimulatedRobot:
                 self._sync_from_mock()
 
     def _sync_from_pins(self) -> None:
-        events = self.emulator.pin_events()
+        events = self._the_emulator().pin_events()
         if not events:
             return
         from ..link.protocol import gripper_widths
@@ -404,11 +432,11 @@ class SimulatedRobot:
         for i, (cycle, _, kind, arm, value) in enumerate(timeline[max(0, k - 30):k + 11], max(0, k - 30)):
             lines.append(f"{'>>' if i == k else '  '} {cycle} {pinlog.cycles_to_ms(cycle):10.1f} ms {kind} {arm} {value}")
         (folder / "timeline.txt").write_text("\n".join(lines) + "\n")
-        shutil.copyfile(self.emulator.log_path, folder / "pins.log")
+        shutil.copyfile(self._the_emulator().log_path, folder / "pins.log")
         return str(folder)
 
     def _sync_from_mock(self) -> None:
-        executed = self.mock.executed
+        executed = self._the_mock().executed
         for _, command in executed[self._cursor:]:
             action = command_action(command)
             if action is not None:
