@@ -23,7 +23,7 @@ import datetime as _dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -221,7 +221,7 @@ class Scanner:
             calibration = Calibration.load(path) if path.exists() else None
         self.calibration = calibration
         self.sampling = config.scan.sampling
-        self.marks = None  # the last scan's stage times (scan())
+        self.marks: dict[str, Any] | None = None  # the last scan's stage times (scan())
 
     def scan(self) -> "ScanResult":
         if self.camera is None:
