@@ -30,7 +30,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import robot, cv2, serial, numpy, yaml, pytest, mypy" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import robot, cv2, serial, numpy, yaml, pytest, xdist, mypy" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[test]"
