@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import cube
+from .config_types import Config
 from .motion import robot_timing
 
 QUARTER, HALF = 90, 180
@@ -48,7 +49,7 @@ class RobotProfile:
         object.__setattr__(self, "pairs", canonical_pairs(self.pairs))
 
     @classmethod
-    def from_config(cls, config) -> "RobotProfile":
+    def from_config(cls, config: Config) -> "RobotProfile":
         robot = config.robot
         timing = robot_timing(config)  # null values derived from `motion`
         angles = sorted({normalise_angle(a) for a in robot.turn_angles}, key=_angle_order)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .config_types import Config
 from .cube import FACE_FRAMES, _rotation_matrix
 
 QUARTER, HALF = 90, 180
@@ -68,7 +69,7 @@ class Robot3Profile:
     close_ms: int
 
     @classmethod
-    def from_config(cls, config) -> "Robot3Profile":
+    def from_config(cls, config: Config) -> "Robot3Profile":
         section = config.robot3
         timing = section.timing
         return cls(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import cube
-from .config_types import to_plain
+from .config_types import Config, to_plain
 from .plan import Grip, Turn, action_from_json
 
 
@@ -43,7 +43,7 @@ class ScanSequence:
     finish: tuple = ()  # actions after the last view (e.g. to hand the cube to a pair)
 
     @classmethod
-    def from_config(cls, config) -> "ScanSequence":
+    def from_config(cls, config: Config) -> "ScanSequence":
         sequence = cls.from_data(to_plain(config.scan.views), to_plain(config.scan.finish))
         sequence.check_robot(config)
         return sequence
@@ -81,7 +81,7 @@ class ScanSequence:
             )
         return sequence
 
-    def check_robot(self, config) -> None:
+    def check_robot(self, config: Config) -> None:
         """Every action is legal for the configured robot (arm pairs, angles)."""
         from .plan import RobotProfile, replay
 

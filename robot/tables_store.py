@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import project_path
+from .config_types import Config
 from .progress import ProgressBar
 
 FORMAT_VERSION = 1
@@ -220,7 +221,7 @@ def _verify_written(path: Path, value) -> None:
         raise TableError(f"{path} does not read back as the table just built (disk full or failing?)")
 
 
-def tables_dir(config) -> Path:
+def tables_dir(config: Config) -> Path:
     return project_path(config.tables.dir)
 
 

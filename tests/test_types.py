@@ -8,6 +8,7 @@ temporary folder, so every run is a cold one (about 10-15 s on the 2-core machin
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,23 @@ def test_opening_no_port_is_refused_naming_the_setting():
 
     with pytest.raises(PortError, match=r"no serial port to open: set link.port in config.yaml or give --port"):
         open_port(None, 115200)
+
+
+def test_config_attribute_reads_are_checked(tmp_path):
+    """The loaded config is typed (frozen dataclasses): a function that takes a Config has its attribute
+    reads checked, so a misspelt setting is a type error, not a run-time AttributeError."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (pip install -e '.[test]' installs it)")
+    source = tmp_path / "reads.py"
+    source.write_text("from robot.config_types import Config\n\n\n"
+                      "def timeout_ms(config: Config) -> int:\n"
+                      "    return config.link.ack_timeout_ms + config.motion.arms['R'].zero_offset_steps\n\n\n"
+                      "def misspelt(config: Config) -> int:\n"
+                      "    return config.link.ack_timeout_mss\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-version", "3.11", "--cache-dir", str(tmp_path / "cache"),
+         "--no-error-summary", str(source)],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(ROOT)})
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and '"LinkConfig" has no attribute "ack_timeout_mss"' in errors[0], result.stdout
+    assert "reads.py:9:" in errors[0], result.stdout

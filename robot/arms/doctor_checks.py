@@ -15,12 +15,13 @@ The context (robot/doctor/preflight.py) may carry: `link` (the run's open Link),
 from __future__ import annotations
 
 from ..checks import FAIL, INFO, OK, WARN, Result
+from ..config_types import Config
 from ..link import protocol as P
 
 ITEM = "drivers and arms"
 
 
-def _how_to_confirm(config) -> str:
+def _how_to_confirm(config: Config) -> str:
     sensors = config.motion.homing.sensors
     fix = ("square each arm by eye (`cube-robot home` walks you through it), then start the run with "
            "`cube-robot run --arms-straight` (or answer y when a run on a terminal asks)")
@@ -29,7 +30,7 @@ def _how_to_confirm(config) -> str:
     return fix
 
 
-def check_arms(config, context) -> list[Result]:
+def check_arms(config: Config, context) -> list[Result]:
     """A run: make the drivers and arms ready (home or confirm), else FAIL with the fix.  Doctor: report."""
     link = getattr(context, "link", None)
     if link is None:
@@ -84,7 +85,7 @@ def check_arms(config, context) -> list[Result]:
     return [Result(ITEM, OK, f"drivers on; arms {how}: " + ", ".join(f"{a} {where.positions[a]}" for a in P.ARMS))]
 
 
-def _doctor_report(config, args) -> list[Result]:
+def _doctor_report(config: Config, args) -> list[Result]:
     """The doctor: read the robot (opening its port resets an Uno: drivers off, positions unknown)
     and say what a run will do about it.  Moves nothing."""
     from ..link.driver import Link, LinkSettings

@@ -11,6 +11,7 @@ nobody established: the arms are ready when the drivers are on and every arm's p
 
 from __future__ import annotations
 
+from ..config_types import Config
 from ..link import protocol as P
 from . import actions
 
@@ -31,7 +32,7 @@ def arms_problems(where: P.Where, steps_per_rev: int) -> list[str]:
     return problems
 
 
-def prepare_arms(link, config, confirm, tell_maker) -> P.Where:
+def prepare_arms(link, config: Config, confirm, tell_maker) -> P.Where:
     """Make the arms ready: drivers on; arms whose position is unknown are homed with their sensors
     (motion.homing.sensors) or, without sensors, confirmed straight when `confirm(arms)` returns True.
     Raises actions.BringupError when they cannot be made ready.  Homing turns arms in the air: call it

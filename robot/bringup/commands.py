@@ -19,6 +19,7 @@ import sys
 
 from .. import cli_common
 from ..cli_common import add_config_argument
+from ..config_types import Config
 from ..exit_status import ExitStatus
 
 EXAMPLES = {
@@ -215,7 +216,7 @@ def _say_error(args, text: str) -> None:
     print(cli_common.simulated(text) if args.sim else text, file=sys.stderr)
 
 
-def _state_into(result: dict, robot, config, out, quiet: bool = False) -> None:
+def _state_into(result: dict, robot, config: Config, out, quiet: bool = False) -> None:
     """Say the robot's state (drivers, arms, grippers) and put it into the JSON result; after a
     failure (quiet) a state that cannot be read is left out."""
     from .connection import describe
@@ -242,7 +243,7 @@ def run_jog(args) -> int:
         _say_error(args, "cube-robot jog: give DEGREES or --steps N (one of them)")
         return ExitStatus.BAD_CONFIG
 
-    def steps_of(config) -> int:
+    def steps_of(config: Config) -> int:
         from .. import firmware_header
 
         rev = config.motion.steps_per_rev
@@ -255,7 +256,7 @@ def run_jog(args) -> int:
                                        f"{most * 360 / rev:g} deg at {rev} steps per turn); jog in parts")
         return steps
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         rev = config.motion.steps_per_rev
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
@@ -269,14 +270,14 @@ def run_jog(args) -> int:
 def run_grip(args) -> int:
     from ..arms import actions
 
-    def target(config=None) -> str:
+    def target(config: Config | None = None) -> str:
         arms = actions.arms_of(args.target)
         if len(arms) not in (1, 4) and not any(set(arms) == set(pair) for pair in actions.PAIRS):
             raise actions.BringupError(f"{args.target!r} is not one gripper, a pair ({', '.join(actions.PAIRS)}) "
                                        "or 'all'")
         return arms
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         arms = target()
         actions.grip(robot.link, arms, args.action == "close", out.tell_maker)
         return True, {"arms": arms, "action": args.action}
@@ -287,7 +288,7 @@ def run_grip(args) -> int:
 def run_motors(args) -> int:
     from ..arms import actions
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         actions.set_motors(robot.link, args.state == "on", out.tell_maker)
         return True, {"motors": args.state}
 
@@ -297,10 +298,10 @@ def run_motors(args) -> int:
 def run_home(args) -> int:
     from ..arms import actions
 
-    def by_eye(config) -> bool:
+    def by_eye(config: Config) -> bool:
         return args.by_eye or not config.motion.homing.sensors
 
-    def check(config) -> None:
+    def check(config: Config) -> None:
         actions.arms_of(args.arms)
         if by_eye(config) and not (sys.stdin is not None and sys.stdin.isatty()):
             raise actions.BringupError(
@@ -308,7 +309,7 @@ def run_home(args) -> int:
                 "without one: home with sensors (motion.homing.sensors: true), or square the arms by hand and "
                 "confirm it with `cube-robot run --arms-straight`")
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         arms = actions.arms_of(args.arms)
         if not by_eye(config):
             actions.home_with_sensors(robot.link, arms, out.tell_maker)
@@ -337,7 +338,7 @@ def run_home(args) -> int:
 def run_load(args) -> int:
     from ..arms import actions
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         start = args.pair or config.robot.start_grip
         pair = start if start in actions.PAIRS else actions.PAIRS[0]
 
@@ -350,7 +351,7 @@ def run_load(args) -> int:
     return _run(args, body)
 
 
-def _wait_enter_or_button(robot, config, out, sim: bool) -> None:
+def _wait_enter_or_button(robot, config: Config, out, sim: bool) -> None:
     """Enter on the keyboard or the robot's start button, whichever comes first."""
     import threading
     import time
@@ -384,7 +385,7 @@ def _wait_enter_or_button(robot, config, out, sim: bool) -> None:
 def run_release(args) -> int:
     from ..arms import actions
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         actions.release(robot.link, out.tell_maker)
         return True, {}
 
@@ -395,7 +396,7 @@ def run_tune(args) -> int:
     from . import tune as tune_module
     from ..arms.actions import ensure_motors
 
-    def body(robot, config, out):
+    def body(robot, config: Config, out):
         from .. import firmware_header
 
         limits = firmware_header.limits()
@@ -427,7 +428,7 @@ def run_tune(args) -> int:
 
     typed: list[str] = []  # keys already read from a stdin that is not a terminal (the key reader starts with them)
 
-    def settings_parse(config) -> None:
+    def settings_parse(config: Config) -> None:
         from .. import firmware_header
 
         if args.sim and args.save:

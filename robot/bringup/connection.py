@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from ..config_types import Config
 from ..link import protocol as P
 
 if TYPE_CHECKING:  # the link and the simulators are imported when the robot starts
@@ -33,7 +34,7 @@ class CommandInterrupted(RuntimeError):
 class ConnectedRobot:
     """A link to a robot (real or emulated), with the drivers left as the board has them."""
 
-    def __init__(self, config, port: str | None = None, sim: bool = False, firmware: str = "auto",
+    def __init__(self, config: Config, port: str | None = None, sim: bool = False, firmware: str = "auto",
                  realtime: bool = False):
         self.config, self.port, self.sim = config, port, sim
         self.firmware, self.realtime = firmware, realtime
@@ -97,7 +98,7 @@ class ConnectedRobot:
         return run_noting
 
     @staticmethod
-    def set_up_mechanics(mechanics, config) -> None:
+    def set_up_mechanics(mechanics, config: Config) -> None:
         """Motors wired as config's inversions say; arms off straight by SIM_HAND_OFFSETS; sensors where
         config's zero offsets put the zero (robot/sim/mechanics.py)."""
         from ..sim.mechanics import place_sensors, wire_as_configured

@@ -11,6 +11,7 @@ import os
 import sys
 
 from ..cli_common import add_config_argument
+from ..config_types import Config
 
 
 def register_calibrate(group) -> None:
@@ -53,7 +54,7 @@ def register_calibrate(group) -> None:
     colours.set_defaults(handler=_colours)
 
 
-def _robot_view_mover(config, args, tell_maker):
+def _robot_view_mover(config: Config, args, tell_maker):
     """(view_mover, link): the robot presents each scan view itself with the run's ArmViewMover when one
     is named (--port, link.port) or, without picture folders, found on a port; else (None, None)."""
     from ..link import ports
@@ -85,7 +86,7 @@ SIM_REFUSED = {"solved_images": "--solved-images", "scrambled_images": "--scramb
                "no_robot": "--no-robot"}
 
 
-def _simulated(config, args, answers, use_window: bool):
+def _simulated(config: Config, args, answers, use_window: bool):
     """The calibration rehearsed on the emulated robot: it presents each view of a virtual cube (solved,
     then a scrambled one for the check) to the simulated webcam; nothing is saved."""
     import numpy as np

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..cli_common import SIM_NOT_SAVED, add_config_argument, simulated
+from ..config_types import Config
 from ..exit_status import ExitStatus
 from ..motion import TIMING_KEYS, robot_timing
 from ..plan import HALF, Grip, Turn, normalise_angle
@@ -138,7 +139,7 @@ def save_timing(path, values: dict) -> Path:
 
 
 @contextmanager
-def _robot_link(config, args):
+def _robot_link(config: Config, args):
     """A Link to the robot, the firmware in simavr, or (no AVR toolchain) the mock firmware."""
     from ..link.driver import Link
 

@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from ..cli_common import add_config_argument
+from ..config_types import Config
 from ..exit_status import ExitStatus
 from ..checks import FAIL, Result
 from . import format_table, preflight
@@ -48,7 +49,7 @@ def register(subparsers) -> None:
     doctor.set_defaults(handler=run_doctor)
 
 
-def run_checks(config, args) -> list[tuple[str, Result]]:
+def run_checks(config: Config, args) -> list[tuple[str, Result]]:
     return preflight.run_checks(config, args, CHECKS)
 
 
@@ -68,7 +69,7 @@ def run_doctor(args) -> int:
     return _exit_status(rows)
 
 
-def _run_simulated(config, args) -> int:
+def _run_simulated(config: Config, args) -> int:
     from ..cli_common import simulated
     from . import simulated as sim
 

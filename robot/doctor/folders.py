@@ -7,13 +7,15 @@ from pathlib import Path
 from .. import paths
 from ..config import project_path
 from ..checks import INFO, Result
+from ..config_types import Config
 
 
-def check_folders(config, args) -> list[Result]:
+def check_folders(config: Config, args) -> list[Result]:
     def row(what: str, path: Path, detail: str = "") -> Result:
         state = "exists" if path.exists() else "not made yet (made on first use)"
         return Result(f"{what} {path}", INFO, f"{state}{'; ' + detail if detail else ''}")
 
+    assert config.path is not None  # the doctor checks a loaded config file
     scan = config.scan
     calibration = {project_path(scan.colours_file).parent, project_path(scan.regions_file).parent}
     runs = {project_path(scan.images_dir).parent, project_path(scan.preview_dir).parent}

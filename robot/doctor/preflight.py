@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 
 from ..checks import FAIL, Result
+from ..config_types import Config
 
 PREFLIGHT_CHECKS = [
     ("firmware handshake", "robot.link.doctor_checks:check_handshake"),
@@ -28,7 +29,7 @@ PREFLIGHT_CHECKS = [
 ]
 
 
-def run_checks(config, context, checks=PREFLIGHT_CHECKS) -> list[tuple[str, Result]]:
+def run_checks(config: Config, context, checks=PREFLIGHT_CHECKS) -> list[tuple[str, Result]]:
     """(title, Result) rows of every check; a check that crashes is itself a failed row."""
     rows: list[tuple[str, Result]] = []
     for title, target in checks:

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 from ..checks import Result
 from . import preflight
+from ..config_types import Config
 
 # Rows whose file a simulated run does not use: said beside the finding.
 SIM_NOTES = {
@@ -29,7 +30,7 @@ class StillCube:
 
     time_scale = 1.0
 
-    def __init__(self, config):
+    def __init__(self, config: Config):
         from .. import cube
         from ..plan import RobotProfile
         from ..sim.virtual_robot import VirtualRobot
@@ -42,7 +43,7 @@ class StillCube:
         return None
 
 
-def run_checks(config, args, checks, handshake_title: str) -> tuple[str, list[tuple[str, Result]]]:
+def run_checks(config: Config, args, checks, handshake_title: str) -> tuple[str, list[tuple[str, Result]]]:
     """(what was emulated, rows): every check of `checks`, against the emulated robot."""
     from ..bringup.connection import ConnectedRobot
     from ..sim.webcam import SimulatedCamera

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..checks import FAIL, INFO, OK, WARN, Result
+from ..config_types import Config
 from ..paths import make_advice
 from . import ports
 from .driver import Link, LinkSettings
 
 
-def check_serial(config, args) -> list[Result]:
+def check_serial(config: Config, args) -> list[Result]:
     settings = LinkSettings.from_config(config)
     targets = [(device, description) for device, description in ports.list_ports()]
     wanted = getattr(args, "port", None) or settings.port
@@ -48,7 +49,7 @@ def check_serial(config, args) -> list[Result]:
     return results
 
 
-def check_handshake(config, args) -> list[Result]:
+def check_handshake(config: Config, args) -> list[Result]:
     """The run's pre-flight: the robot's link answered the handshake (args.link); the doctor: every port."""
     link = getattr(args, "link", None)
     if link is None:

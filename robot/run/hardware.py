@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..checks import RobotNotReady
 from . import events as ev
+from ..config_types import Config
 from .events import EventBus
 from .options import RunOptions
 from .pipeline import CUBE_NOT_STARTED, run_robot
@@ -32,7 +33,7 @@ def not_started_report(exc: RobotNotReady, bus: EventBus) -> RunReport:
     return report
 
 
-def run_hardware(config, options: RunOptions, tell_maker: Callable[[str], None], bus: EventBus | None = None,
+def run_hardware(config: Config, options: RunOptions, tell_maker: Callable[[str], None], bus: EventBus | None = None,
                  probed: Link | None = None) -> RunReport:
     """The real robot: serial link to the board, the configured camera and calibrated regions.
     probed: the robot's Link as choose_robot left it open (else the port is opened here).

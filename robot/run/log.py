@@ -15,13 +15,14 @@ import os
 import sys
 from pathlib import Path
 
+from ..config_types import Config
 from .events import RunEnded, RunStarted
 from .report import INTERRUPTED, NOT_STARTED, RunReport, plural, without_outcome
 
 LOG_NAME = "solve-log.jsonl"
 
 
-def log_path(config) -> Path:
+def log_path(config: Config) -> Path:
     from ..config import project_path
 
     return project_path(config.run.data_dir) / LOG_NAME
@@ -50,7 +51,7 @@ def _append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
-def append(config, report, warn=None) -> bool:
+def append(config: Config, report, warn=None) -> bool:
     """Add one run (a RunReport) to the log.  A log that cannot be written never stops the caller: it is
     said with warn(text) (default: a line on stderr) and False is returned; True when logged."""
     path = log_path(config)
@@ -73,9 +74,9 @@ class SolveLog:
     """A subscriber of a run's events (robot/run/events.py): builds the run's report from them and
     appends it to the log when the run ends (RunEnded)."""
 
-    def __init__(self, config, warn=None):
+    def __init__(self, config: Config, warn=None):
         self.config, self.warn = config, warn
-        self.report = None
+        self.report: RunReport | None = None
 
     def __call__(self, event) -> None:
         if isinstance(event, RunStarted):

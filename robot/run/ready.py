@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..config_types import Config
+
 if TYPE_CHECKING:  # the solver is imported when the tables load
     from ..solver import Solver
 
@@ -89,7 +91,7 @@ def import_scan_modules() -> None:
     from ..vision import adaptive, cameras, net, partial  # noqa: F401
 
 
-def prepare(config, robot) -> Ready:  # robot: a robot/run/robot.py Robot (which imports this module)
+def prepare(config: Config, robot) -> Ready:  # robot: a robot/run/robot.py Robot (which imports this module)
     """Tables loaded (or taken from the pre-flight) and the camera open, before the start press."""
     from ..solver import Solver
 

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..checks import PreflightFailed, RobotNotReady
+from ..config_types import Config
 from ..paths import make_advice
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class HardwareRobot:
     calibration: Literal["auto"] = "auto"  # the scan uses scan.colours_file when it exists
     start_note = "Waiting for the start button (on the robot, or Enter here)..."
 
-    def __init__(self, config, port=None, tell_maker=None, arms_straight: bool = False, resume: bool = False,
+    def __init__(self, config: Config, port=None, tell_maker=None, arms_straight: bool = False, resume: bool = False,
                  probed=None):
         self.config, self.port, self.resume = config, port, resume
         self.probed = probed  # the Link choose_robot's probe left open on `port`: opened once (a Uno resets)
@@ -291,7 +292,7 @@ class PortNotReady(RobotNotReady):
         self.problem, self.fix, self.answered = problem, fix, answered
 
 
-def choose_robot(config, port=None):
+def choose_robot(config: Config, port=None):
     """The robot to drive: its open, handshaken Link (the probe's own connection, so the port is opened
     once: each open resets a real Uno), or None to simulate.  The caller closes the Link.
 
@@ -335,7 +336,7 @@ def choose_robot(config, port=None):
     return None
 
 
-def choose_port(config, port=None) -> str | None:
+def choose_port(config: Config, port=None) -> str | None:
     """The port to drive, or None to simulate (choose_robot, its connection closed again)."""
     link = choose_robot(config, port)
     if link is None:
@@ -344,7 +345,7 @@ def choose_port(config, port=None) -> str | None:
     return link.url
 
 
-def robot_attached(config, port=None) -> bool:
+def robot_attached(config: Config, port=None) -> bool:
     """True when the given, configured or a detectable port answers as our firmware."""
     try:
         return choose_port(config, port) is not None

@@ -9,13 +9,14 @@ from __future__ import annotations
 import datetime as dt
 
 from . import events as ev
+from ..config_types import Config
 from .events import EventBus
 from .options import RunOptions
 from .pipeline import run_robot
 from .report import RunReport, speed_words
 
 
-def run_simulated(config, options: RunOptions, tell_maker, bus: EventBus | None = None) -> RunReport:
+def run_simulated(config: Config, options: RunOptions, tell_maker, bus: EventBus | None = None) -> RunReport:
     """The run on the simulated robot; its events are published on `bus` (the last is RunEnded)."""
     import numpy as np
 

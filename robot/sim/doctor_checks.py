@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..checks import INFO, OK, Result
+from ..config_types import Config
 
 
-def check_emulator(config, args) -> list[Result]:
+def check_emulator(config: Config, args) -> list[Result]:
     """Is the AVR toolchain + simavr there (for `--sim` and the firmware tests)?"""
     from . import emulator
 

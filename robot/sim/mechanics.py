@@ -13,11 +13,13 @@ arm backwards and a simulated run with a bring-up config misreads its own scans.
 
 from __future__ import annotations
 
+from ..config_types import Config
+
 ARMS = "RLFB"
 SENSOR_WIDTH_TURNS = 1 / 24  # a Hall sensor switches over about 15 degrees
 
 
-def reversed_motors(config) -> dict[str, bool]:
+def reversed_motors(config: Config) -> dict[str, bool]:
     """Which arms' motors are wired the other way round: those config inverts."""
     arms = config.motion.arms
     return {arm: arm in arms and arms[arm].invert for arm in ARMS}
@@ -28,7 +30,7 @@ def direction(reversed_: dict[str, bool], arm: str) -> int:
     return -1 if reversed_[arm] else 1
 
 
-def wire_as_configured(mechanics, config) -> dict[str, bool]:
+def wire_as_configured(mechanics, config: Config) -> dict[str, bool]:
     """Wire the emulated motors (simavr harness or mock arms) as config's inversions say; returns them."""
     reversed_ = reversed_motors(config)
     for arm, flag in reversed_.items():
@@ -36,7 +38,7 @@ def wire_as_configured(mechanics, config) -> dict[str, bool]:
     return reversed_
 
 
-def place_sensors(mechanics, config) -> None:
+def place_sensors(mechanics, config: Config) -> None:
     """With motion.homing.sensors, one sensor per arm where its zero offset says: homing an arm that
     starts straight (the emulator's angle 0) ends straight.  The emulator also takes the polarity."""
     motion = config.motion

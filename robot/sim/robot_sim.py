@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import firmware_header
+from ..config_types import Config
 from ..link.driver import Link
 from ..link.protocol import command_action
 from ..plan import RobotProfile
@@ -74,7 +75,7 @@ class SimulatedRobot:
 
         return load(self.config, log=lambda text: print(simulated(f"tables: {text}"), file=sys.stderr))
 
-    def __init__(self, config, state, firmware: str = "auto", realtime: bool = False,
+    def __init__(self, config: Config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
                  bad_scan: str | None = None, disconnect_at: int | None = None, estop_at: int | None = None,
                  keep_power: bool = False):

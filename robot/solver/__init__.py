@@ -14,6 +14,7 @@ import time
 
 from .. import config as config_module
 from .. import cube
+from ..config_types import Config
 from ..plan import Plan, RobotProfile
 from . import tables as tables_module
 from .coords import cubie_coords
@@ -24,7 +25,7 @@ __all__ = ["Solver", "solve", "Unsolvable", "METRICS"]
 
 
 class Solver:
-    def __init__(self, config=None, log=None, show_progress=None, tables_directory=None, tables=None):
+    def __init__(self, config: Config | None = None, log=None, show_progress=None, tables_directory=None, tables=None):
         """tables: already loaded for this config (the run's pre-flight loads them); else loaded here."""
         self.config = config if config is not None else config_module.load()
         self.profile = RobotProfile.from_config(self.config)
@@ -35,7 +36,7 @@ class Solver:
             self.config, log=log, show_progress=show_progress, directory=tables_directory)
         self.load_seconds = time.perf_counter() - started
         self._robot = RobotSearch(self.tables.coords, self.tables.robot_cost, self.profile)
-        self._metric = {}
+        self._metric: dict[str, MetricSearch] = {}
 
     def solve(self, facelets: str | None = None, *, state: cube.CubieCube | None = None,
               scramble: str | None = None, start_grip: str | None = None, metric: str = "robot") -> Plan:
@@ -84,7 +85,7 @@ class Solver:
 _solvers: dict = {}
 
 
-def solve(facelets: str | None = None, *, state=None, scramble=None, config=None,
+def solve(facelets: str | None = None, *, state=None, scramble=None, config: Config | None = None,
           start_grip=None, metric="robot") -> Plan:
     """Solve with a cached Solver for `config` (default: config.yaml)."""
     config = config if config is not None else config_module.load()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..checks import FAIL, OK, WARN, Result
+from ..config_types import Config
 
 
-def check_tables(config, args) -> list[Result]:
+def check_tables(config: Config, args) -> list[Result]:
     """Are the solver tables built, intact and (robot-cost) built for this config's robot profile?
 
     With args.build_tables (the run's pre-flight) they are loaded now, built with a progress bar if

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config_types import Config
 from ..plan import RobotProfile, Turn
 from ..progress import ProgressBar
 from ..tables_store import TableError, TableStore, tables_dir
@@ -139,7 +140,7 @@ class SolverTables:
         return sum(a.nbytes for a in arrays)
 
 
-def load(config, log=None, show_progress: bool | None = None, directory: Path | None = None,
+def load(config: Config, log=None, show_progress: bool | None = None, directory: Path | None = None,
          force: bool = False, explicit: bool = False) -> SolverTables:
     """Load the tables for this config, building or rebuilding what is missing or stale (all: force).
     explicit: the build was asked for (`tables build`), so its messages do not say "first use"."""

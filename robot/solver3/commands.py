@@ -10,6 +10,7 @@ import json
 import sys
 import time
 
+from ..config_types import Config
 from ..exit_status import ExitStatus
 
 BUILD_HINT = "cube-robot tables build --puzzle 3x3x3"
@@ -103,7 +104,7 @@ def run_tables_build3(args) -> int:
     return ExitStatus.OK
 
 
-def print_tables_status3(config) -> bool:
+def print_tables_status3(config: Config) -> bool:
     """Print the 3x3x3 table lines of `tables status`; True if all are ready."""
     from . import tables
 

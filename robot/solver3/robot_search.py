@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config_types import Config
 from ..cube import FACE_FRAMES, FACES, CubeError, MoveError
 from ..plan3 import Plan3, Robot3Profile, rotation
 from . import cube3
@@ -242,7 +243,7 @@ def plan(facelets: str, profile: Robot3Profile, solutions, time_limit: float = 1
                  solve_ms=(time.perf_counter() - started) * 1000)
 
 
-def default_solutions(config=None):
+def default_solutions(config: Config | None = None):
     """Candidates from the project's two-phase search over the tables of `config` (default
     config.yaml); raises tables.NotBuilt naming the build command when they are missing.
 
@@ -271,7 +272,7 @@ def default_solutions(config=None):
     return solutions
 
 
-def solve_robot(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> Plan3:
+def solve_robot(facelets: str, config: Config | None = None, time_limit: float = 1.0, solutions=None) -> Plan3:
     """`solve --puzzle 3x3x3 --metric robot` for one cube (config: robot3 profile; default config.yaml).
 
     Raises a cube3.Cube3Error naming the problem when the facelets are invalid, and
@@ -283,7 +284,7 @@ def solve_robot(facelets: str, config=None, time_limit: float = 1.0, solutions=N
     return plan(facelets, Robot3Profile.from_config(config), solutions or default_solutions(config), time_limit)
 
 
-def plan_json(facelets: str, config=None, time_limit: float = 1.0, solutions=None) -> dict:
+def plan_json(facelets: str, config: Config | None = None, time_limit: float = 1.0, solutions=None) -> dict:
     """One `solve --puzzle 3x3x3 --metric robot --json` line: the plan, or {"ok": false, "error": ...}."""
     try:
         return solve_robot(facelets, config, time_limit, solutions).to_json()

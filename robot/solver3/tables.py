@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config_types import Config
 from ..tables_store import TableError, TableStore, tables_dir
 import robot.solver3.coords as C  # (not `from . import`: that would import the package, which imports api)
 
@@ -146,7 +147,7 @@ class Tables3:
         return sum(a.nbytes for a in arrays)
 
 
-def directory_for(config) -> Path:
+def directory_for(config: Config) -> Path:
     return tables_dir(config) / SUBDIR
 
 

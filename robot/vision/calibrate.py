@@ -43,6 +43,7 @@ import numpy as np
 import yaml
 
 from .. import cube
+from ..config_types import Config
 from .pose_fit import detected_regions_guess, fit_camera_pose  # noqa: F401  (re-exported)
 
 # Colours closer than this (Delta-E between centres) are hard to tell apart
@@ -345,7 +346,8 @@ def _annotated(frame, quads, labels, inner_fraction):
     return draw_regions(frame, quads, labels, inner_fraction=inner_fraction)
 
 
-def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, tell_maker=print, default_mode=None):
+def setup_regions(frames, sequence, config: Config, answers: Answers, preview: Preview, tell_maker=print,
+                  default_mode=None):
     """Regions for every view: keep the saved ones, detect (pose guess snapped to stickers), or click.
     default_mode: the default answer (else keep when the regions file exists, detect when not)."""
     from . import pose_fit
@@ -420,7 +422,7 @@ def setup_regions(frames, sequence, config, answers: Answers, preview: Preview, 
     return Regions(views, size, source=mode if not kept else "fixed")
 
 
-def _expected_regions(config, sequence, regions_path):
+def _expected_regions(config: Config, sequence, regions_path):
     """The regions to overlay on the live preview: the saved ones, else those of camera.pose."""
     from .camera_geometry import scan_regions
     from .regions import Regions, RegionsError
@@ -432,7 +434,7 @@ def _expected_regions(config, sequence, regions_path):
         return None
 
 
-def _pose_for(config, size):
+def _pose_for(config: Config, size):
     from dataclasses import replace
 
     from .camera_geometry import Pose
@@ -446,7 +448,7 @@ def net_rows(facelets: str, names: dict) -> list[str]:
             for k, face in enumerate(cube.FACES)]
 
 
-def run(config, answers: Answers, solved_camera=None, scrambled_camera=None, view_mover=None,
+def run(config: Config, answers: Answers, solved_camera=None, scrambled_camera=None, view_mover=None,
         use_window: bool = False, colours_path=None, regions_path=None, tell_maker=print,
         simulated: bool = False, put_in=None, scanned=None) -> CalibrationOutcome:
     """The guided calibration (see the module doc).  Returns what was learned and where it was saved.

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..config_types import Config
+
 if TYPE_CHECKING:  # the grabber is imported when a live camera opens
     from .grabber import CameraTiming, FrameGrabber
 
@@ -176,7 +178,7 @@ class OpenCVCamera(Camera):
         self.last_capture: dict | None = None  # times of the last view's frame (the run's waterfall)
 
     @classmethod
-    def from_config(cls, config, log=None) -> "OpenCVCamera":
+    def from_config(cls, config: Config, log=None) -> "OpenCVCamera":
         from .grabber import CameraTiming
 
         c = config.camera
@@ -308,7 +310,7 @@ def _parse_device(device):
     return int(text) if text.isdigit() else text
 
 
-def open_camera(config, device=None, log=None) -> Camera:
+def open_camera(config: Config, device=None, log=None) -> Camera:
     """The configured camera (or `device` instead of camera.device): a folder -> FileCamera, else OpenCV."""
     device = config.camera.device if device is None else device
     if os.path.isdir(str(device)):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import cube
+from ..config_types import Config
 from .regions import Regions
 
 STICKER_GAP = 0.12  # share of a cubie face not covered by its sticker
@@ -29,7 +30,7 @@ class Pose:
     height: int = 480
 
     @classmethod
-    def from_config(cls, config) -> "Pose":
+    def from_config(cls, config: Config) -> "Pose":
         cam = config.camera
         p = cam.pose
         return cls(p.elevation_deg, p.azimuth_deg, p.distance_mm, p.fov_deg, p.cube_mm, cam.width, cam.height)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..cli_common import add_config_argument
+from ..config_types import Config
 from ..exit_status import ExitStatus
 
 DECODE_EXAMPLES = """examples:
@@ -84,7 +85,7 @@ def _load_readings(name: str):
     return data
 
 
-def _calibration(args, config):
+def _calibration(args, config: Config):
     """--calibration PATH, else the configured scan.colours_file when it exists (the scans' file)."""
     from ..config import project_path
     from .colour import Calibration

@@ -339,7 +339,7 @@ UNREAD_EXTRA_MARGIN = 0.5
 DARK_LIGHTNESS = 25.0
 
 
-def decode(rgb, calibration: Calibration | None = None, config=None) -> DecodeResult:
+def decode(rgb, calibration: Calibration | None = None, config: Config | None = None) -> DecodeResult:
     """Decode 24 sRGB readings (facelet order U1..B4) into the most likely legal cube.
 
     calibration: optional prior (start centres, colour names, region gains);

@@ -7,12 +7,13 @@ import os
 import threading
 
 from ..checks import FAIL, OK, WARN, Result
+from ..config_types import Config
 
 CALIBRATION_MAX_AGE_DAYS = 30
 CAMERA_OPEN_TIMEOUT_S = 3.0
 
 
-def check_colour_calibration(config, args) -> list[Result]:
+def check_colour_calibration(config: Config, args) -> list[Result]:
     """Is there a colour calibration, and how old is it?"""
     from ..config import project_path
     from .colour import Calibration, CalibrationError
@@ -39,7 +40,7 @@ def check_colour_calibration(config, args) -> list[Result]:
     return [Result(str(path), OK, f"{age_days:.0f} days old")]
 
 
-def _grab_first_view(config, camera, outcome: dict) -> None:
+def _grab_first_view(config: Config, camera, outcome: dict) -> None:
     from ..scan_sequence import ScanSequence
 
     try:
@@ -51,7 +52,7 @@ def _grab_first_view(config, camera, outcome: dict) -> None:
         outcome["error"] = f"{type(exc).__name__}: {exc}"
 
 
-def check_camera(config, args) -> list[Result]:
+def check_camera(config: Config, args) -> list[Result]:
     """Does the camera open and give a frame?  Never blocks longer than CAMERA_OPEN_TIMEOUT_S.
 
     The run's pre-flight passes its own camera (args.camera); the frame size found is left in
@@ -85,7 +86,7 @@ def check_camera(config, args) -> list[Result]:
     return [Result(item, OK, f"opens and gives a {width}x{height} frame")]
 
 
-def check_regions(config, args) -> list[Result]:
+def check_regions(config: Config, args) -> list[Result]:
     """Is the regions file there, readable, complete for the scan views, and for this camera's frame size?"""
     from ..config import project_path
     from ..scan_sequence import ScanSequence

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..config_schema import SCHEMA
+from ..config_types import Config
 
 if TYPE_CHECKING:  # numpy is imported where frames are averaged
     import numpy as np
@@ -55,7 +56,7 @@ class CameraTiming:
     average_frames: int = _CAMERA["average_frames"]
 
     @classmethod
-    def from_config(cls, config) -> "CameraTiming":
+    def from_config(cls, config: Config) -> "CameraTiming":
         c = config.camera
         return cls(1.0 / c.fps, c.exposure_ms / 1000, c.delivery_ms / 1000, c.settle_ms / 1000,
                    c.buffer_frames, c.average_frames)

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from ..config_types import Config
 from ..cube import FACELET_COUNT
 from .clusters import distances, partition_key
 from .colour import srgb_to_lab
@@ -31,7 +32,7 @@ from .readings import NAMES, VisionError, check_readings
 PARTIAL_MIN_SEPARATION = 4.5
 
 
-def decode_partial(rgb, unseen, calibration=None, config=None) -> DecodeResult:
+def decode_partial(rgb, unseen, calibration=None, config: Config | None = None) -> DecodeResult:
     """decode() of 24 readings of which those at the `unseen` facelet indices were not seen (None)."""
     settings = decode_settings(config)
     mask = np.zeros(FACELET_COUNT, dtype=bool)
