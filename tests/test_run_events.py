@@ -46,6 +46,59 @@ def test_a_recorded_run_replays_into_the_same_report(tmp_path, options):
     assert report.waterfall and report.plan  # the report was filled by its events, not left empty
 
 
+@pytest.mark.parametrize("options", [
+    {"scramble": "R U F'"},  # an adaptive scan, the plan, the rescan
+    {"scramble": "R U", "bad_scan": "dark", "verify": False},  # a doubtful scan, then a good one
+], ids=["solved", "bad-scan"])
+def test_a_recorded_run_says_each_step_as_it_happens(tmp_path, options):
+    report, recorded = recorded_run(tmp_path, **options)
+    at = {id(event): k for k, event in enumerate(recorded)}
+    stage_ended = {event.stage: at[id(event)] for event in recorded if isinstance(event, ev.StageEnded)}
+
+    # The plan: each action said sent once, in order, before the ActionDone that counts it.
+    [plan] = [event for event in recorded if isinstance(event, ev.PlanFound)]
+    assert [e.action for e in recorded if isinstance(e, ev.ActionSent)] == list(range(1, plan.actions + 1))
+    said_sent = 0
+    for event in recorded:
+        if isinstance(event, ev.ActionSent):
+            said_sent = event.action
+        elif isinstance(event, ev.ActionDone):
+            assert event.completed <= said_sent, f"action {event.completed} done before it was said sent"
+
+    # Each scan: its frames as they are taken (before the stages that scan adds once it is over), each
+    # decode of the views so far after its view's frame, the last one the scan's outcome.
+    first = config_module.load(tmp_path / "config.yaml").scan.adaptive_from
+    scans, frames, decodes = [], [], []
+    for event in recorded:
+        if isinstance(event, ev.FrameTaken):
+            frames.append(event)
+        elif isinstance(event, ev.ViewDecoded):
+            decodes.append(event)
+        elif isinstance(event, (ev.ViewsDecoded, ev.ScanRefused, ev.Checked)) and frames:
+            scans.append((frames, decodes, event))
+            frames, decodes = [], []
+    assert len(scans) == (2 if "bad_scan" in options else 1) + ("verify" not in options)
+    for frames, decodes, end in scans:
+        prefix = frames[0].view.rpartition(": ")[0] + ": " if ": " in frames[0].view else ""
+        stage = "verify" if prefix == "verify: " else "scan"
+        started = max(k for k, e in enumerate(recorded) if isinstance(e, ev.StageStarted) and e.stage == stage
+                      and k < at[id(frames[0])])
+        for frame in frames:
+            assert started < at[id(frame)] < stage_ended[f"{prefix}camera open"], frame  # live, not replayed after
+            assert frame.exposure_start_ms == recorded[stage_ended[f"{frame.view}: frame"]].start_ms
+        taken = {frame.view: at[id(frame)] for frame in frames}
+        assert all(taken[d.view] < at[id(d)] for d in decodes)
+        assert all(d.facelets is None and d.doubt for d in decodes[:-1])  # a doubt takes the next view
+        if isinstance(end, ev.ViewsDecoded):
+            assert [d.views for d in decodes] == list(range(first, end.views + 1)) and end.views == len(frames)
+            assert (decodes[-1].facelets, decodes[-1].confidence) == (end.facelets, end.confidence)
+        elif isinstance(end, ev.ScanRefused):
+            assert [d.views for d in decodes] == list(range(first, len(frames) + 1))
+            assert decodes[-1].facelets is None and decodes[-1].doubt == end.error
+        else:  # the rescan reads every view, then decodes once
+            assert [d.views for d in decodes] == [len(frames)] and decodes[-1].facelets is not None
+
+
 def test_the_fault_outside_the_plan_is_a_warning_event(tmp_path):
     report, recorded = recorded_run(tmp_path, scramble="R U", disconnect_at=99, verify=False)
     [warning] = [event.text for event in recorded if isinstance(event, ev.RunWarning)]

@@ -34,7 +34,7 @@ from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, 
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
-from .stream import Stream, StreamEntry, StreamProgress, StreamResult, regrip_lookup, running, sends_allowed
+from .stream import Stream, StreamEntry, StreamProgress, StreamResult, first_sends, regrip_lookup, running, sends_allowed
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
@@ -306,7 +306,7 @@ class Link:
         """Ctrl-C: the stop byte, then one `?` (within link.silence_timeout_ms): actions done while their
         `done` lines were on the way count too.  The last stream's progress (None: no stream was run)."""
         self.estop()
-        self._stream_progress_cb = None  # that run is over: its progress drives nothing more
+        self._stream_progress_cb = self.connection.on_first_send = None  # that run is over: it drives nothing more
         deadline = time.monotonic() + self.settings.silence_timeout_s
         try:
             self.connection.ask_status()
@@ -339,10 +339,12 @@ class Link:
 
     # -- streaming ---------------------------------------------------------
 
-    def run(self, plan, progress: Callable[[StreamProgress], None] | None = None) -> StreamResult:
+    def run(self, plan, progress: Callable[[StreamProgress], None] | None = None,
+            sent: Callable[[int], None] | None = None) -> StreamResult:
         """Stream a Plan (or a list of Grip/Turn actions or command strings) and wait for every `done`.
 
         The first Grip is sent too: it makes the robot take the cube with that pair.
+        sent(n): plan action n (from 1) went to the board for the first time (stream.py first_sends).
         Returns each action's measured duration.  Raises a LinkError with `.progress` on failure;
         after a DisconnectedError, `resume()` continues once the port is back.
         """
@@ -352,7 +354,7 @@ class Link:
             raise LinkError("handshake() first")
         self._stream = Stream(commands, regrip_lookup(commands))
         self._stream.stale_cut = self.identity.cut
-        self._stream_progress_cb = progress
+        self._stream_progress_cb, self.connection.on_first_send = progress, first_sends(sent)
         return self._run_stream()
 
     def resume(self, port=None) -> StreamResult:

@@ -36,7 +36,7 @@ from .errors import (
     WrongFirmwareError,
 )
 from .reader import Disconnected, Foreign, Garbled, Reader
-from .stream import LineWindow, sends_allowed
+from .stream import LineWindow, PendingLine, sends_allowed
 
 MIN_STATUS_POLL_S = 0.25  # longest wait between handshake retries (`?` or HELLO)
 FIRST_RETRY_S = 0.03  # first handshake retry wait; doubles up to the poll interval (a real Uno
@@ -71,13 +71,15 @@ class Connection:
     """A port with its reader thread and acknowledged line window (no streams, no commands beyond HELLO).
 
     A Link holds one: `on_message` sees every message after the window has taken it (the stream's
-    bookkeeping), `work_outstanding` says whether silence means trouble beyond the lines waiting."""
+    bookkeeping), `work_outstanding` says whether silence means trouble beyond the lines waiting,
+    `on_first_send` sees each line as it is first written to the port (not its resends under that number)."""
 
     def __init__(self, port, settings: LinkSettings = LinkSettings(), url=None,
                  on_message: Callable[[object], None] | None = None,
                  work_outstanding: Callable[[], bool] | None = None):
         self.settings = settings
         self.on_message = on_message
+        self.on_first_send: Callable[[PendingLine], None] | None = None  # a Link's run() sets it
         self.work_outstanding = work_outstanding
         self.url = url  # to name the port in messages (and reopen it in Link.resume)
         self.identity: P.Identity | None = None
@@ -145,8 +147,11 @@ class Connection:
             if line.sends == sends_allowed(self.settings.max_resends, board_answers=False):
                 self._say_still_resending(line)
             self.write(line.data)
-            self.stats["resends" if line.sends else "lines_sent"] += 1
+            first = not line.sends
+            self.stats["lines_sent" if first else "resends"] += 1
             self.lines.mark_sent(line)
+            if first and self.on_first_send is not None:
+                self.on_first_send(line)
 
     def _say_still_resending(self, line) -> None:
         """A line past link.max_resends goes out again only because the board answers: say so, live."""

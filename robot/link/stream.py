@@ -400,3 +400,20 @@ def regrip_lookup(commands: list[str]) -> Callable[[int], str | None]:
         return None
 
     return regrip
+
+
+def first_sends(say: Callable[[int], None] | None) -> Callable[[PendingLine], None] | None:
+    """A Connection's on_first_send that calls say(n) once per plan action n (from 1), when its line first
+    goes to the board: a line renumbered after a reset, or an action sent again after a noise stop, is new
+    to the connection but not to `say`."""
+    if say is None:
+        return None
+    said: set[int] = set()
+
+    def first_send(line: PendingLine) -> None:
+        index = line.entry.index if line.entry is not None else None
+        if index is not None and index not in said:
+            said.add(index)
+            say(index + 1)
+
+    return first_send

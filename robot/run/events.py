@@ -9,10 +9,11 @@ live progress line (ProgressLine) and the solve log (robot/run/log.py SolveLog) 
 so is anything else that wants to watch a run (a panel, a recorder in a test).  A report replayed
 from a run's events (RunReport.replay) is the report of that run.
 
-Handlers run on the publisher's thread (the run's, or the link's reader thread for ActionDone), one
-after another, while the run waits: they must be quick and must not block; a handler that needs to
-do slow work hands the event to its own thread.  A handler that raises does not stop the run: the
-bus catches the exception, says so once per handler (`warn`) and keeps calling it.
+Handlers run on the publisher's thread (the run's, which also streams the plan: ActionSent and
+ActionDone come from the link's loop on it), one after another, while the run waits: they must be
+quick and must not block; a handler that needs to do slow work hands the event to its own thread.
+A handler that raises does not stop the run: the bus catches the exception, says so once per
+handler (`warn`) and keeps calling it.
 
 Times: `*_ms` are milliseconds; `start_ms`/`end_ms` are from the start press (robot/run/waterfall.py).
 """
@@ -67,9 +68,21 @@ class StageEnded:
 
 @dataclass(frozen=True)
 class FrameTaken:
+    """A view's frame, as soon as the camera has given it (the scan goes on)."""
     view: str  # with the scan's prefix ("verify: top-front")
     exposure_start_ms: float
     delivered_ms: float
+
+
+@dataclass(frozen=True)
+class ViewDecoded:
+    """The views taken so far, decoded together after `view` (an adaptive scan from scan.adaptive_from
+    on, after each view; a full scan after its last)."""
+    view: str  # the view just taken, with the scan's prefix
+    views: int  # views decoded (taken so far)
+    facelets: str | None  # None: not sure (an adaptive scan takes the next view; after the last, refused)
+    confidence: float | None = None
+    doubt: str | None = None  # why not, in the decoder's words
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,12 @@ class PlanFound:
 @dataclass(frozen=True)
 class RunWarning:
     text: str
+
+
+@dataclass(frozen=True)
+class ActionSent:
+    action: int  # the plan action (from 1) whose line first went to the board (a resend is not said again)
+    total: int
 
 
 @dataclass(frozen=True)
@@ -191,7 +210,8 @@ class RunEnded:
 
 
 Event = Union[RunStarted, RobotNamed, TablesReady, StartPressed, StageStarted, StageEnded, FrameTaken,
-              ScanRefused, ViewsDecoded, PlanFound, RunWarning, ActionDone, StreamEnded, LinkRecovered,
+              ViewDecoded, ScanRefused, ViewsDecoded, PlanFound, RunWarning, ActionSent, ActionDone,
+              StreamEnded, LinkRecovered,
               LinkStats, Executed, Checked, Stopped, NoiseStops, PicturesSaved, Result, SimulationMeasured,
               RunEnded]
 Handler = Callable[[Event], None]

@@ -1,6 +1,8 @@
 """One run on any robot: wait for start -> scan (retry doubtful scans) -> solve -> execute -> check.
 
-    bus = EventBus(); report = RunReport(...).subscribe(bus)   # the report folds the run's events
+    bus = EventBus()
+    report = RunReport.start(started).subscribe(bus)   # started: the run's events.RunStarted; the report folds them
+    bus.publish(started)
     run_robot(config, robot, options, tell_maker, bus, finish)   # never raises; the events say what happened
 
 Any failure stops the robot (leaving the `with robot:` block closes the link)
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from ..link.driver import Link
     from ..plan import Plan, RobotProfile
     from ..scan_sequence import ScanSequence
+    from ..vision.decode import DecodeResult
     from ..vision.scan import Scanner, ScanResult
     from .ready import Ready
 
@@ -280,6 +283,7 @@ class Pipeline:
         self.executing = False
         self.view_mover: ResumingViewMover | None = None
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
+        self.scan_prefix = ""  # the scan being taken, as its waterfall names it ("scan 2: ", "verify: ")
 
     def _link(self) -> Link:
         link = self.robot.link
@@ -420,11 +424,14 @@ class Pipeline:
             publish(ev.ActionDone(p.completed, p.total))
             robot.action_done(p.completed)
 
+        def sent(action: int) -> None:
+            publish(ev.ActionSent(action, total))
+
         publish(ev.StageStarted("execute"))
         t = time.perf_counter()
         self.executing = True
         try:
-            result = self._execute(plan, progress)
+            result = self._execute(plan, progress, sent)
         except LinkError as exc:
             progress_info = exc.progress
             completed = progress_info.completed if progress_info else 0
@@ -479,13 +486,13 @@ class Pipeline:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             publish(ev.Checked(NOT_CHECKED + reason))
 
-    def _execute(self, plan, progress):
+    def _execute(self, plan, progress, sent: Callable[[int], None]):
         """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
         from ..link.errors import DisconnectedError, SilentBoardError
 
         link = self._link()
         try:
-            return link.run(plan, progress=progress)
+            return link.run(plan, progress=progress, sent=sent)
         except (DisconnectedError, SilentBoardError) as exc:
             self.tell_maker(link_lost_line(exc, "while the plan ran"))
             result = link.resume()
@@ -502,13 +509,15 @@ class Pipeline:
         if view_mover is not None:  # a lost cable mid-scan is resumed too
             self.view_mover = ResumingViewMover(view_mover, self.tell_maker, self.publish)
         self.scanner = scanner = Scanner(self.config, camera=self.robot.camera, view_mover=self.view_mover,
-                                         calibration=self.robot.calibration, regions=self.robot.regions)
+                                         calibration=self.robot.calibration, regions=self.robot.regions,
+                                         on_frame=self._frame_taken, on_decode=self._view_decoded)
         self.publish(ev.StageStarted("scan"))
         t = time.perf_counter()
         for attempt in range(1, attempts + 1):
             self.robot.before_scan(attempt)
+            self.scan_prefix = f"scan {attempt}: " if attempt > 1 else ""
             result = adaptive.scan(scanner)  # stops after the view that makes the decoder sure
-            self._mark_scan(f"scan {attempt}: " if attempt > 1 else "")
+            self._mark_scan(self.scan_prefix)
             if result.decoded is not None:
                 self.scan_taken = result.sequence  # None: every view
                 self.scan_result = result  # its pictures may still be being written
@@ -525,6 +534,19 @@ class Pipeline:
         raise RunFailed(f"the cube could not be read in {attempts} attempts: {result.error}",
                         "check the light (no glare, even brightness) and run 'cube-robot calibrate colours'")
 
+    def _frame_taken(self, view: str, times: dict | None) -> None:
+        """The scanner's on_frame: a view's frame, published as it is taken (with its times, when known)."""
+        if times is not None:
+            self.publish(ev.FrameTaken(self.scan_prefix + view, self.waterfall.ms(times["exposure_start"]),
+                                       self.waterfall.ms(times["delivered_at"])))
+
+    def _view_decoded(self, view: str, views: int, decoded: DecodeResult | None, error: Exception | None) -> None:
+        """The scanner's on_decode: the views so far, decoded (an adaptive scan's after each view)."""
+        self.publish(ev.ViewDecoded(
+            self.scan_prefix + view, views, decoded.facelets if decoded is not None else None,
+            round(float(decoded.confidence), 3) if decoded is not None else None,
+            str(error) if error is not None else None))
+
     def _mark_scan(self, prefix: str = "") -> None:
         """The last scan's stages (camera open, each view's motion and frame, decode) in the waterfall."""
         from ..plan import RobotProfile
@@ -537,6 +559,7 @@ class Pipeline:
         from .. import cube
 
         self.robot.before_scan(None)
+        self.scan_prefix = "verify: "
         result = self._scanner().scan()  # its view mover resumes after a lost connection, like the plan
         images = tuple(str(p) for p in result.images)
         if result.decoded is None:

@@ -18,25 +18,26 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .events import Event, FrameTaken, StageEnded
+from .events import Event, StageEnded
 
 BAR_WIDTH = 48  # characters of the text picture's time axis
 
 
 class Waterfall:
-    """publish(event): each stage is also published as a StageEnded (each frame as a FrameTaken) on the
-    run's bus (robot/run/events.py), from which the report builds its waterfall."""
+    """publish(event): each stage is also published as a StageEnded on the run's bus
+    (robot/run/events.py), from which the report builds its waterfall."""
 
     def __init__(self, origin: float, publish: Callable[[Event], None] | None = None):
         self.origin = origin  # clock seconds of the start press (0 ms)
         self.stages: list[dict] = []
         self.publish = publish or (lambda event: None)
 
-    def _ms(self, clock: float) -> float:
+    def ms(self, clock: float) -> float:
+        """Clock seconds as ms from the start press."""
         return round((clock - self.origin) * 1000, 1)
 
     def add(self, stage: str, start: float, end: float, floor_ms: float | None = None) -> None:
-        start_ms, end_ms = self._ms(start), self._ms(end)
+        start_ms, end_ms = self.ms(start), self.ms(end)
         floor = round(floor_ms, 1) if floor_ms is not None else None
         entry: dict[str, object] = {"stage": stage, "start_ms": start_ms, "end_ms": end_ms}
         if floor is not None:
@@ -60,8 +61,6 @@ class Waterfall:
                     settle_s = frame["asked_after"] - frame["motion_end"] if "asked_after" in frame \
                         else camera_timing.settle_s
                     wait_floor = (settle_s + camera_timing.exposure_s + camera_timing.delivery_s) * 1000
-                self.publish(FrameTaken(f"{prefix}{name}", self._ms(frame["exposure_start"]),
-                                        self._ms(frame["delivered_at"])))  # known once the scan is over
                 self.add(f"{prefix}{name}: frame", frame["exposure_start"], frame["delivered_at"])
                 received = frame.get("received_at", frame["delivered_at"])
                 self.add(f"{prefix}{name}: frame wait", frame["motion_end"], received, wait_floor)

@@ -70,7 +70,8 @@ def adaptive_scan(scanner) -> ScanResult:
 
     Overlapped: each view's stickers are sampled in a worker while the robot presents the next view;
     the pictures are saved in the background (ScanResult.images once `wait_pictures` returns), so the
-    plan can start the moment the cube is known.
+    plan can start the moment the cube is known.  scanner.on_frame and scanner.on_decode are told each
+    frame as it is taken and each decode (robot/vision/scan.py Scanner).
     """
     config, sequence = scanner.config, scanner.sequence
     view_mover = scanner.view_mover or NoMotion()
@@ -95,9 +96,11 @@ def adaptive_scan(scanner) -> ScanResult:
             for index, view, frame, motion, actions in zip(moment, views, capture_moment(scanner.camera, views, still_since(view_mover)),
                                                            motions, charged):
                 frames[view.name] = frame
-                marks["views"].append({"view": view.name, "actions": actions, "motion": motion,
-                                       "frame": capture_record(scanner.camera, view.name)})
+                record = capture_record(scanner.camera, view.name)
+                marks["views"].append({"view": view.name, "actions": actions, "motion": motion, "frame": record})
                 sampled.append(worker.submit(sample_view, frame, index, sequence, scanner.regions, scanner.sampling))
+                if scanner.on_frame is not None:
+                    scanner.on_frame(view.name, record)
             k = moment[-1] + 1  # views taken so far
             if k < first and k < len(sequence.views):
                 continue
@@ -110,8 +113,10 @@ def adaptive_scan(scanner) -> ScanResult:
                 marks["decode"] = (started, time.perf_counter())
                 return result
             taken = sequence.prefix(k)
-            readings, decoded, _ = decode_partial(samples, taken, scanner.calibration, config)
+            readings, decoded, doubt = decode_partial(samples, taken, scanner.calibration, config)
             read_s += time.perf_counter() - started
+            if scanner.on_decode is not None:
+                scanner.on_decode(views[-1].name, k, decoded, doubt)
             if decoded is not None:
                 marks["decode"] = (started, time.perf_counter())
                 return _result(scanner, taken, readings, frames, decoded, read_s)
@@ -144,6 +149,8 @@ def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
     except VisionError as exc:
         error = exc
     result = ScanResult(readings, frames, decoded, error, read_ms=(time.perf_counter() - started) * 1000.0)
+    if scanner.on_decode is not None:  # before a refused scan's pictures are saved
+        scanner.on_decode(scanner.sequence.views[-1].name, len(scanner.sequence.views), decoded, error)
     result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg.drift_warn_delta_e)
     _save_pictures(scanner, result, scanner.sequence, background=decoded is not None)
     return result

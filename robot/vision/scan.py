@@ -23,7 +23,7 @@ import datetime as _dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
@@ -35,6 +35,13 @@ from ..scan_sequence import ScanConfigError, ScanSequence, ScanView  # noqa: F40
 
 if TYPE_CHECKING:  # decoding is imported when a scan is read
     from .decode import DecodeResult
+
+# Watchers a scan calls as it goes, on its own thread (the run passes plain callables: vision knows no bus).
+# on_frame(view, times): a view's frame was taken; times are camera.last_capture's (None: not known).
+FrameWatcher = Callable[[str, Optional[dict]], None]
+# on_decode(view, views, decoded, error): the first `views` views, up to `view`, were decoded together
+# (decoded None: not sure, error says why).
+DecodeWatcher = Callable[[str, int, "Optional[DecodeResult]", Optional[Exception]], None]
 
 
 # ---------------------------------------------------------------------------
@@ -101,11 +108,13 @@ class StickerReadings:
         return np.array([s.spread for s in self.samples])
 
 
-def capture_views(camera, sequence: ScanSequence, view_mover=None, marks: list | None = None) -> dict:
+def capture_views(camera, sequence: ScanSequence, view_mover=None, marks: list | None = None,
+                  on_frame: FrameWatcher | None = None) -> dict:
     """Present each view (robot actions) and take its frame.
 
     marks: when a list, gets per view its motion's (start, end) and the frame's times
     (camera.last_capture, for cameras that pick frames by time) for the run's waterfall.
+    on_frame: told each view's frame as soon as it is taken.
     """
     from .cameras import capture_view
 
@@ -116,9 +125,12 @@ def capture_views(camera, sequence: ScanSequence, view_mover=None, marks: list |
         view_mover.move_to(view)
         moved = time.perf_counter()
         frames[view.name] = capture_view(camera, view.name, still_since(view_mover))
+        record = getattr(camera, "last_capture", None)
         if marks is not None:
             marks.append({"view": view.name, "actions": arm_actions(view_mover, view), "motion": (started, moved),
-                          "frame": getattr(camera, "last_capture", None)})
+                          "frame": record})
+        if on_frame is not None:
+            on_frame(view.name, record)
     return frames
 
 
@@ -204,9 +216,12 @@ class Scanner:
     view_mover: an object with move_to(view) that makes the robot do the view's
     actions (default: NoMotion, for file cameras).  calibration: a
     Calibration, None, or "auto" (load scan.colours_file if it exists).
+    on_frame, on_decode: watchers told each frame and each decode as the scan goes (FrameWatcher,
+    DecodeWatcher; robot/vision/adaptive.py decodes after each view).
     """
 
-    def __init__(self, config, camera=None, view_mover=None, calibration="auto", regions=None):
+    def __init__(self, config, camera=None, view_mover=None, calibration="auto", regions=None,
+                 on_frame: FrameWatcher | None = None, on_decode: DecodeWatcher | None = None):
         from .colour import Calibration
         from .regions import Regions
 
@@ -221,6 +236,7 @@ class Scanner:
             calibration = Calibration.load(path) if path.exists() else None
         self.calibration = calibration
         self.sampling = config.scan.sampling
+        self.on_frame, self.on_decode = on_frame, on_decode
         self.marks: dict[str, Any] | None = None  # the last scan's stage times (scan())
 
     def scan(self) -> "ScanResult":
@@ -232,28 +248,29 @@ class Scanner:
         opening = time.perf_counter()
         with self.camera:
             self.marks["camera_open"] = (opening, time.perf_counter())
-            frames = capture_views(self.camera, self.sequence, self.view_mover, self.marks["views"])
+            frames = capture_views(self.camera, self.sequence, self.view_mover, self.marks["views"], self.on_frame)
         reading = time.perf_counter()
-        result = self.read(frames)
+        result = self.read(frames, on_decode=self.on_decode)
         decoded = reading + result.read_ms / 1000
         self.marks["decode"] = (reading, decoded)
         if result.images:
             self.marks["save_pictures"] = (decoded, time.perf_counter())
         return result
 
-    def read(self, frames, save: bool | None = None) -> "ScanResult":
+    def read(self, frames, save: bool | None = None, on_decode: DecodeWatcher | None = None) -> "ScanResult":
         scan_cfg = self.config.scan
         save = scan_cfg.save_images if save is None else save
         return read_frames(
             frames, self.sequence, self.regions, self.calibration, self.sampling, config=self.config,
             drift_threshold=scan_cfg.drift_warn_delta_e,
-            save_dir=project_path(scan_cfg.images_dir) if save else None,
+            save_dir=project_path(scan_cfg.images_dir) if save else None, on_decode=on_decode,
         )
 
 
 def read_frames(frames, sequence, regions, calibration=None, sampling=None, config=None,
-                drift_threshold: float = 15.0, save_dir=None) -> ScanResult:
-    """Frames -> ScanResult (what `Scanner.scan` does after the camera).  read_ms excludes saving pictures."""
+                drift_threshold: float = 15.0, save_dir=None, on_decode: DecodeWatcher | None = None) -> ScanResult:
+    """Frames -> ScanResult (what `Scanner.scan` does after the camera).  read_ms excludes saving pictures.
+    on_decode: told the decode of every view, before the pictures are saved."""
     from .decode import VisionError, decode
 
     start = time.perf_counter()
@@ -264,6 +281,8 @@ def read_frames(frames, sequence, regions, calibration=None, sampling=None, conf
     except VisionError as exc:
         error = exc
     read_ms = (time.perf_counter() - start) * 1000.0
+    if on_decode is not None:
+        on_decode(sequence.views[-1].name, len(sequence.views), decoded, error)
     result = ScanResult(readings, frames, decoded, error, read_ms=read_ms)
     result.warnings += drift_warnings(readings, decoded, calibration, drift_threshold)
     if save_dir is not None:
