@@ -29,12 +29,13 @@ from typing import Callable
 from ..config_types import MotionConfig
 from . import ports
 from . import protocol as P
-from .errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError, LinkError,
+from .errors import (AlarmError, CommandRejectedError, DisconnectedError, LinkError,
                      NoAnswerError, RefusedMidStreamError, SilentBoardError, TooManyResendsError)
 from .handshake import Connection, LinkSettings
 from .noise_stops import CLEAR_ALARM_HINT, NoiseStops
 from .reader import Garbled, LinkEvent
 from .stream import Stream, StreamEntry, StreamProgress, StreamResult, first_sends, regrip_lookup, running, sends_allowed
+from . import unseen_reset
 
 __all__ = ["Link", "LinkSettings", "LinkEvent", "StreamProgress", "StreamResult", "CLEAR_ALARM_HINT"]
 
@@ -164,6 +165,7 @@ class Link:
         stream = running(self._stream)
         for entry in stream.entries:
             if (entry.done and entry.ms is None and entry.seq is not None and entry.time_asks < TIME_ASKS
+                    and not entry.time_unknown
                     and not any(line.command == f"TIME {entry.seq}" for line in self.connection.lines.pending.values())):
                 entry.time_asks += 1
                 self.connection.submit(f"TIME {entry.seq}")
@@ -447,10 +449,11 @@ class Link:
                 message = self.connection.wait_step()
                 self._stream_message(message)
                 self._ask_times()
-                self._check_never_ran()
+                unseen_reset.check_never_ran(self)
             elapsed = time.monotonic() - stream.started
             self._collect_times()
-            self._check_never_ran()
+            unseen_reset.check_never_ran(self)
+            unseen_reset.check_finished(self)
             if self.numbering_error is not None:  # found while the durations were collected (and swallowed)
                 raise self.numbering_error
         except LinkError as exc:
@@ -506,15 +509,17 @@ class Link:
                 self._on_banner(message)
             case P.Status(accepted=acc) if acc < self.connection.acknowledged:
                 # It forgot lines it had acknowledged: it reset, and the noise ate its banner.
-                # Ask who it is now (HELLO), then carry on as after a banner.
+                # Ask who it is now (HELLO), then carry on as after a banner, counting from now on only
+                # what the board confirms one by one (it may have taken a later line since the reset).
                 self.stats["banners_lost"] += 1
+                stream.reset_unseen = True
                 self._on_banner(next(r for r in self.request("HELLO") if isinstance(r, P.Identity)))
             case P.Err(seq, code) if seq is not None and seq in stream.by_seq and stream.by_seq[seq].seq == seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)
                     return  # a stop byte made by line noise before this action: cleared, it is sent again
                 if code == P.ErrorCode.MOTORS_OFF and self.motors:
-                    self._check_unseen_reset(stream.by_seq[seq])
+                    unseen_reset.check_refused_with_drivers_off(self, stream.by_seq[seq])
                 self._stop_on_reject(stream.by_seq[seq], code)
 
     def _stop_on_alarm(self, code: P.AlarmCode, stop_us: int | None) -> None:
@@ -541,12 +546,6 @@ class Link:
             raise AlarmError(code, stop_us, detail=self.noise.hint(code, self._stream)).with_progress(stream.progress())
         raise AlarmError(code, stop_us, detail=CLEAR_ALARM_HINT).with_progress(stream.progress(interrupted=True))
 
-    def _check_never_ran(self) -> None:
-        """Counted done by a later `done`, but TIME says it never completed: a refusal whose `err` was lost."""
-        for hidden in (e for e in running(self._stream).entries if e.never_ran):
-            self.stats["refusals_found_by_time"] += 1
-            self._stop_on_reject(hidden, None)
-
     def _stop_on_reject(self, entry: StreamEntry, code: P.ErrorCode | None) -> None:
         """An action was refused: let the ones before it finish (so the cube state is known), then raise."""
         stream, refused_seq = running(self._stream), entry.seq or 0  # a refused action was sent: it has a number
@@ -562,26 +561,11 @@ class Link:
         except LinkError:
             pass
         ran_anyway = [e.index + 1 for e in stream.entries
-                      if e.done and e.seq is not None and e.seq > refused_seq and e.index is not None]
+                      if stream.counts_done(e) and e.seq is not None and e.seq > refused_seq and e.index is not None]
         if ran_anyway or code is None:  # no prefix of the plan describes the cube
             number = entry.index + 1 if entry.index is not None else None
             raise RefusedMidStreamError(entry.command, code, ran_anyway, number).with_progress(stream.progress())
         raise CommandRejectedError(entry.command, code).with_progress(stream.progress())
-
-    def _check_unseen_reset(self, entry: StreamEntry) -> None:
-        """Drivers we switched on are off: the board reset and its banner was lost.  Then it may have
-        accepted a later action (any seq above `last` is taken after a reset) while the ones the reset
-        flushed never ran: which ran is not known for sure, so the run stops with an uncertain state."""
-        boots = self.boots
-        self.request("HELLO")  # counts the reset (boots)
-        if self.boots == boots:
-            return
-        self.stats["banners_lost"] += 1
-        raise CubeStateUncertainError(
-            f"the board reset unseen (its start-up line was lost in line noise) and refused {entry.command!r} "
-            "with its drivers off: actions sent around the reset may have been skipped. Nothing moves on its "
-            "own: check the cube sits straight, then scan it again"
-        ).with_progress(running(self._stream).progress(interrupted=True))
 
     def _on_banner(self, identity: P.Identity) -> None:
         """The board reset (its start-up banner): resume after `last`, or stop if an arm was moving."""

@@ -13,6 +13,8 @@ LinkError
   AlarmError              the firmware latched an alarm
   CubeStateUncertainError the board reset while an arm was moving
   RefusedMidStreamError   an action refused while later queued ones ran (a CubeStateUncertainError)
+  UnseenResetError        the board reset and its start-up line was lost; which actions ran is not known
+                          past those it confirmed one by one (a CubeStateUncertainError)
 
 Errors raised while a plan streams carry `progress` (a StreamProgress): which
 actions completed, so the caller knows the cube's state.
@@ -111,3 +113,10 @@ class LineNumberingError(CubeStateUncertainError):
     """The board answered a seq above the host's numbering: it took a line under a number the host had
     since given to another (renumbered) line, so lines may have been answered `ok dup` without running.
     Which actions ran after the last one reported done is not known."""
+
+
+class UnseenResetError(CubeStateUncertainError):
+    """The board reset and its start-up line was lost (line noise, not a power cycle: it kept its memory).
+    The reset flushed the actions it had queued, and afterwards it took any later line: a `done` from it
+    then does not mean the actions before that one ran.  Only actions the board confirmed one by one
+    (their own `done`, `time <seq> <ms>`) count; which of the others ran is not known."""

@@ -160,7 +160,10 @@ class StreamEntry:
     rejected: bool = False  # answered `err`: it never runs
     refused_by_alarm: bool = False  # answered `err ALARM_ACTIVE`: an alarm had latched before it came; it never ran
     time_asks: int = 0  # TIME queries sent for it (its `done` line was lost)
+    time_unknown: bool = False  # TIME answered `?`: the board has no duration for it (asking again changes nothing)
     never_ran: bool = False  # counted done by a later `done`, but TIME says it never completed: a lost `err`
+    # The board named this seq as completed (its own `done`, `time <seq> <ms>`, or `last`), not only a later one.
+    confirmed: bool = False
 
 
 @dataclass
@@ -174,6 +177,9 @@ class StreamProgress:
     # A reset cut it: (parts done or None when unknown, of how many) from the board's memory.
     interrupted_part: tuple | None = None
     ran_after: tuple = ()  # plan action numbers (1-based) done after the first not done (it was refused)
+    # The board reset unseen: only actions confirmed one by one count, and whether the first of the others
+    # (and any later one not in ran_after) ran is not known.
+    unknown_after: bool = False
 
     @property
     def total(self) -> int:
@@ -185,7 +191,12 @@ class StreamProgress:
         else:
             text = (f"Actions 1-{self.completed} of {self.total} completed "
                     f"(last: {self.commands[self.completed - 1]})")
-        if self.interrupted is not None and self.interrupted_part is not None:
+        if self.unknown_after and self.completed < self.total:
+            text += (f"; whether action {self.completed + 1} ({self.commands[self.completed]}) and later ones ran "
+                     "is not known: the board reset unseen")
+            if self.ran_after:
+                text += f" (action(s) {list(self.ran_after)} did run: the board reported each done)"
+        elif self.interrupted is not None and self.interrupted_part is not None:
             text += (f"; action {self.interrupted + 1} ({self.commands[self.interrupted]}) was cut by a board "
                      f"reset: {describe_part(self.commands[self.interrupted], *self.interrupted_part)}")
         elif self.interrupted is not None:
@@ -241,6 +252,9 @@ class Stream:
         self.started = time.monotonic()
         self.last_done_at = self.started  # when the last `done` arrived (queued work is timed from it)
         self.stale_cut = 0
+        # The board reset and its start-up line was lost: a `done` from it may follow flushed actions, so
+        # from now on only actions it confirmed one by one count as done (counts_done, unproven).
+        self.reset_unseen = False
 
     def apply(self, message, stats: collections.Counter) -> list[StreamEntry]:
         """What a message tells about the stream's actions, once the line window has taken it; returns
@@ -262,12 +276,15 @@ class Stream:
                     self.by_seq[seq].refused_by_alarm = True
             case P.Time(seq, ms) if ms is not None:
                 entry = self.by_seq.get(seq)
-                if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
-                    entry.ms = ms  # the board's own measurement of an action whose `done` was lost
-                    stats["times_recovered"] += 1
+                if entry is not None and entry.seq == seq and entry.done:
+                    entry.confirmed = True
+                    if entry.ms is None:
+                        entry.ms = ms  # the board's own measurement of an action whose `done` was lost
+                        stats["times_recovered"] += 1
             case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed: if that recent, never ran
                 entry = self.by_seq.get(seq)
                 if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
+                    entry.time_unknown = True
                     entry.never_ran = sum(e.done and (e.seq or 0) > seq for e in self.entries) < P.TIME_SLOTS
         return []
 
@@ -291,23 +308,35 @@ class Stream:
             entry.seq, entry.refused_by_alarm = None, False
         self.next = first
 
+    def counts_done(self, entry: StreamEntry) -> bool:
+        """Whether an action counts as done: after an unseen reset, only if the board confirmed it."""
+        return entry.done and (entry.confirmed or not self.reset_unseen)
+
+    def unproven(self) -> list[StreamEntry]:
+        """Plan actions counted done only because a later one was (not confirmed one by one)."""
+        return [e for e in self.entries if e.index is not None and e.done and not self.counts_done(e)]
+
     def progress(self, interrupted: bool = False, part: tuple | None = None) -> StreamProgress:
         plan_entries = {e.index: e for e in self.entries if e.index is not None}
+        done = [self.counts_done(plan_entries[i]) for i in range(len(self.commands))]
         completed = 0
-        while completed < len(self.commands) and plan_entries[completed].done:
+        while completed < len(self.commands) and done[completed]:
             completed += 1
         running = None
-        if interrupted and completed < len(self.commands) and plan_entries[completed].seq is not None:
-            running = completed
+        if (interrupted and not self.reset_unseen and completed < len(self.commands)
+                and plan_entries[completed].seq is not None):
+            running = completed  # (after an unseen reset the next action's fate is not known at all)
         return StreamProgress(
             commands=list(self.commands),
-            durations_ms=[plan_entries[i].ms if plan_entries[i].done else None for i in range(len(self.commands))],
+            durations_ms=[plan_entries[i].ms if done[i] else None for i in range(len(self.commands))],
             completed=completed, interrupted=running, interrupted_part=part if running is not None else None,
-            ran_after=tuple(i + 1 for i in range(completed + 1, len(self.commands)) if plan_entries[i].done),
+            ran_after=tuple(i + 1 for i in range(completed + 1, len(self.commands)) if done[i]),
+            unknown_after=self.reset_unseen and completed < len(self.commands),
         )
 
     def mark_done_through(self, seq: int, ms_of_last: int | None = None) -> list[StreamEntry]:
-        """Execution is in order: `done seq` completes every earlier submitted action too."""
+        """Execution is in order: `done seq` completes every earlier submitted action too (the board
+        names `seq` itself: its `done`, `status done`, `last`, so that one is confirmed)."""
         newly = []
         for entry in self.entries[: self.next]:
             if entry.seq is not None and entry.seq <= seq and not entry.done and not entry.rejected:
@@ -315,6 +344,8 @@ class Stream:
                 if entry.seq == seq:
                     entry.ms = ms_of_last
                 newly.append(entry)
+            if entry.seq == seq and entry.done:
+                entry.confirmed = True
         return newly
 
     def check_memory(self, last: int) -> None:

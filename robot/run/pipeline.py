@@ -181,7 +181,7 @@ def stop_advice(exc) -> str:
     """What to do after a stop while the plan ran, by its cause."""
     from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
                                HandshakeError, LineNumberingError, PortError, RefusedMidStreamError,
-                               SilentBoardError)
+                               SilentBoardError, UnseenResetError)
     from ..link.protocol import ALARM_TEXT, AlarmCode
 
     rerun = "then run again (the cube will be rescanned)"
@@ -194,6 +194,10 @@ def stop_advice(exc) -> str:
         return (f"the firmware refused {exc.command!r} ({why}) while later actions were already queued, "
                 f"and action(s) {exc.ran_after} ran: check the cube sits straight in the grippers and the firmware "
                 f"version (cube-robot doctor), {rerun}")
+    if isinstance(exc, UnseenResetError):  # it kept its memory: not a power cycle
+        return ("the board reset and its start-up line was lost in line noise: which actions ran after the last "
+                "one it reported done one by one is not known; check the cube sits straight in the grippers and the "
+                f"USB cable, {rerun}")
     if isinstance(exc, CubeStateUncertainError):
         part = exc.cut_part
         if part is None:  # not a cut: the board came back without its memory
@@ -441,7 +445,11 @@ class Pipeline:
             facelets = state.to_facelets(scan.colours)
             note = f"after plan action {completed} of {total}"
             cut = None
-            if isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube: name what is known
+            if progress_info is not None and progress_info.unknown_after:  # an unseen reset: only confirmed ones count
+                also = f"; action(s) {list(progress_info.ran_after)} ran after them" if progress_info.ran_after else ""
+                state_said = (f"{CUBE_STATE_NOT_KNOWN}: {facelets} {note} (each reported done by the board){also}; "
+                              f"which {'other ' if also else ''}later actions ran is not known")
+            elif isinstance(exc, RefusedMidStreamError):  # no prefix of the plan is the cube: name what is known
                 refused = f"action {exc.action}" if exc.action is not None else f"{exc.command!r}"
                 state_said = (f"{CUBE_STATE_NOT_KNOWN}: {facelets} {note}; then {refused} was refused and did "
                               f"nothing, and action(s) {exc.ran_after} ran after it")
