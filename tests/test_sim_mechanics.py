@@ -154,8 +154,8 @@ def test_a_jam_in_the_emulated_robot_keeps_the_pin_events_around_it(tmp_path):
         # F "holds" too when R turns.  (Each sync re-reads the grippers from their pulses, so setting
         # the virtual gripper by hand would be undone.)
         open_us, closed_us = gripper_widths(robot.motion, "F")
-        robot.motion.setdefault("arms", {}).setdefault("F", {}).update(
-            servo_open_us=closed_us, servo_closed_us=open_us)
+        robot.motion = config_module.with_settings(
+            config, {"motion.arms.F.servo_open_us": closed_us, "motion.arms.F.servo_closed_us": open_us}).motion
         robot.link.run(["TURN R90"])
         with pytest.raises(MechanicalError, match="pin events around it") as info:
             robot.sync()
