@@ -5,12 +5,14 @@ line the host sends (a later action) is taken and, when it is a GRIP (the driver
 refused), it runs and reports `done`.  A `done` for seq N then does not mean that the actions before N
 ran.  The stop must count only actions the board confirmed one by one and call the rest not known."""
 
+import collections
 import re
 
-from robot.link import ports
+from robot.link import ports, unseen_reset
 from robot.link import protocol as P
 from robot.link.driver import Link
 from robot.link.errors import LinkError, UnseenResetError
+from robot.link.stream import LineWindow, Stream, regrip_lookup
 from robot.sim.mock_firmware import DEFAULT_MOTION, MockFirmware
 from tests.test_link_driver import COMMANDS, FAST, SCALE
 
@@ -140,3 +142,59 @@ def test_a_run_that_meets_it_stops_state_not_known_naming_only_what_the_virtual_
     facelets = re.search(r"\b[A-Z]{24}\b", claimed).group()  # the state the stop names as the last known
     assert _same_colouring(facelets, report.virtual_cube), (claimed, report.virtual_cube)
     assert "power cycle" not in report.advice and "line noise" in report.advice, report.advice
+
+
+
+class BoardAround:
+    """What unseen_reset.check_never_ran asks of the Link, answered as a test sets the board: its reset
+    counter (`boots`, unchanged) and its `last` in a status asked after the TIME answer."""
+
+    def __init__(self, stream, last: int):
+        self._stream, self.last, self.boots = stream, last, 1
+        self.stats: collections.Counter = collections.Counter()
+        self.refused: list = []
+
+    def request(self, command: str) -> list:
+        assert command == "HELLO"
+        return [P.Identity(P.FIRMWARE_NAME, "1", P.PROTOCOL_VERSION, "test", 16, 64, self.last, 0, boots=self.boots)]
+
+    def status(self) -> P.Status:
+        return P.Status(P.State.RUN, 1, self.last + 1, self.last, self.last + 1, P.AlarmCode.NONE)
+
+    def _stop_on_reject(self, entry, code) -> None:
+        self.refused.append(entry.index + 1)
+
+
+def stream_where_the_board_forgot_action_1(host_saw_done_through: int):
+    """20 actions sent as seqs 1-20; action 1's own `done` was lost, the host saw `done` 2 to
+    `host_saw_done_through`, and the board answered `time 1 ?`."""
+    stream = Stream([f"GRIP {'RL' if i % 2 else 'FB'}" for i in range(20)], regrip_lookup([]))
+    lines = LineWindow()
+    while stream.next < len(stream.entries):
+        entry = stream.entries[stream.next]
+        stream.by_seq[lines.submit(entry.command, entry)] = entry
+        stream.next += 1
+    stats: collections.Counter = collections.Counter()
+    for seq in range(2, host_saw_done_through + 1):
+        stream.apply(P.Done(seq, 100), stats)
+    stream.apply(P.Time(1, None), stats)
+    return stream
+
+
+def test_time_unknown_is_no_refusal_when_the_board_may_have_completed_16_actions_since():
+    """The host saw 14 `done` lines after action 1 (2-15) when `time 1 ?` came; the board's `last` is 17
+    (the `done` lines of 16 and 17 were lost): it completed 16 since, so it may simply have forgotten
+    action 1, which then is not called refused (its duration is just not known)."""
+    stream = stream_where_the_board_forgot_action_1(host_saw_done_through=15)
+    board = BoardAround(stream, last=17)
+    unseen_reset.check_never_ran(board)
+    assert board.refused == [] and not stream.entries[0].never_ran
+    assert stream.progress().completed == 15 and stream.progress().durations_ms[0] is None
+
+
+def test_time_unknown_soon_after_is_still_a_refusal_whose_err_was_lost():
+    stream = stream_where_the_board_forgot_action_1(host_saw_done_through=3)
+    board = BoardAround(stream, last=4)  # 3 completed since: it would still have action 1's time
+    unseen_reset.check_never_ran(board)
+    assert board.refused == [1] and stream.entries[0].never_ran
+    assert board.stats["refusals_found_by_time"] == 1

@@ -161,6 +161,7 @@ class StreamEntry:
     refused_by_alarm: bool = False  # answered `err ALARM_ACTIVE`: an alarm had latched before it came; it never ran
     time_asks: int = 0  # TIME queries sent for it (its `done` line was lost)
     time_unknown: bool = False  # TIME answered `?`: the board has no duration for it (asking again changes nothing)
+    time_judged: bool = False  # that `?` was weighed against the board's `last` (unseen_reset.check_never_ran)
     never_ran: bool = False  # counted done by a later `done`, but TIME says it never completed: a lost `err`
     # The board named this seq as completed (its own `done`, `time <seq> <ms>`, or `last`), not only a later one.
     confirmed: bool = False
@@ -281,12 +282,20 @@ class Stream:
                     if entry.ms is None:
                         entry.ms = ms  # the board's own measurement of an action whose `done` was lost
                         stats["times_recovered"] += 1
-            case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed: if that recent, never ran
+            case P.Time(seq, None):  # not among the board's last TIME_SLOTS completed (never_ran_if_last)
                 entry = self.by_seq.get(seq)
                 if entry is not None and entry.seq == seq and entry.done and entry.ms is None:
                     entry.time_unknown = True
-                    entry.never_ran = sum(e.done and (e.seq or 0) > seq for e in self.entries) < P.TIME_SLOTS
         return []
+
+    def never_ran_if_last(self, entry: StreamEntry, last: int) -> bool:
+        """Whether TIME's `?` for `entry` proves it never completed, given the board's `last` (a status asked
+        after that answer): only if the board cannot have completed TIME_SLOTS actions after it.  Each
+        completion has its own seq (below `last` before a reset, above it after), and every action of this
+        stream went out under a seq in by_seq, so those between entry.seq and `last` bound them.  (The
+        `done` lines the host saw do not: the latest ones may have been lost.)"""
+        seq = entry.seq or 0
+        return sum(1 for s in self.by_seq if seq < s <= last) < P.TIME_SLOTS
 
     def outstanding(self) -> int:
         return sum(1 for e in self.entries[: self.next] if not e.done)

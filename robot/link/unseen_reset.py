@@ -44,20 +44,23 @@ def check_refused_with_drivers_off(link, entry: StreamEntry) -> None:
 
 
 def check_never_ran(link) -> None:
-    """Counted done by a later `done`, but TIME says it never completed: a refusal whose `err` was lost,
-    or a reset whose start-up line was lost (it flushed the queue, then the board took a later line)."""
+    """Counted done by a later `done`, but TIME says the board does not have it among its last completed:
+    a reset whose start-up line was lost (it flushed the queue, then the board took a later line), a
+    refusal whose `err` was lost, or, when the board may have completed TIME_SLOTS actions since, only a
+    duration no longer known (Stream.never_ran_if_last)."""
     stream = running(link._stream)
-    hidden = next((e for e in stream.entries if e.never_ran), None)
-    if hidden is None:
-        return
-    what = f"the board's TIME says {hidden.command!r} never completed"
-    if stream.reset_unseen:
-        stop(link, what, None)
-    identity = reset_since_seen(link)
-    if identity is not None:
-        stop(link, what, identity)
-    link.stats["refusals_found_by_time"] += 1
-    link._stop_on_reject(hidden, None)
+    for asked in [e for e in stream.entries if e.time_unknown and not e.time_judged]:
+        asked.time_judged = True
+        what = f"the board's TIME has no record of {asked.command!r} (counted done through a later one)"
+        if stream.reset_unseen:
+            stop(link, what, None)
+        identity = reset_since_seen(link)
+        if identity is not None:
+            stop(link, what, identity)
+        asked.never_ran = stream.never_ran_if_last(asked, link.status().done)
+        if asked.never_ran:
+            link.stats["refusals_found_by_time"] += 1
+            link._stop_on_reject(asked, None)
 
 
 def check_finished(link) -> None:
