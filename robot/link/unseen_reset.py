@@ -84,8 +84,8 @@ def stop(link, what: str, identity: P.Identity | None) -> NoReturn:
     if identity is not None:
         stream.check_cut(identity)  # it cut an action: that stop names how far it got
     raise UnseenResetError(
-        f"the board reset without its start-up line reaching the host (line noise; it kept its memory, so not "
-        f"a power cycle) and {what}: the reset dropped the actions it had queued and it may then have run later "
+        f"the board reset unseen (its start-up line was lost in line noise; it kept its memory, so not a power "
+        f"cycle) and {what}: the reset dropped the actions it had queued and it may then have run later "
         "ones, so only the actions it reported done one by one are counted. Nothing moves on its own: check the "
         "cube sits straight, then scan it again"
     ).with_progress(stream.progress())
