@@ -374,10 +374,10 @@ def test_a_refusal_after_which_queued_actions_ran_names_no_plan_state(setup, mon
     real_run = Link.run
     plans = []
 
-    def refuse_the_third(self, plan, progress=None):
+    def refuse_the_third(self, plan, progress=None, sent=None):
         actions = list(getattr(plan, "actions", plan))
         if len(actions) < 5:  # the scan's views (the plan is longer)
-            return real_run(self, plan, progress=progress)
+            return real_run(self, plan, progress=progress, sent=sent)
         plans.append(actions)
         commands = [action_command(a) for a in actions]
         durations = [100, 100, None, 100] + [None] * (len(commands) - 4)
@@ -426,10 +426,10 @@ def test_a_line_taken_under_an_old_number_names_no_plan_state(setup, monkeypatch
     real_run = Link.run
     plans = []
 
-    def renumbered_at_the_third(self, plan, progress=None):
+    def renumbered_at_the_third(self, plan, progress=None, sent=None):
         actions = list(getattr(plan, "actions", plan))
         if len(actions) < 5:  # the scan's views (the plan is longer)
-            return real_run(self, plan, progress=progress)
+            return real_run(self, plan, progress=progress, sent=sent)
         plans.append(actions)
         commands = [action_command(a) for a in actions]
         durations = [100, 100] + [None] * (len(commands) - 2)
