@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import scratch_config
+from conftest import copy_tables, scratch_config
 from robot import config as config_module
 from robot import cube, tables_store
 from robot.plan import Grip, RobotProfile, Turn, replay
@@ -190,6 +190,7 @@ def test_another_arm_layout_needs_no_code_change(tmp_path):
     # layout; config.load rejects it (the firmware only drives RL/FB), so the settings are set here.
     config = config_module.with_settings(config_module.defaults(), {
         "robot.pairs": {"U": ["U"], "R": ["R"], "F": ["F"]}, "tables.dir": str(tmp_path / "tables")})
+    copy_tables(tmp_path / "tables", names=("coords.npz",))  # the same for every layout: built once per run
     solver = Solver(config, log=lambda m: None)
     profile = solver.profile
     rng = np.random.default_rng(9)
