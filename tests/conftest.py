@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -484,3 +485,22 @@ def device(request):
         yield dev
     finally:
         dev.close()
+
+
+def calibrate_colours_sim(tmp_path, monkeypatch, capsys) -> str:
+    """`calibrate colours --sim` on the mock with every answer yes, its files pointed into tmp_path/cal
+    (which it must not write); returns what it printed (exit 0 asserted)."""
+    import io
+
+    from robot import cli
+
+    def edit(text):
+        text = text.replace("colours_file: calibration/colors.yaml", f"colours_file: {tmp_path / 'cal' / 'c.yaml'}")
+        text = text.replace("regions_file: calibration/regions.yaml", f"regions_file: {tmp_path / 'cal' / 'r.yaml'}")
+        return text.replace("preview_dir: runs/preview", f"preview_dir: {tmp_path / 'preview'}")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code = cli.main(["calibrate", "colours", "--sim", "--firmware", "mock", "--yes", "--no-window", "--seed", "4",
+                     "--config", str(scratch_config(tmp_path, edit))])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return out

@@ -3,25 +3,15 @@ and the decoded net next to the virtual cube in the same orientation (after the 
 
 from __future__ import annotations
 
-import io
 import re
-import sys
 
-from conftest import scratch_config
+from conftest import calibrate_colours_sim
 from robot import cli
 
 
 def test_calibrate_colours_sim_shows_the_check_cube_and_its_decode_in_the_same_orientation(tmp_path, capsys,
                                                                                            monkeypatch):
-    def edit(text):
-        text = text.replace("colours_file: calibration/colors.yaml", f"colours_file: {tmp_path / 'cal' / 'c.yaml'}")
-        text = text.replace("regions_file: calibration/regions.yaml", f"regions_file: {tmp_path / 'cal' / 'r.yaml'}")
-        return text.replace("preview_dir: runs/preview", f"preview_dir: {tmp_path / 'preview'}")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    code = cli.main(["calibrate", "colours", "--sim", "--firmware", "mock", "--yes", "--no-window", "--seed", "4",
-                     "--config", str(scratch_config(tmp_path, edit))])
-    out = capsys.readouterr().out
-    assert code == 0, out
+    out = calibrate_colours_sim(tmp_path, monkeypatch, capsys)
     lines = [line.removeprefix("SIMULATED | ") for line in out.splitlines()]
 
     [camera] = [line for line in lines if line.startswith("camera: ")]

@@ -18,20 +18,9 @@ def test_sim_refuses_real_hardware_and_output_files(args, said, capsys, tmp_path
 
 
 def test_calibrate_colours_sim_saves_nothing_with_the_mock(tmp_path, capsys, monkeypatch):
-    import io
-    import sys
+    from conftest import calibrate_colours_sim
 
-    from conftest import scratch_config
-
-    def edit(text):
-        text = text.replace("colours_file: calibration/colors.yaml", f"colours_file: {tmp_path / 'cal' / 'c.yaml'}")
-        text = text.replace("regions_file: calibration/regions.yaml", f"regions_file: {tmp_path / 'cal' / 'r.yaml'}")
-        return text.replace("preview_dir: runs/preview", f"preview_dir: {tmp_path / 'preview'}")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    code = cli.main(["calibrate", "colours", "--sim", "--firmware", "mock", "--yes", "--no-window", "--seed", "4",
-                     "--config", str(scratch_config(tmp_path, edit))])
-    out = capsys.readouterr().out
-    assert code == 0, out
+    out = calibrate_colours_sim(tmp_path, monkeypatch, capsys)
     assert f"writes the 6 colours above into {tmp_path / 'cal' / 'c.yaml'}" in out and "nothing saved" in out
     assert not (tmp_path / "cal").exists()
     assert all(line.startswith("SIMULATED | ") for line in out.splitlines() if line.strip())
