@@ -195,11 +195,13 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
         unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
         if unknown:
             lines.append(f"  measured_machine_ms unknown in {plural(unknown, 'run')} (an action's time was lost): not ranked")
-    lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured):")
+    lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured or not solved):")
     for r in runs[-last:] if last > 0 else []:
         outcome = _outcome(r)
         text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"[:160]
         kind = ("SIM fast" if _sped_up(r) else "SIMULATED") if _is_simulated(r) else "real"
-        lines.append(f"  {r.get('time')}  {kind:9} {_measured(r, 'button_to_solved_ms'):>7} ms "
+        # Start press -> solved only for a run counted as solved (a stop in the check rescan has a time too).
+        to_solved = _measured(r, "button_to_solved_ms") if outcome == "SOLVED" else "-"
+        lines.append(f"  {r.get('time')}  {kind:9} {to_solved:>7} ms "
                      f"{_measured(r, 'measured_machine_ms'):>6} ms  {text}")
     return lines

@@ -83,11 +83,21 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
             when = ("while the robot was starting (before the start press)" if not named else
                     "before the start press, while nothing was moving" if not pipeline.started else
                     "while nothing was moving (the board was idle with nothing queued)")
+            if pipeline.verifying:
+                when = "during the check rescan (the plan had run to the end), " + when
             publish(ev.Stopped(
                 errors=(f"Ctrl-C {when}: no stop byte was sent and no alarm is latched",), outcome=INTERRUPTED,
                 cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
                 advice="nothing to clear: run again when ready" + (" (the cube is rescanned)" if pipeline.started
                                                                    else "")))
+        elif pipeline.verifying:  # the plan had run to the end: the rescan's motions turn the whole cube
+            publish(ev.Stopped(
+                errors=("emergency stop: Ctrl-C during the check rescan (the plan had run to the end); the stop "
+                        "byte was sent to the robot",), outcome=STOPPED,
+                cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
+                advice=pipeline.advice("check the cube sits straight in the grippers (the rescan turns the whole "
+                                       "cube, so no layer was left between positions), run 'cube-robot link reset-alarm', "
+                                       "then run again to check it (the cube is rescanned)")))
         else:
             publish(ev.Stopped(
                 errors=("emergency stop: Ctrl-C; the stop byte was sent to the robot",), outcome=STOPPED,
@@ -148,9 +158,13 @@ class ResumingViewMover:
     def move_to(self, view) -> None:
         from ..link.errors import DisconnectedError, SilentBoardError
 
+        interrupted = False
         try:
             self.moving = True  # a Ctrl-C now may come while the board moves
             self.inner.move_to(view)
+        except KeyboardInterrupt:
+            interrupted = True  # the board may still move: the stop that follows must know it (run_robot)
+            raise
         except (DisconnectedError, SilentBoardError) as exc:
             self.tell_maker(link_lost_line(exc, "during a scan"))
             self.inner.link.resume()
@@ -158,7 +172,7 @@ class ResumingViewMover:
             if self.inner.after:
                 self.inner.after()
         finally:
-            self.moving = False
+            self.moving = interrupted
 
     @property
     def last_charged(self) -> list:  # the inner view mover's
@@ -285,6 +299,7 @@ class Pipeline:
         self.completed = 0  # plan actions the robot confirmed done
         self.started = False  # the start button was pressed
         self.executing = False
+        self.verifying = False  # the check rescan after the whole plan ran
         self.view_mover: ResumingViewMover | None = None
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
         self.scan_prefix = ""  # the scan being taken, as its waterfall names it ("scan 2: ", "verify: ")
@@ -328,6 +343,9 @@ class Pipeline:
         note = f"after plan action {self.completed} of {len(self.plan.actions)}"
         if self.executing and self.completed < len(self.plan.actions):
             note += "; " + interrupted_note(self.completed, self.plan.actions[self.completed], "may have been")
+        elif self.verifying:
+            note += ("; the plan ran to the end: the stop came during the check rescan, whose motions turn the "
+                     "whole cube, not a layer")
         return f"{state.to_facelets(self.scan_colours)} ({note})"
 
     def run(self) -> None:
@@ -566,9 +584,11 @@ class Pipeline:
     def _verify(self) -> None:
         from .. import cube
 
+        self.verifying = True
         self.robot.before_scan(None)
         self.scan_prefix = "verify: "
         result = self._scanner().scan()  # its view mover resumes after a lost connection, like the plan
+        self.verifying = False
         images = tuple(str(p) for p in result.images)
         if result.decoded is None:
             self.publish(ev.Checked(f"rescan refused: {result.error}", images=images))

@@ -47,6 +47,11 @@ def run_simulated(config: Config, options: RunOptions, tell_maker, bus: EventBus
                               final_state=robot.virtual.facelets(), turned_quarters=robot.virtual.turned_quarters))
 
     run_robot(config, robot, options, tell_maker, bus, finish)
+    if report.outcome is not None and report.execute_ok and report.cube_state_after_stop:
+        # A Ctrl-C after the whole plan ran (in the check rescan): the simulation knows the truth, say it.
+        robot.sync()
+        solved = "solved" if robot.virtual.is_solved() else "NOT solved"
+        bus.publish(ev.Stopped(cube_state=f"{report.cube_state_after_stop}; SIMULATED: the virtual cube is {solved}"))
     measured = robot.measured_speed()  # board time / host wall time over the run (None: it stopped first)
     board_ms = wall_ms = speedup = timing_note = None
     if measured is not None and measured[1] > 0:
