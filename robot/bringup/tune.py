@@ -74,7 +74,10 @@ def interactive(link, widths: Widths, limits, read_key, tell_maker, arms: str = 
         tell_maker(f"gripper {arm}: tuning {which.upper()} = {widths.values[arm][WHICH[which]]} us "
             f"(open {widths.values[arm][0]}, closed {widths.values[arm][1]})")
         key = read_key()
-        if key in ("", "q", "\x03", "\x04"):
+        if key == "\x03":  # Ctrl-C from a terminal in raw mode: an interrupt, as a SIGINT is in every command
+            tell_maker("Ctrl-C: the widths tuned are not saved (no file was written).")
+            raise KeyboardInterrupt
+        if key in ("", "q", "\x04"):
             return False
         if key == "s":
             return True
