@@ -90,7 +90,7 @@ def test_solve_log_round_trip_and_history(tmp_path):
     assert len(runs) == 3 and warnings == [f"{path}:4: skipped a line that is not JSON"]
     lines = log.summary(runs, path, last=2)
     assert lines[1].startswith("SIMULATED realtime: 3 runs; solved 2 of 3 (67%)")
-    assert any("predicted_machine_ms" in line and "median 900  best 700  worst 900" in line for line in lines)
+    assert any("predicted_machine_ms" in line and "median 800  best 700  worst 900" in line for line in lines)
     assert lines[-1].endswith("NOT SOLVED: the start button was not pressed in time") and len(lines) == 6
 
 

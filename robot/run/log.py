@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -191,14 +192,16 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
                     "button_to_solved_ms"):
             values = sorted(r[key] for r in solved if _rankable(r, key))
             if values:
-                lines.append(f"  {key:<22} median {values[len(values) // 2]}  best {values[0]}  worst {values[-1]}")
+                median = statistics.median(values)  # of an even count: the mean of the middle two
+                median = f"{median:.3f}".rstrip("0").rstrip(".")  # 800.0 -> 800, 216.39999 -> 216.4
+                lines.append(f"  {key:<22} median {median}  best {values[0]}  worst {values[-1]}")
         unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
         if unknown:
             lines.append(f"  measured_machine_ms unknown in {plural(unknown, 'run')} (an action's time was lost): not ranked")
     lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured or not solved):")
     for r in runs[-last:] if last > 0 else []:
         outcome = _outcome(r)
-        text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"[:160]
+        text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"  # whole: a cut reason misleads
         kind = ("SIM fast" if _sped_up(r) else "SIMULATED") if _is_simulated(r) else "real"
         # Start press -> solved only for a run counted as solved (a stop in the check rescan has a time too).
         to_solved = _measured(r, "button_to_solved_ms") if outcome == "SOLVED" else "-"
