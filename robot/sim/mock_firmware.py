@@ -263,18 +263,32 @@ class MockFirmware:
             return
         if self.alarm:
             return  # the first alarm stays latched (and was reported once)
+        # stop_us as system.cpp reports it: trigger -> the steppers stopped, on this board's clock; 0 when
+        # no stepper moved (a GRIP or DWELL, or nothing running).
+        trigger = time.monotonic()
         stop_us = 0
         if self._running:
             seq, command, nominal_ms, end = self._running
             self.interrupted.append((seq, command))
-            # Bounded deceleration from at most full speed (the hardware input stops at once).
-            if code == P.AlarmCode.ESTOP_BYTE and command.startswith(("TURN", "JOG", "HOME")):
-                stop_us = int(1e6 * self.motion.max_speed_steps_per_s / self.motion.accel_steps_per_s2)
+            stepping = command.startswith(("TURN", "JOG", "HOME"))
+            if stepping and code == P.AlarmCode.ESTOP_BYTE:  # decelerates from its speed now to a standstill
+                stop_us = round(1e6 * self._speed_at(trigger, nominal_ms) / self.motion.accel_steps_per_s2)
             if command.startswith("GRIP"):
                 # The grippers stay where they are: the other pair opens in the second half.
                 if time.monotonic() >= self._halfway():
                     self.arms.gripper_halfway(command)
+            self._running = None  # the hardware input halts the steppers at once
+            if stepping and code != P.AlarmCode.ESTOP_BYTE:
+                stop_us = round((time.monotonic() - trigger) * 1e6 / self.time_scale)
         self._latch(code, stop_us)
+
+    def _speed_at(self, now: float, nominal_ms: float) -> float:
+        """The running move's step rate at `now` (steps/s), on a trapezoid of its nominal time: accelerating
+        from rest, at most max_speed, decelerating to rest at its end (the mock moves no real steps)."""
+        elapsed_s = (now - self._running_since) / self.time_scale
+        remaining_s = max(0.0, nominal_ms / 1000 - elapsed_s)
+        accel = self.motion.accel_steps_per_s2
+        return max(0.0, min(self.motion.max_speed_steps_per_s, accel * elapsed_s, accel * remaining_s))
 
     def _latch(self, code: P.AlarmCode, stop_us: int = 0) -> None:
         """Flush the queue and latch an alarm (the e-stops, and a homing that failed)."""
