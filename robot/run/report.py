@@ -357,6 +357,7 @@ def format_report(report: RunReport) -> str:
     if report.advice:
         lines.append(f"  next        {report.advice}")
     lines.append(f"  RESULT      {report.result_line()}")
-    if report.simulated:  # never mistaken for a real robot's result, line by line
-        lines = [f"SIMULATED | {line}" for line in lines]
-    return "\n".join(["", "=" * 60, *lines, "=" * 60])
+    lines = ["=" * 60, *lines, "=" * 60]
+    if report.simulated:  # never mistaken for a real robot's result, line by line (its rules too)
+        return "\n".join(f"SIMULATED | {line}" for line in lines)
+    return "\n".join(["", *lines])
