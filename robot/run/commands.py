@@ -51,6 +51,9 @@ _action_number = _whole_number(1, ": plan actions are numbered from 1")
 def _scramble(text: str) -> str:
     from ..cube import MoveError, parse_moves
 
+    if not text.strip():  # an empty one would silently become a random scramble
+        raise argparse.ArgumentTypeError("the scramble is empty: give moves, e.g. \"R U2 F'\", or leave out "
+                                         "--scramble for a random scramble")
     try:
         parse_moves(text)
     except MoveError as exc:
@@ -117,6 +120,13 @@ def run_command(args) -> int:
         print(f"cube-robot run: --port {options.port} names a real robot, but {', '.join(simulated_by)} "
               f"{'is' if len(simulated_by) == 1 else 'are'} for the simulated one: give one or the other "
               "(nothing moved)", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    if options.resume and simulated_by:  # it would be ignored: a simulated robot starts with no alarm
+        print(f"cube-robot run: --resume clears the alarm a reset left on a real robot's board "
+              f"(RESET_DURING_MOTION), but {', '.join(simulated_by)} "
+              f"{'runs' if len(simulated_by) == 1 else 'run'} the simulated robot, which starts afresh with no "
+              "such alarm: leave out --resume, or run the real robot (--port PATH) without them (nothing moved)",
+              file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     if options.simulation_flags() and not options.sim:
         options = options.replace(sim=True)  # these only make sense for the virtual robot
