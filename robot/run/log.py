@@ -198,7 +198,8 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
         unknown = sum(1 for r in solved if r.get("unknown_time_actions"))
         if unknown:
             lines.append(f"  measured_machine_ms unknown in {plural(unknown, 'run')} (an action's time was lost): not ranked")
-    lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; - not measured or not solved):")
+    lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; "
+                 "- not measured or not solved):")
     for r in runs[-last:] if last > 0 else []:
         outcome = _outcome(r)
         text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"  # whole: a cut reason misleads

@@ -96,8 +96,8 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
                         "byte was sent to the robot",), outcome=STOPPED,
                 cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
                 advice=pipeline.advice("check the cube sits straight in the grippers (the rescan turns the whole "
-                                       "cube, so no layer was left between positions), run 'cube-robot link reset-alarm', "
-                                       "then run again to check it (the cube is rescanned)")))
+                                       "cube, so no layer was left between positions), run 'cube-robot link "
+                                       "reset-alarm', then run again to check it (the cube is rescanned)")))
         else:
             publish(ev.Stopped(
                 errors=("emergency stop: Ctrl-C; the stop byte was sent to the robot",), outcome=STOPPED,
