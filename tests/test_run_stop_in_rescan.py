@@ -1,5 +1,6 @@
 """Ctrl-C during the check rescan, after the whole plan ran: the report says so, and history agrees with it."""
 
+import pytest
 from conftest import scratch_config
 
 from robot import config as config_module
@@ -7,10 +8,15 @@ from robot.run import log
 from robot.run.options import RunOptions
 from robot.run.report import STOPPED
 from robot.run.simulated import run_simulated
+from robot.sim import emulator
 from robot.sim.robot_sim import SimulatedRobot
 
+OK, REASON = emulator.available()
+FIRMWARES = ["mock", pytest.param("emulator", marks=[pytest.mark.firmware, pytest.mark.skipif(
+    not OK, reason=f"emulator unavailable: {REASON}")])]
 
-def _stopped_in_rescan(tmp_path, monkeypatch):
+
+def _stopped_in_rescan(tmp_path, monkeypatch, firmware="mock"):
     """A simulated run whose Ctrl-C comes while the check rescan's first view is being moved to."""
     before_scan = SimulatedRobot.before_scan
 
@@ -28,11 +34,12 @@ def _stopped_in_rescan(tmp_path, monkeypatch):
 
     monkeypatch.setattr(SimulatedRobot, "before_scan", ctrl_c_in_the_rescan)
     config = config_module.load(scratch_config(tmp_path))
-    return config, run_simulated(config, RunOptions(sim=True, seed=3, firmware="mock"), lambda _text: None)
+    return config, run_simulated(config, RunOptions(sim=True, seed=3, firmware=firmware), lambda _text: None)
 
 
-def test_ctrl_c_in_the_check_rescan_says_the_plan_ran_and_no_layer_was_stopped(tmp_path, monkeypatch):
-    config, report = _stopped_in_rescan(tmp_path, monkeypatch)
+@pytest.mark.parametrize("firmware", FIRMWARES)
+def test_ctrl_c_in_the_check_rescan_says_the_plan_ran_and_no_layer_was_stopped(tmp_path, monkeypatch, firmware):
+    config, report = _stopped_in_rescan(tmp_path, monkeypatch, firmware)
     total = len(report.plan["plan"])
     assert report.result() == STOPPED and report.exit_status() == 130
     assert report.execute_ok is True and report.stopped_at_action == total

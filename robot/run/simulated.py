@@ -48,8 +48,8 @@ def run_simulated(config: Config, options: RunOptions, tell_maker, bus: EventBus
 
     run_robot(config, robot, options, tell_maker, bus, finish)
     if report.outcome is not None and report.execute_ok and report.cube_state_after_stop:
-        # A Ctrl-C after the whole plan ran (in the check rescan): the simulation knows the truth, say it.
-        robot.sync()
+        # A Ctrl-C after the whole plan ran (in the check rescan): the simulation knows the truth, say it
+        # (closing the robot synced the virtual cube with what the firmware did).
         solved = "solved" if robot.virtual.is_solved() else "NOT solved"
         bus.publish(ev.Stopped(cube_state=f"{report.cube_state_after_stop}; SIMULATED: the virtual cube is {solved}"))
     measured = robot.measured_speed()  # board time / host wall time over the run (None: it stopped first)
