@@ -6,7 +6,7 @@ from conftest import scratch_config
 from robot import config as config_module
 from robot.run import log
 from robot.run.options import RunOptions
-from robot.run.report import STOPPED
+from robot.run.report import INTERRUPTED, STOPPED
 from robot.run.simulated import run_simulated
 from robot.sim import emulator
 from robot.sim.robot_sim import SimulatedRobot
@@ -63,3 +63,20 @@ def test_history_shows_no_solve_time_for_a_run_it_counts_as_not_solved(tmp_path,
     assert not any("button_to_solved_ms" in line for line in lines)  # no solved run to rank
     [row] = [line for line in lines if "EMERGENCY STOP" in line]
     assert f"{report.button_to_solved_ms:g}" not in row
+
+
+def test_ctrl_c_as_the_check_rescan_begins_while_nothing_moves_says_so(tmp_path, monkeypatch):
+    before_scan = SimulatedRobot.before_scan
+
+    def ctrl_c_before_the_rescan_moves(robot, attempt):
+        before_scan(robot, attempt)
+        if attempt is None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(SimulatedRobot, "before_scan", ctrl_c_before_the_rescan_moves)
+    config = config_module.load(scratch_config(tmp_path))
+    report = run_simulated(config, RunOptions(sim=True, seed=3, firmware="mock"), lambda _text: None)
+    assert report.result() == INTERRUPTED and report.exit_status() == 130
+    assert report.result_line().startswith("SIMULATED INTERRUPTED: Ctrl-C during the check rescan (the plan had "
+                                           "run to the end), while nothing was moving")
+    assert "the virtual cube is solved" in report.cube_state_after_stop and "part-way" not in report.advice
