@@ -179,45 +179,65 @@ static bool ring_full(void) { return ((ring_head + 1) & (RING_SIZE - 1)) == ring
 
 // `!`: decelerate at `accel` from the second tick after the byte came (the
 // first's time was set then: as when the ISR planned one tick ahead), or the
-// first tick still free if the main loop comes later.  The ticks planned from
-// there on are dropped and planned again as a stop.
+// first tick still free if the main loop comes later.  The ticks planned after
+// that tick are dropped and planned again as a stop.  The tick itself stays in
+// the ring all along (its mask is the same; only its interval, to the first
+// tick of the stop, changes): had it been dropped with the rest, the main loop
+// coming late (its compare due while the stop is computed, ~250 us) left the
+// ISR an empty ring and the stop's first step slipped by up to that (seen as a
+// 600-760 us interval at full speed).
 static void begin_stop(void) {
   uint8_t sreg = SREG;
   cli();
   uint8_t t = ring_tail, h = ring_head;
   uint16_t executed = tick;
-  SREG = sreg;
   uint16_t base = stop_tick + 2;
   if (base < executed + 1) base = executed + 1;
-  if (base > plan_tick + 1) return;  // the ticks before it are not planned yet
-  if (base == stop_checked) return;  // decided for this tick already
-  stop_checked = base;
+  if (base > plan_tick + 1 || base == stop_checked) {  // not planned yet / decided for this tick
+    SREG = sreg;
+    return;
+  }
   uint8_t keep = (uint8_t)(base - (executed + 1));  // 1: the tick before base is still queued
+  uint8_t base_slot = (uint8_t)((t + keep) & (RING_SIZE - 1));
+  bool queued = base <= plan_tick;  // base's own entry is in the ring
+  uint8_t first_dropped = queued ? (uint8_t)((base_slot + 1) & (RING_SIZE - 1)) : h;
+  ring_head = first_dropped;  // the ISR can take base's entry, none after it
   // The interval that leads to base: the kept entry's, or the one the ISR took last.
   uint16_t interval = ring[keep ? t : (uint8_t)((t - 1) & (RING_SIZE - 1))].interval;
+  SREG = sreg;
+  stop_checked = base;
   float v = TICKS_PER_S / (float)(interval ? interval : 1);  // steps/s now
   float n = v * v / (2.0f * (float)settings.accel) - 0.5f;
   uint16_t extra = n > 0 ? (uint16_t)(n + 0.5f) : 0;
-  if ((uint32_t)base + extra + 1 >= end_tick) return;  // already stopping at least as fast
-  uint8_t first_dropped = (uint8_t)((t + keep) & (RING_SIZE - 1));
-  cli();
-  if (ring_tail != t) {  // the ISR took a tick meanwhile: decide again
+  if ((uint32_t)base + extra + 1 >= end_tick) {  // already stopping at least as fast
+    cli();
+    ring_head = h;  // the entries after base are as they were (only this loop writes them)
     SREG = sreg;
-    stop_checked = 0;
     return;
   }
-  ring_head = first_dropped;
-  SREG = sreg;
   for (uint8_t i = first_dropped; i != h; i = (uint8_t)((i + 1) & (RING_SIZE - 1)))
     if (!(ring[i].mask & END_TICK)) untick_mask(ring[i].mask);
-  plan_tick = base - 1;
   stop_base_time = tick_time(base);  // before `stopping`: the time it was planned for
-  plan_time = stop_base_time;
   stopping = true;
   stop_base_tick = base;
   stop_steps = extra;
   stop_sqrt = sqrtf((float)(2 * extra + 1));
   end_tick = base + extra + 1;
+  if (!queued) {  // base is the next tick to plan
+    plan_tick = base - 1;
+    plan_time = stop_base_time;
+    return;
+  }
+  uint32_t next = tick_time(base + 1);  // the stop's first interval ends here
+  cli();
+  if (ring_tail != ring_head) {  // base's entry not taken yet: it leads into the stop
+    ring[base_slot].interval = to_interval(next - stop_base_time);
+    plan_time = next;
+  } else {  // taken meanwhile with the interval planned before: the stop follows from there
+    plan_time = stop_base_time + ring[base_slot].interval;
+  }
+  SREG = sreg;
+  plan_tick = base;
 }
 
 static void resolve_end_time(void) {

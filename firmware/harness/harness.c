@@ -21,6 +21,9 @@
  *     press estop | release estop | press start | release start
  *     reset        the board's reset button (RAM kept)
  *     cycle        report the current cycle
+ *     send-at CYCLE BYTE  put BYTE (decimal) into the UART at CYCLE, or at once
+ *                  if that has passed: a host's byte at a chosen moment (tests
+ *                  that depend on where in a step a `!` lands)
  *   and, for the arms' mechanics and homing sensors (arm = R L F B):
  *     sensor ARM START WIDTH REV   that arm's sensor is active while the arm is
  *                  START..START+WIDTH-1 steps (mod REV) from where it started
@@ -128,6 +131,8 @@ static uint8_t output_buf[OUTPUT_CAPACITY]; /* firmware -> host */
 static size_t output_len;
 static uint64_t cycle_offset; /* keeps logged cycles increasing */
 static FILE *control_out;    /* our stdout; simavr's own chatter goes to stderr */
+static uint64_t send_at_cycle; /* send-at: the byte's cycle; 0: none pending */
+static uint8_t send_at_byte;
 
 static void die(const char *what) {
     fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
@@ -400,6 +405,16 @@ static void control_command(char *line) {
         reset_cpu();
     } else if (n >= 1 && strcmp(verb, "cycle") == 0) {
         /* nothing to do */
+    } else if (n >= 1 && strcmp(verb, "send-at") == 0) {
+        unsigned long long at = 0;
+        unsigned byte = 0;
+        if (sscanf(line, "%*s %llu %u", &at, &byte) != 2 || byte > 255) {
+            fprintf(control_out, "error send-at CYCLE BYTE (decimal)\n");
+            fflush(control_out);
+            return;
+        }
+        send_at_cycle = at > 0 ? at : 1;
+        send_at_byte = (uint8_t)byte;
     } else if (n == 2 && (strcmp(verb, "press") == 0 || strcmp(verb, "release") == 0)) {
         size_t i;
         for (i = 0; i < INPUT_COUNT; i++)
@@ -412,7 +427,7 @@ static void control_command(char *line) {
         inputs[i].pressed = verb[0] == 'p';
         drive_inputs();
     } else {
-        fprintf(control_out, "error unknown command '%s' (press/release estop|start, reset, cycle)\n", line);
+        fprintf(control_out, "error unknown command '%s' (press/release estop|start, reset, cycle, send-at)\n", line);
         fflush(control_out);
         return;
     }
@@ -588,6 +603,10 @@ int main(int argc, char **argv) {
 
         feed_uart();
         for (int i = 0; i < SLICE_INSTRUCTIONS; i++) {
+            if (send_at_cycle && now_cycle() >= send_at_cycle) {
+                avr_raise_irq(uart_input_irq, send_at_byte);
+                send_at_cycle = 0;
+            }
             int state = avr_run(avr);
             if (isr_log) trace_isr();
             if (state == cpu_Done || state == cpu_Crashed) {

@@ -299,6 +299,14 @@ class Emulator:
         """The CPU's current cycle (16 per microsecond)."""
         return self._control("cycle")
 
+    def send_at(self, cycle: int, data: bytes) -> int:
+        """Put one byte into the firmware's UART at `cycle` (at once if that has passed), as a host's byte
+        landing at a chosen moment: deterministic, where a byte written to the port lands wherever the
+        host's scheduling puts it.  Returns the cycle the request reached the harness."""
+        if len(data) != 1:
+            raise ValueError("send_at takes exactly one byte")
+        return self._control(f"send-at {cycle} {data[0]}")
+
     # -- the arms' mechanics and homing sensors (harness.c models them) --------
 
     def set_sensor(self, arm: str, start: int, width: int, steps_per_rev: int) -> int:
