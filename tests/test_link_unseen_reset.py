@@ -37,8 +37,17 @@ def reset_when_the_host_has_sent_all_it_may(mock, first: int, from_index: int, l
                 and mock.accepted == reply.seq + depth - 1):
             armed.append(reply.seq)
             mock.reset_after_seq = reply.seq  # right after this `done` goes out
+            mock.start_when = None  # the board after the reset takes what comes
         return False
     return drop
+
+
+def start_each_action_with_a_full_queue(mock, first: int, count: int):
+    """A start hook for the mock: an action starts only once the board holds every line the host may have
+    sent before its `done` (through seq + 15, or the plan's last), so the reset's moment above does not
+    depend on how fast a loaded host sends."""
+    last = first + count - 1
+    return lambda seq: mock.accepted >= min(seq + mock.queue_depth - 1, last)
 
 
 def executed(mock) -> list:
@@ -60,6 +69,7 @@ def stream_through_an_unseen_reset(commands, from_index: int):
             link.configure()
             first = link.connection.lines.next_seq  # the seq of the plan's first action
             mock.drop_reply = reset_when_the_host_has_sent_all_it_may(mock, first, from_index, lost)
+            mock.start_when = start_each_action_with_a_full_queue(mock, first, len(commands))
             try:
                 link.run(commands)
                 stop = None

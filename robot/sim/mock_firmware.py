@@ -73,6 +73,7 @@ class MockFirmware:
         self.estop_held = False  # the hardware e-stop input is pressed (RESET fails until released)
         self.drop_reply = None  # test hook: reply -> True to lose that line (a lost acknowledgement)
         self.reset_after_seq = None  # test hook: reset right after this action completes (between moves)
+        self.start_when = None  # test hook: seq -> False to keep that queued action waiting (not timing)
         self.reset_during_seq = None  # test hook: reset halfway through this action (a cut decided by the
         # device's clock, not by when a host thread gets round to it: at time_scale 0.02 a GRIP lasts ~10 ms)
         self.max_queued = 0
@@ -543,7 +544,8 @@ class MockFirmware:
             if seq == self.reset_after_seq:
                 self.reset_after_seq = None
                 self._reset()
-        if self._running is None and self._queue and not self.alarm:
+        if (self._running is None and self._queue and not self.alarm
+                and (self.start_when is None or self.start_when(self._queue[0][0]))):
             seq, command, nominal = self._queue.popleft()
             nominal = self.arms.action_started(seq, command, nominal)  # a GRIP's halves depend on the grippers now
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
