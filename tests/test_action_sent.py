@@ -4,7 +4,7 @@ once per action, in order, before its `done`, however often a lost answer makes 
 from robot.link import protocol as P
 from robot.sim.mock_firmware import MockFirmware
 
-from test_link_driver import PLAN, SCALE, connect
+from test_link_driver import PLAN, SCALE, connect, drop_first_ok
 
 
 def test_each_action_is_said_sent_once_and_before_it_is_done():
@@ -22,15 +22,9 @@ def test_each_action_is_said_sent_once_and_before_it_is_done():
 def test_a_resent_line_is_said_sent_once():
     lost = []
 
-    def drop_first_ok(reply):
-        if isinstance(reply, P.Ok) and not lost:
-            lost.append(reply.seq)
-            return True
-        return False
-
     sent = []
     with MockFirmware("pty", time_scale=1.0) as mock, connect(mock.url) as link:
-        mock.drop_reply = drop_first_ok
+        mock.drop_reply = drop_first_ok(lost)
         link.run(["DWELL 400"], sent=sent.append)  # its `ok` is lost: the line goes out again
         assert link.stats["resends"] >= 1
     assert lost and sent == [1]

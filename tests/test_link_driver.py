@@ -101,17 +101,20 @@ def test_lost_acknowledgements_are_resent_and_executed_once():
     assert executed_commands(mock) == COMMANDS
 
 
-def test_lost_acknowledgement_times_out_and_resend_is_not_executed_twice():
-    lost = []
-
-    def drop_first_ok(reply):
+def drop_first_ok(lost: list):
+    """A reply filter for the mock: the first `ok` is lost (its seq noted in `lost`)."""
+    def drop(reply) -> bool:
         if isinstance(reply, P.Ok) and not lost:
             lost.append(reply.seq)
             return True
         return False
+    return drop
 
+
+def test_lost_acknowledgement_times_out_and_resend_is_not_executed_twice():
+    lost: list = []
     with MockFirmware("pty", time_scale=1.0) as mock, connect(mock.url) as link:
-        mock.drop_reply = drop_first_ok
+        mock.drop_reply = drop_first_ok(lost)
         link.run(["DWELL 400"])  # nothing else answers for 0.4 s: only a timeout recovers
         assert link.stats["timeouts"] >= 1 and link.stats["dup_acks"] >= 1
     assert lost and executed_commands(mock) == ["DWELL 400"]
