@@ -20,9 +20,7 @@ def test_each_action_is_said_sent_once_and_before_it_is_done():
 
 
 def test_a_resent_line_is_said_sent_once():
-    lost = []
-
-    sent = []
+    lost, sent = [], []
     with MockFirmware("pty", time_scale=1.0) as mock, connect(mock.url) as link:
         mock.drop_reply = drop_first_ok(lost)
         link.run(["DWELL 400"], sent=sent.append)  # its `ok` is lost: the line goes out again
