@@ -3,12 +3,15 @@
     timing = CameraTiming.from_config(config)          # camera.fps, exposure_ms, delivery_ms, settle_ms, ...
     grabber = FrameGrabber(device, timing).start()     # device: cv2.VideoCapture or anything with grab()/retrieve()
     frames = grabber.frames_after(t)                   # the first fresh frame(s) whose exposure began at or after t
+    handle = grabber.watch(callback)                   # callback(Frame) for every fresh frame (a live view)
+    grabber.unwatch(handle)
     grabber.stop()
 
 A webcam delivers a frame every period into a small driver queue; a program that
 reads now and then gets stale frames first (taken before the arm moved).  The
 grabber thread grabs continuously, so the queue stays empty, and keeps only the
-newest frame's times; it retrieves (decodes) a frame only when a view waits for it.
+newest frame's times; it retrieves (decodes) a frame only when a view waits for it
+or someone watches (watch(): every fresh frame, decoded once and shared with the view).
 
 When a frame began its exposure (one clock: time.perf_counter, CLOCK_MONOTONIC on
 Linux):
@@ -25,7 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..config_schema import SCHEMA
 from ..config_types import Config
@@ -110,6 +113,28 @@ class FrameGrabber:
         self._error: str | None = None
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._watchers: dict[int, Callable[[Frame], object]] = {}
+        self._next_watch = 1
+        self.watch_errors: list[str] = []  # why watchers were dropped, and pictures a watcher missed (the newest few)
+
+    def watch(self, callback: Callable[[Frame], object]) -> int:
+        """Hand every fresh frame (exposure start known) to callback(frame) on the grabber thread, until
+        unwatch(handle).  The callback must be quick (hand the frame on) and must not draw on frame.image:
+        the same picture may be a view's.  A callback that raises is dropped (said in watch_errors)."""
+        with self._cond:
+            handle = self._next_watch
+            self._next_watch += 1
+            self._watchers[handle] = callback
+            return handle
+
+    def unwatch(self, handle: int) -> None:
+        """Stop handing frames to that watcher (a frame being handed on right now may still reach it)."""
+        with self._cond:
+            self._watchers.pop(handle, None)
+
+    def _note_watch_error(self, message: str) -> None:
+        with self._cond:
+            self.watch_errors = (self.watch_errors + [message])[-10:]
 
     def start(self) -> "FrameGrabber":
         thread = self._thread = threading.Thread(target=self._run, name=f"grabber {self.name}", daemon=True)
@@ -161,17 +186,39 @@ class FrameGrabber:
                 request = self._request
                 wanted = (request is not None and len(request.frames) < request.count
                           and exposure_start is not None and exposure_start >= request.after)
-            if wanted and request is not None and exposure_start is not None:
-                ok, image = self.device.retrieve()
+                watchers = list(self._watchers.items()) if exposure_start is not None else []
+            if exposure_start is None or not (wanted or watchers):
                 with self._cond:
-                    if not ok or image is None:
+                    self._cond.notify_all()
+                continue
+            ok, image = self.device.retrieve()  # once per grab (OpenCV's rule): the view and the watchers share it
+            frame = Frame(image, index, exposure_start, delivered) if ok and image is not None else None
+            if wanted and request is not None:
+                with self._cond:
+                    if frame is None:
                         self._error = f"camera {self.name} gave no picture for frame {index} (retrieve failed)"
                     else:
-                        request.frames.append(Frame(image, index, exposure_start, delivered))
+                        request.frames.append(frame)
                     self._cond.notify_all()
             else:
                 with self._cond:
                     self._cond.notify_all()
+            if watchers:
+                self._hand_on(frame, index, watchers)
+
+    def _hand_on(self, frame: Frame | None, index: int,
+                 watchers: list[tuple[int, Callable[[Frame], object]]]) -> None:
+        """Give the frame to each watcher (after the view's request is served: a run never waits for them)."""
+        if frame is None:
+            self._note_watch_error(f"camera {self.name} gave no picture for frame {index} (retrieve failed)")
+            return
+        for handle, callback in watchers:
+            try:
+                callback(frame)
+            except Exception as exc:  # a broken watcher must not stop the camera the run uses
+                with self._cond:
+                    self._watchers.pop(handle, None)
+                self._note_watch_error(f"watcher {handle} ({callback!r}) dropped: it raised {exc!r}")
 
     def frames_after(self, after: float, count: int = 1, timeout_s: float = 5.0) -> list[Frame]:
         """The first `count` fresh frames whose exposure began at or after `after` (clock seconds)."""
