@@ -1,0 +1,1 @@
+"""The web panel: the robot in a web page (`cube-robot panel`, docs/panel.md)."""
