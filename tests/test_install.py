@@ -3,7 +3,7 @@ fresh venv, runs `solve`, `run --sim`, `tables status` and `doctor` from a folde
 checkout, keeping its files in the per-user data folder (robot/paths.py).
 
 No network: the wheel is built with this interpreter's setuptools (--no-build-isolation), the
-fresh venv gets no pip, and it finds numpy/cv2/serial/yaml through a .pth file naming this
+fresh venv gets no pip, and it finds numpy/cv2/serial/yaml/tornado through a .pth file naming this
 interpreter's site-packages (which holds no `robot`: the test checks the wheel's is used).
 """
 
@@ -80,7 +80,7 @@ def installed(built, tmp_path_factory):
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     dependency_dirs = {str(Path(importlib.util.find_spec(name).origin).parents[1])
-                       for name in ("numpy", "cv2", "serial", "yaml")}
+                       for name in ("numpy", "cv2", "serial", "yaml", "tornado")}
     (site / "test-dependencies.pth").write_text("\n".join(sorted(dependency_dirs)) + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
                     "-q", str(wheel)], check=True, capture_output=True, text=True)
@@ -125,6 +125,7 @@ def test_the_wheel_is_what_runs(installed):
     assert (bundled / "firmware" / "cube_robot" / "protocol.h").is_file()
     assert (bundled / "firmware" / "Makefile").is_file()
     assert not (bundled / "firmware" / "build").exists()
+    assert (site / "robot" / "panel" / "static" / "index.html").is_file(), "the panel's page is not in the wheel"
 
 
 def test_installed_copy_solves_runs_and_keeps_its_files_in_the_data_folder(installed, tmp_path):
