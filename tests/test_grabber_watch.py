@@ -6,6 +6,8 @@ next frame's arrival, so the grabber has finished with a frame once it waits for
 
 import threading
 
+import numpy as np
+
 from test_camera_timing import CountingDevice, ManualClock, in_thread
 from robot.vision.grabber import CameraTiming, FrameGrabber
 
@@ -150,3 +152,55 @@ def test_a_failed_retrieve_for_a_watcher_is_noted_without_failing_the_next_view(
         assert [f.index for f in out["result"]] == [3]
     finally:
         grabber.stop()
+
+
+def test_a_frame_only_watchers_want_is_decoded_the_devices_own_way_and_a_views_frame_as_always():
+    clock, device, grabber = running()
+    previews = []
+    device.retrieve_for_watchers = lambda: (previews.append(device.current), (True, device.retrieve()[1]))[1]
+    seen = []
+    grabber.watch(seen.append)
+    try:
+        step(clock, 1)
+        thread, out = in_thread(grabber, lambda: grabber.frames_after(0.15, timeout_s=10))
+        step(clock, 2)
+        thread.join(10)
+        assert previews == [0, 2]  # device frame 1 was the view's: decoded by retrieve() alone
+        assert [int(f.image[0, 0, 0]) for f in out["result"]] == [1]
+        assert [int(f.image[0, 0, 0]) for f in seen] == [0, 1, 2]
+    finally:
+        grabber.stop()
+
+
+def test_watching_the_simulated_webcam_leaves_a_seeded_runs_pictures_as_they_were():
+    from types import SimpleNamespace
+
+    from test_camera_timing import config_module
+    from robot.sim.webcam import SimulatedCamera
+    from robot.vision import camera_geometry
+
+    solved, turned = "UUUURRRRFFFFDDDDLLLLBBBB", "UUUUBBRRRRFFDDDDFFLLLLBB"
+
+    def camera():
+        virtual = SimpleNamespace(state=solved)
+        virtual.facelets = lambda: virtual.state
+        robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+        made = SimulatedCamera(robot, camera_geometry.Pose(width=64, height=48), seed=3, clock=ManualClock(1.0))
+        return made, virtual
+
+    def run(watched):
+        cam, virtual = camera()
+        pictures = [cam.render_exposure(1.0, 1.02)]
+        cam.motion_started = 1.1
+        virtual.state = turned
+        cam.clock.advance(0.2)
+        cam.motion_ended()  # the cube turned from 1.1 to 1.3 s
+        if watched:  # a live view showed the turn, rendering the new state first
+            for k in range(10):
+                cam.render_for_watchers(1.0 + k * 0.04, 1.02 + k * 0.04)
+        pictures.append(cam.render_exposure(1.5, 1.52))
+        return pictures
+
+    plain, watched = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(plain, watched))
+    assert not np.array_equal(plain[0], plain[1])

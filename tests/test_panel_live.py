@@ -242,9 +242,11 @@ def test_the_simulated_webcam_streams_jpegs_with_the_regions_drawn(still_camera,
     quads = regions_overlay(regions, view)
     live.set_overlay(quads, label=view)
     live.attach(camera.grabber, simulated=True)
+    drawn_before = camera.rng.bit_generator.state
     got = Collector()
     live.subscribe(got)
     frames = got.wait_for(4)
+    assert camera.rng.bit_generator.state == drawn_before  # watching draws nothing a seeded run's pictures use
     assert [f.index for f in frames[:4]] == [1, 2, 3, 4]
     assert all(a.grab_index < b.grab_index for a, b in zip(frames, frames[1:]))
     assert all(f.encoded_epoch_ms > f.exposure_end_epoch_ms for f in frames)

@@ -18,7 +18,8 @@ exposure or white balance, opening the camera reads settle_frames frames first,
 as robot/vision/camera.py OpenCVCamera does.  Not modelled: the driver's own
 start-up time when a camera is opened, and the rendering's CPU time is kept off
 the camera's clock (each cube state is rendered once, on a thread while the arms
-move towards it, SimulatedCamera.prerender).
+move towards it, SimulatedCamera.prerender).  A frame only a live view watches (the panel) is drawn
+without the seeded generator (render_for_watchers), so watching changes none of a seeded run's pictures.
 """
 
 from __future__ import annotations
@@ -41,13 +42,16 @@ if TYPE_CHECKING:
 
 EXPOSURE_SAMPLES = 16  # points of an exposure at which the cube's pose is looked up (blur)
 NOISE_BANK = 4  # sensor-noise images drawn once and reused (drawing noise costs more than a frame period)
+WATCH_CACHE = 4  # renders kept of states only a live view showed
 
 
 class SimulatedWebcam:
     """A capture device with a frame period, an exposure time and a driver queue (cv2.VideoCapture's calls)."""
 
-    def __init__(self, render_exposure, timing: CameraTiming, clock=RealClock, started_at: float | None = None):
+    def __init__(self, render_exposure, timing: CameraTiming, clock=RealClock, started_at: float | None = None,
+                 render_for_watchers=None):
         self.render_exposure = render_exposure  # (exposure start, end) -> BGR frame of the cube over that time
+        self.render_for_watchers = render_for_watchers or render_exposure  # the same, for a frame only watchers see
         self.timing, self.clock = timing, clock
         self.t0 = clock.now() if started_at is None else started_at  # exposure start of frame 0
         self.next_index = 0  # the next frame the sensor delivers into the queue
@@ -86,6 +90,13 @@ class SimulatedWebcam:
             return False, None
         start = self.exposure_start(self.current)
         return True, self.render_exposure(start, start + self.timing.exposure_s)
+
+    def retrieve_for_watchers(self):
+        """retrieve() of a frame no view waits for (robot/vision/grabber.py FrameGrabber.watch)."""
+        if self.current is None:
+            return False, None
+        start = self.exposure_start(self.current)
+        return True, self.render_for_watchers(start, start + self.timing.exposure_s)
 
     def read(self):
         return self.retrieve() if self.grab() else (False, None)
@@ -139,6 +150,10 @@ class SimulatedCamera(Camera):
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
         self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
+        # A live view's frames draw nothing from self.rng, so watching leaves a seeded run's pictures as they
+        # were: its own generator for states only it shows (a few kept), its noise picked by the frame's time.
+        self._watch_rng = np.random.default_rng([seed, 1])
+        self._watch_cache: dict = {}
         # Sensor noise, drawn now (before the start press): drawing it costs more than a frame period.
         shape = (pose.height, pose.width, 3)
         self._noise = [self.rng.standard_normal(shape, dtype=np.float32) for _ in range(NOISE_BANK)]
@@ -207,21 +222,47 @@ class SimulatedCamera(Camera):
         self._clean(cube.apply_moves(facelets, moves), lighting)
 
     def render_exposure(self, start: float, end: float) -> np.ndarray:
+        image, lighting = self._blend(start, end, self._clean)
+        return self._add_noise(image, lighting, int(self.rng.integers(NOISE_BANK)))
+
+    def render_for_watchers(self, start: float, end: float) -> np.ndarray:
+        """A frame only a watcher (the panel's live view) sees, drawn without touching self.rng."""
+        image, lighting = self._blend(start, end, self._clean_for_watchers)
+        return self._add_noise(image, lighting, int(round(start / self.timing.period_s)) % NOISE_BANK)
+
+    def _clean_for_watchers(self, facelets: str, lighting) -> np.ndarray:
+        key = (facelets, lighting)
+        with self._render_lock:
+            if key in self._cache:
+                return self._cache[key]
+            if key not in self._watch_cache:  # a state the run has not rendered (yet): not put in its cache
+                if len(self._watch_cache) >= WATCH_CACHE:
+                    self._watch_cache.pop(next(iter(self._watch_cache)))
+                clean = replace(lighting, noise_sigma=0.0)
+                self._watch_cache[key] = render.render_state(facelets, self.pose, clean,
+                                                             self._watch_rng).astype(np.float32)
+            return self._watch_cache[key]
+
+    def _blend(self, start: float, end: float, clean) -> tuple[np.ndarray, render.Lighting]:
         with self._lock:
             changes, lighting = list(self.changes), self.lighting
         image: np.ndarray | None = None
         for index, share in pose_weights(changes, start, end).items():
-            part = self._clean(self.states[index], lighting) * np.float32(share)
+            part = clean(self.states[index], lighting) * np.float32(share)
             image = part if image is None else image + part
         assert image is not None  # the weights share out the whole exposure
-        image = image + np.float32(lighting.noise_sigma) * self._noise[int(self.rng.integers(NOISE_BANK))]
+        return image, lighting
+
+    def _add_noise(self, image: np.ndarray, lighting: render.Lighting, pick: int) -> np.ndarray:
+        image = image + np.float32(lighting.noise_sigma) * self._noise[pick]
         return np.clip(np.round(image), 0, 255).astype(np.uint8)
 
     # -- the Camera interface -----------------------------------------------------
 
     def open(self) -> "SimulatedCamera":
         if self.grabber is None:
-            device = self.device = SimulatedWebcam(self.render_exposure, self.timing, self.clock)
+            device = self.device = SimulatedWebcam(self.render_exposure, self.timing, self.clock,
+                                                   render_for_watchers=self.render_for_watchers)
             if self.settle_frames:  # auto exposure / white balance settle, then are frozen (as OpenCVCamera)
                 for _ in range(self.settle_frames):
                     device.grab()

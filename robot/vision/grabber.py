@@ -120,7 +120,8 @@ class FrameGrabber:
     def watch(self, callback: Callable[[Frame], object]) -> int:
         """Hand every fresh frame (exposure start known) to callback(frame) on the grabber thread, until
         unwatch(handle).  The callback must be quick (hand the frame on) and must not draw on frame.image:
-        the same picture may be a view's.  A callback that raises is dropped (said in watch_errors)."""
+        the same picture may be a view's.  A callback that raises is dropped (said in watch_errors).  A
+        frame no view waits for is decoded by device.retrieve_for_watchers() when the device has one."""
         with self._cond:
             handle = self._next_watch
             self._next_watch += 1
@@ -191,7 +192,10 @@ class FrameGrabber:
                 with self._cond:
                     self._cond.notify_all()
                 continue
-            ok, image = self.device.retrieve()  # once per grab (OpenCV's rule): the view and the watchers share it
+            # Once per grab (OpenCV's rule): the view and the watchers share it.  A device may decode a frame
+            # only watchers want its own way (the simulated webcam keeps the run's random draws untouched).
+            for_watchers = None if wanted else getattr(self.device, "retrieve_for_watchers", None)
+            ok, image = for_watchers() if for_watchers is not None else self.device.retrieve()
             frame = Frame(image, index, exposure_start, delivered) if ok and image is not None else None
             if wanted and request is not None:
                 with self._cond:
