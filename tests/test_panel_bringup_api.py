@@ -18,8 +18,13 @@ from robot.link import protocol as P
 from robot.link.errors import CommandRejectedError
 from robot.panel import bringup_api as api
 from robot.panel.errors import RequestError
+from robot.sim import emulator
 
 ROOT = config_module.PROJECT_ROOT
+OK, REASON = emulator.available()
+BACKENDS = [pytest.param("emulator", marks=[pytest.mark.firmware,
+                                            pytest.mark.skipif(not OK, reason=f"emulator unavailable: {REASON}")]),
+            "mock"]
 
 
 @dataclass
@@ -58,6 +63,13 @@ def robot():
         yield connected
 
 
+@pytest.fixture(params=BACKENDS)
+def either_robot(request):
+    """The real firmware in simavr, and the mock."""
+    with ConnectedRobot(config_module.load(), sim=True, firmware=request.param) as connected:
+        yield connected
+
+
 def _angles(robot) -> dict:
     return {arm: robot.arm_angle(arm) for arm in P.ARMS}
 
@@ -79,7 +91,8 @@ def test_where_reads_the_board_as_the_commands_describe_it(robot):
     assert "drivers off" in where["summary"] and "R never set" in where["summary"]
 
 
-def test_jog_r_90_turns_the_simulated_arm_a_quarter(robot):
+def test_jog_r_90_turns_the_simulated_arm_a_quarter(either_robot):
+    robot = either_robot
     target = Target(robot)
     rev = robot.config.motion.steps_per_rev
     before = robot.arm_angle("R")
@@ -92,7 +105,8 @@ def test_jog_r_90_turns_the_simulated_arm_a_quarter(robot):
     assert answer["where"]["drivers_on"] is True and answer["where"]["grippers"]["R"] == "open"
 
 
-def test_a_jog_with_an_alarm_latched_is_refused_409_naming_the_alarm(robot):
+def test_a_jog_with_an_alarm_latched_is_refused_409_naming_the_alarm(either_robot):
+    robot = either_robot
     target = Target(robot)
     robot.link.estop()
     assert robot.link.status().alarm == P.AlarmCode.ESTOP_BYTE
@@ -133,6 +147,7 @@ def test_unknown_action_and_a_body_that_is_not_an_object_are_refused(robot):
 def test_grip_load_and_the_jog_refused_while_the_pair_holds_the_cube(robot):
     target = Target(robot)
     assert _refused("grip", {"target": "RF", "close": True}, target, 400).field == "target"
+    api.perform("load", {}, target)
     answer = api.perform("load", {"pair": "RL", "cube_in": True}, target)
     assert answer["where"]["grippers"] == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
     before = robot.arm_angle("R")
@@ -147,13 +162,18 @@ def test_grip_load_and_the_jog_refused_while_the_pair_holds_the_cube(robot):
     assert closed["arms"] == "FB" and closed["where"]["grippers"]["F"] == "closed"
 
 
-def test_load_waits_for_the_start_button_unless_the_page_says_the_cube_is_in(robot):
-    robot.press_start()  # pressed while the grippers open: a press already queued counts
-    answer = api.perform("load", {}, Target(robot))
-    start = robot.config.robot.start_grip
-    pair = start if start in P.GRIP_PAIRS else P.GRIP_PAIRS[0]
-    assert answer["pair"] == pair
-    assert all(answer["where"]["grippers"][arm] == ("closed" if arm in pair else "open") for arm in P.ARMS)
+def test_load_opens_all_grippers_then_closes_the_pair_once_the_cube_is_in(robot):
+    target = Target(robot)
+    refusal = _refused("load", {"cube_in": True}, target, 409)  # never opened: a held cube would drop
+    assert refusal.field == "cube_in" and "without \"cube_in\" first" in refusal.message
+    assert api.where(robot.link, robot.config)["grippers"] == {arm: None for arm in P.ARMS}
+    opened = api.perform("load", {}, target)
+    assert opened["where"]["grippers"] == {arm: "open" for arm in P.ARMS}
+    assert any("\"cube_in\": true" in text for text in opened["messages"])
+    assert not any("Enter" in text for text in opened["messages"])
+    loaded = api.perform("load", {"pair": "FB", "cube_in": True}, target)
+    assert loaded["where"]["grippers"] == {"R": "open", "L": "open", "F": "closed", "B": "closed"}
+    assert any("Cube held by pair FB" in text for text in loaded["messages"])
 
 
 def test_motors_on_and_off(robot):

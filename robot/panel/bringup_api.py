@@ -220,25 +220,40 @@ def _say_simulated_angles(target: Target, arms: str, tell: Tell) -> None:
         tell("Simulated arms now at (steps from straight): " + ", ".join(f"{a} {angle(a)}" for a in arms) + ".")
 
 
+class _CubeNotInYet(Exception):
+    """Ends actions.load once all grippers are open: the page asks for the cube, then loads again."""
+
+
 def _load(body: dict, target: Target, tell: Tell) -> dict:
-    """Open all grippers, then close the start pair once the cube is in: at once when the person says so
-    in the page ("cube_in": true), else when the robot's start button is pressed."""
+    """`cube-robot load` in two requests, as the page has no Enter key to wait on: {} opens all grippers
+    (put the cube in), then {"cube_in": true} closes the start pair (or "pair") on it."""
     only(body, ("pair", "cube_in"))
     config = target.config
     pair = require(body, "pair", choices=actions.PAIRS, default=None)
     if pair is None:
         pair = config.robot.start_grip if config.robot.start_grip in actions.PAIRS else actions.PAIRS[0]
     cube_in = boolean(body, "cube_in", default=False)
+    if cube_in and any(state != "open" for state in target.link.where().grippers.values()):
+        # load would open them and close the pair at once: a cube held now would drop in between
+        raise RequestError(409, "the grippers are not all open: load without \"cube_in\" first (it opens them), "
+                                "put the cube in, then load with \"cube_in\": true", field="cube_in")
 
     def wait() -> None:
-        if cube_in:
-            return
-        if not target.link.wait_button(timeout_s=config.run.start_timeout_s):
-            raise actions.BringupError(f"nobody pressed the start button within {config.run.start_timeout_s:.0f} s "
-                                       "(or send load with \"cube_in\": true once the cube is in)")
+        if not cube_in:
+            raise _CubeNotInYet
 
-    actions.load(target.link, pair, wait, tell)
-    return {"pair": pair}
+    said: list[str] = []
+    try:
+        actions.load(target.link, pair, wait, said.append)
+    except _CubeNotInYet:
+        pass
+    finally:
+        for text in said:  # the command's prompt names Enter; the page's is this request again
+            if not text.startswith("All grippers open:"):
+                tell(text)
+            elif not cube_in:
+                tell("All grippers open: put the cube between them, then load with \"cube_in\": true.")
+    return {"pair": pair, "cube_in": cube_in}
 
 
 def _release(body: dict, target: Target, tell: Tell) -> dict:
