@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import ipaddress
 import json
 import os
 import queue
@@ -116,6 +117,12 @@ def _stop(process: subprocess.Popen) -> int:
     return process.returncode
 
 
+def _ctrl_c_ends_it() -> None:
+    """In the child before it starts: SIGINT as a terminal's Ctrl-C (a shell's background job, such as a
+    CI step run with &, would hand on an ignored SIGINT, and Python keeps it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _drain(stream: IO[str], lines: queue.Queue, output: list[str]) -> None:
     """Reads its stdout to the end (a full pipe would block the panel); each line goes to both."""
     for line in stream:
@@ -144,7 +151,7 @@ def start_panel(folder: Path, *args: str, env: dict | None = None) -> Iterator[P
     command = [*cube_robot_command(), "panel", "--sim", "--http-port", "0", "--config", str(config), *args]
     with open(stderr_path, "w") as stderr:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=folder,
-                                   start_new_session=True, env=env)
+                                   start_new_session=True, env=env, preexec_fn=_ctrl_c_ends_it)
     try:
         lines: queue.Queue = queue.Queue()
         output: list[str] = []
@@ -157,8 +164,9 @@ def start_panel(folder: Path, *args: str, env: dict | None = None) -> Iterator[P
             pytest.fail(f"`{' '.join(command)}` printed no 'Panel: URL' line (exit status {process.poll()})\n"
                         + panel.describe())
         parts = urlsplit(url)
-        host = parts.hostname or "127.0.0.1"
-        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        host = parts.hostname or ""
+        # A wildcard bind prints the machine's name, which need not resolve here: loopback reaches it.
+        reachable = host if _is_address(host) and host not in ("0.0.0.0", "::") else "127.0.0.1"
         panel.base = f"{parts.scheme}://{reachable}:{parts.port}"
         panel.token = (parse_qs(parts.query).get("token") or [None])[0]
         yield panel
@@ -167,6 +175,14 @@ def start_panel(folder: Path, *args: str, env: dict | None = None) -> Iterator[P
                         + panel.describe())
     finally:
         _stop(process)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return True
 
 
 def _wait_for_url(lines: queue.Queue) -> str | None:
