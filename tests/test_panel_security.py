@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from robot.panel.security import TOKEN_COOKIE
-from panel_fixtures import (CLIENT_HEADER, TOKEN_HEADER, Panel, get, open_stream, panel_server_module,  # noqa: F401
+from panel_fixtures import (CLIENT_HEADER, TOKEN_HEADER, Panel, get, open_stream, panel_server, panel_server_module,  # noqa: F401
                             panel_server_public, post, request)
 
 POST_ROUTES = ["/api/control", "/api/run/start", "/api/run/confirm", "/api/run/stop", "/api/estop", "/api/alarm/clear",
@@ -316,3 +316,22 @@ def test_the_limit_and_the_refusals_leave_the_panel_serving(panel_server_module)
     with socket.create_connection(("127.0.0.1", panel.port)) as raw:
         raw.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert raw.recv(12).startswith(b"HTTP/1.1 200")
+
+
+# -- one client controls; the emergency stop is everyone's ----------------------------------------------------
+
+def test_a_watching_client_moves_nothing_until_it_takes_control_but_can_always_emergency_stop(panel_server):
+    panel = panel_server
+    assert post(panel, "/api/control", {"take": False}, client="first").status == 200
+    before = snapshot(panel)
+    assert before["controller"] == "first"
+    for path, body in (("/api/control", {"take": False}), ("/api/run/start", {}), ("/api/bringup/motors", {"on": True}),
+                       ("/api/bringup/jog", {"arm": "R", "steps": 10}), ("/api/sim/new-cube", {})):
+        answer = post(panel, path, body, client="second")
+        assert answer.status == 409, f"POST {path} from a watching client: {answer.status} {answer.text}"
+    assert snapshot(panel) == before
+    stop = post(panel, "/api/estop", client="second")
+    assert stop.status == 200 and stop.json()["sent"] is True, stop.text
+    assert get(panel, "/api/bringup/where").json()["board"]["alarm"] == "ESTOP_BYTE"  # the board got the byte
+    assert post(panel, "/api/control", {"take": True}, client="second").status == 200
+    assert get(panel, "/api/state").json()["controller"] == "second"
