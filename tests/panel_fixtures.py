@@ -136,6 +136,7 @@ def panel_config(folder: Path) -> Path:
     session's solver tables (tests/conftest.py scratch_config)."""
     from conftest import scratch_config  # imported here: conftest may import this module
 
+    folder.mkdir(parents=True, exist_ok=True)
     return scratch_config(folder, lambda text: text.replace("preview_dir: runs/preview",
                                                             f"preview_dir: {folder / 'preview'}"))
 
