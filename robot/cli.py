@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "robot.link.commands",
     "robot.doctor.commands",
     "robot.bringup.commands",
+    "robot.panel.commands",
 ]
 
 CALIBRATE_MODULES = [

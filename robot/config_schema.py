@@ -375,4 +375,11 @@ SCHEMA: dict = {
         "verify_after": Setting(bool, True, "re-scan after executing to confirm the cube is solved"),
         "start_timeout_s": Setting(float, 600.0, "how long to wait for the start button", min=1, max=86400),
     },
+    "panel": {
+        "host": Setting(str, "127.0.0.1", "the address `cube-robot panel` listens on (any other than loopback "
+                                          "needs the token)"),
+        "http_port": Setting(int, 8080, "the panel's web port (0: any free port)", min=0, max=65535),
+        "token": Setting(str, "", "the panel's access token (empty: a new random one at each start; needed off "
+                                  "loopback)"),
+    },
 }

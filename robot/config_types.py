@@ -178,6 +178,13 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
+class PanelConfig:
+    host: str
+    http_port: int
+    token: str
+
+
+@dataclass(frozen=True)
 class Config:
     """Every setting, validated; `path` is the file it came from (None: built-in defaults or a
     mapping), `notes` the deprecation notes of its loading.  Neither counts in comparisons."""
@@ -191,6 +198,7 @@ class Config:
     scan: ScanConfig
     decode: DecodeConfig
     run: RunConfig
+    panel: PanelConfig
     path: Path | None = field(default=None, compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
 

@@ -228,7 +228,7 @@ def test_the_pipeline_does_not_probe_its_robot_or_know_the_simulator():
 
 def test_an_emulator_failure_carries_its_own_advice():
     from robot.errors import DeviceError
-    from robot.run.pipeline import advice_for
+    from robot.run.stop_words import advice_for
     from robot.sim.emulator import EmulatorError
 
     error = EmulatorError("harness gave no pty path")

@@ -94,7 +94,7 @@ def test_impossible_simulation_flags_are_refused_before_anything_runs(flags, sai
 
 def test_a_stop_part_way_names_the_action_in_plan_notation_with_advice_that_fits_it():
     from robot.plan import Grip, Turn
-    from robot.run.pipeline import interrupted_note
+    from robot.run.stop_words import interrupted_note
 
     grip = interrupted_note(10, Grip("RL"), "may have been")
     assert grip.startswith("action 11 (grip RL) may have been stopped part-way") and "turns no layer" in grip

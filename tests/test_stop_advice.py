@@ -6,7 +6,7 @@ from robot.link.errors import (AlarmError, CommandRejectedError, CubeStateUncert
                                HandshakeError, PortError, SilentBoardError)
 from robot.link.protocol import AlarmCode, ErrorCode
 from robot.link.stream import StreamProgress
-from robot.run.pipeline import stop_advice
+from robot.run.stop_words import stop_advice
 
 COMMANDS = ["GRIP FB", "GRIP RL", "TURN R90", "GRIP FB", "TURN F90 B90"]
 
@@ -65,7 +65,7 @@ def test_causes_that_need_different_actions_get_different_advice():
 
 
 def test_a_cut_action_is_in_the_report_json_and_text():
-    from robot.run.pipeline import interrupted_action
+    from robot.run.stop_words import interrupted_action
     from robot.run.report import RunReport
 
     error = reset_cut(2, 37, 100)

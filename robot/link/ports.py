@@ -51,7 +51,7 @@ def why_not_open(exc: Exception) -> str:
                 "then log out and in again")
     if code == errno.EBUSY or "exclusively lock" in text:
         return ("the port is busy: close the program that holds it (the Arduino IDE's Serial Monitor, "
-                "another cube-robot)")
+                "another cube-robot command, or a `cube-robot panel` that holds the robot while it runs)")
     return f"{text} (serial ports present: {present})"
 
 

@@ -46,9 +46,14 @@ REJECTED_ADVICE = {
 class Target(Protocol):
     """What the bring-up acts on: the panel's session (or any robot holder)."""
 
-    link: Link
-    config: Config
-    simulated: bool
+    @property
+    def link(self) -> Link: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def simulated(self) -> bool: ...
 
 
 # The widths sent to each board while trimming (the last of each gripper's pair; the rest as config

@@ -105,6 +105,14 @@ class ViewsDecoded:
 
 
 @dataclass(frozen=True)
+class CubeCorrected:
+    """A person corrected the scanned cube before it was solved (the panel's net)."""
+    scanned: str
+    facelets: str  # the cube solved instead (legal: validated as `cube-robot solve` validates)
+    stickers: tuple[int, ...]  # facelet indices changed
+
+
+@dataclass(frozen=True)
 class PlanFound:
     moves: str
     actions: int
@@ -210,7 +218,7 @@ class RunEnded:
 
 
 Event = Union[RunStarted, RobotNamed, TablesReady, StartPressed, StageStarted, StageEnded, FrameTaken,
-              ViewDecoded, ScanRefused, ViewsDecoded, PlanFound, RunWarning, ActionSent, ActionDone,
+              ViewDecoded, ScanRefused, ViewsDecoded, CubeCorrected, PlanFound, RunWarning, ActionSent, ActionDone,
               StreamEnded, LinkRecovered,
               LinkStats, Executed, Checked, Stopped, NoiseStops, PicturesSaved, Result, SimulationMeasured,
               RunEnded]

@@ -13,7 +13,7 @@ from .events import EventBus
 from .options import RunOptions
 from .pipeline import CUBE_NOT_STARTED, run_robot
 from .report import NOT_STARTED, RunReport
-from .robot import HardwareRobot, PortNotReady
+from .robot import HardwareRobot, PortNotReady, Robot
 
 if TYPE_CHECKING:
     from ..link.driver import Link
@@ -38,12 +38,18 @@ def run_hardware(config: Config, options: RunOptions, tell_maker: Callable[[str]
     """The real robot: serial link to the board, the configured camera and calibrated regions.
     probed: the robot's Link as choose_robot left it open (else the port is opened here).
     The run's events are published on `bus` (the last is RunEnded); returns its report."""
+    robot = HardwareRobot(config, options.port, tell_maker, arms_straight=options.arms_straight, resume=options.resume,
+                          probed=probed)
+    return run_hardware_on(config, robot, options, tell_maker, bus)
+
+
+def run_hardware_on(config: Config, robot: Robot, options: RunOptions, tell_maker: Callable[[str], None],
+                    bus: EventBus | None = None) -> RunReport:
+    """One run on `robot`, a HardwareRobot (or one a panel holds and lends: robot/panel/held.py)."""
     bus = bus if bus is not None else EventBus()
     started = ev.RunStarted(time=dt.datetime.now().isoformat(timespec="seconds"), mode="hardware")
     report = RunReport.start(started).subscribe(bus)
     bus.publish(started)
-    robot = HardwareRobot(config, options.port, tell_maker, arms_straight=options.arms_straight, resume=options.resume,
-                          probed=probed)
 
     def finish():
         # SOLVED on a real robot only when the rescan after the solve saw a solved cube (VERIFIED);

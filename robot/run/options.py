@@ -23,6 +23,7 @@ class RunOptions:
     estop_at: int | None = None  # press e-stop during plan action N
     bad_scan: str | None = None  # "dark" or "glare": the first scan gets a bad picture
     keep_power: bool = False  # a pulled cable does not reset the board on reconnect (an Uno does)
+    robot_kept: bool = False  # the robot outlives the run (the panel holds it): advice names the panel's buttons
     resume: bool = False  # after a reset cut a move and the user squared the layer: clear that alarm, run
 
     @classmethod

@@ -15,14 +15,15 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from ..checks import PreflightFailed, RobotNotReady
-from ..errors import DeviceError
 from . import events as ev
 from .events import EventBus, ProgressLine
 from .options import RunOptions
 from .report import INTERRUPTED, NOT_CHECKED, NOT_STARTED, STOPPED
 from .waterfall import Waterfall
 
-from .robot import Robot, StopSent, board_idle, emergency_stop
+from .robot import Robot, StopSent, board_idle, emergency_stop, stop_name
+from .stop_words import (action_label, advice_for, alarm_words, interrupted_action, interrupted_note, link_lost_line,
+                         stop_advice)
 
 if TYPE_CHECKING:
     from ..arms.view_mover import ArmViewMover
@@ -44,6 +45,13 @@ CUBE_NOT_STARTED = "as it was put in: nothing moved"  # a run that did not start
 # A simulated run's advice: its virtual robot is gone when the run ends, so a command that talks to the
 # robot (reset-alarm, release, run --resume) would find none; the advice is what to do on a real robot.
 ON_A_REAL_ROBOT = "SIMULATED: the virtual robot ended with the run; on a real robot you would now: "
+
+
+# The commands a stop's advice names, and what a person at the panel (which holds the port) does instead.
+KEPT_ROBOT_WORDS = (("run 'cube-robot link reset-alarm'", "press Clear alarm in the panel"),
+                    ("(cube-robot link reset-alarm)", "(Clear alarm in the panel)"),
+                    ("'cube-robot run --resume' (it clears that alarm and rescans the cube)",
+                     "press Clear alarm, then Start, in the panel (the cube is rescanned)"))
 
 
 class RunFailed(RuntimeError):
@@ -75,7 +83,8 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
                 if not pipeline.stopped_nothing:
                     pipeline.learn_after_stop(emergency_stop(robot))
                 raise
-    except KeyboardInterrupt as exc:  # Ctrl-C: report what is known, then the run is logged
+    except KeyboardInterrupt as exc:  # Ctrl-C (or the panel's Stop): report what is known, then the run is logged
+        who = stop_name(exc)
         if not named:  # it came while the robot started, which stopped it itself (StopSent: with the stop byte)
             pipeline.stopped_nothing = not isinstance(exc, StopSent)
         stopped_at = pipeline.completed if pipeline.plan is not None else None
@@ -86,13 +95,13 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
             if pipeline.verifying:
                 when = "during the check rescan (the plan had run to the end), " + when
             publish(ev.Stopped(
-                errors=(f"Ctrl-C {when}: no stop byte was sent and no alarm is latched",), outcome=INTERRUPTED,
+                errors=(f"{who} {when}: no stop byte was sent and no alarm is latched",), outcome=INTERRUPTED,
                 cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
                 advice="nothing to clear: run again when ready" + (" (the cube is rescanned)" if pipeline.started
                                                                    else "")))
         elif pipeline.verifying:  # the plan had run to the end: the rescan's motions turn the whole cube
             publish(ev.Stopped(
-                errors=("emergency stop: Ctrl-C during the check rescan (the plan had run to the end); the stop "
+                errors=(f"emergency stop: {who} during the check rescan (the plan had run to the end); the stop "
                         "byte was sent to the robot",), outcome=STOPPED,
                 cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
                 advice=pipeline.advice("check the cube sits straight in the grippers (the rescan turns the whole "
@@ -100,7 +109,7 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
                                        "reset-alarm', then run again to check it (the cube is rescanned)")))
         else:
             publish(ev.Stopped(
-                errors=("emergency stop: Ctrl-C; the stop byte was sent to the robot",), outcome=STOPPED,
+                errors=(f"emergency stop: {who}; the stop byte was sent to the robot",), outcome=STOPPED,
                 cube_state=pipeline.cube_state_now(), stopped_at_action=stopped_at,
                 advice=pipeline.advice("check the cube sits straight in the grippers (turn a layer stopped "
                                        "part-way to the nearest quarter), run 'cube-robot link reset-alarm', then "
@@ -125,27 +134,6 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
             publish(ev.RobotNamed(robot.backend))
         pipeline.wind_up()
         bus.unsubscribe(progress_line)
-
-
-def advice_for(exc: BaseException) -> str:
-    from ..link.errors import HandshakeError, LinkError
-
-    if isinstance(exc, HandshakeError):
-        return "check the serial port, the cable and that the board runs cube-robot firmware (cube-robot doctor)"
-    if isinstance(exc, LinkError):
-        return "check the USB cable and the robot's power, then run again"
-    if isinstance(exc, DeviceError):  # e.g. the simulated robot's emulator: the error knows its fix
-        return exc.advice
-    return DeviceError.advice
-
-
-def link_lost_line(exc, when: str) -> str:
-    """The live line when the link is lost mid-run, for the person at the robot: what happened, what
-    to do now, and that the run goes on by itself (the link's exception also names an API call for
-    programs, `api_hint`, which is not theirs)."""
-    return (f"\nSerial link lost {when}: {exc.args[0].splitlines()[0]}. Reconnecting: plug the USB cable "
-            "back in if it came out and leave the cube in the grippers; the run goes on by itself once the "
-            "robot answers...")
 
 
 class ResumingViewMover:
@@ -183,102 +171,6 @@ class ResumingViewMover:
         return self.inner.still_since
 
 
-def alarm_words(exc) -> str:
-    """An alarm as the run's report says it: the link's hint to clear it (written for the bring-up
-    commands) is left out, as the report's advice says what to do after this run (simulated or not)."""
-    from ..link.driver import CLEAR_ALARM_HINT
-
-    return exc.args[0].splitlines()[0].removesuffix(CLEAR_ALARM_HINT).rstrip()
-
-
-def stop_advice(exc) -> str:
-    """What to do after a stop while the plan ran, by its cause."""
-    from ..link.errors import (AlarmError, CommandRejectedError, CubeStateUncertainError, DisconnectedError,
-                               HandshakeError, LineNumberingError, PortError, RefusedMidStreamError,
-                               SilentBoardError, UnseenResetError)
-    from ..link.protocol import ALARM_TEXT, AlarmCode
-
-    rerun = "then run again (the cube will be rescanned)"
-    if isinstance(exc, LineNumberingError):
-        return ("the board reset unseen and its line numbers no longer match the host's: which actions ran after "
-                f"the last one reported done is not known; check the cube sits straight in the grippers and the "
-                f"USB cable, {rerun}")
-    if isinstance(exc, RefusedMidStreamError):
-        why = exc.code.name if exc.code is not None else "its answer lost"
-        return (f"the firmware refused {exc.command!r} ({why}) while later actions were already queued, "
-                f"and action(s) {exc.ran_after} ran: check the cube sits straight in the grippers and the firmware "
-                f"version (cube-robot doctor), {rerun}")
-    if isinstance(exc, UnseenResetError):  # it kept its memory: not a power cycle
-        return ("the board reset and its start-up line was lost in line noise: which actions ran after the last "
-                "one it reported done one by one is not known; check the cube sits straight in the grippers and the "
-                f"USB cable, {rerun}")
-    if isinstance(exc, CubeStateUncertainError):
-        part = exc.cut_part
-        if part is None:  # not a cut: the board came back without its memory
-            return ("the board lost its memory (a power cycle, or another program reset it): the cube state "
-                    f"is not known for sure; check the cube sits straight in the grippers, {rerun}")
-        progress = exc.progress
-        command = progress.commands[progress.interrupted] if progress and progress.interrupted is not None else ""
-        done, total = part
-        square = command.startswith("GRIP") or (command.startswith("TURN") and done in (0, total))
-        clear = "clear the alarm (cube-robot link reset-alarm)"
-        if square:
-            return (f"the board reset during {command}, but its memory says no layer was left between positions: "
-                    f"check the cube sits straight in the grippers, {clear}, {rerun}")
-        return (f"the board reset during {command or 'a move'} (the layer stopped between positions): turn that "
-                "layer by hand to the nearest quarter position so the cube sits straight, then run "
-                "'cube-robot run --resume' (it clears that alarm and rescans the cube)")
-    if isinstance(exc, AlarmError):
-        if exc.code == AlarmCode.ESTOP_INPUT:
-            return f"release the emergency stop, check the cube sits straight in the grippers, {rerun}"
-        if exc.code == AlarmCode.ESTOP_BYTE:
-            return ("the board received the stop byte '!' (the host sends it on a stop; otherwise line noise "
-                    f"made it): check the cube sits straight in the grippers and the USB cable, {rerun}")
-        if exc.code in (AlarmCode.HOME_NOT_FOUND, AlarmCode.HOME_STUCK):
-            return (f"alarm {exc.code.name} ({ALARM_TEXT[exc.code]}): check that arm's homing sensor and its "
-                    f"wiring (cube-robot home), clear the alarm (cube-robot link reset-alarm), {rerun}")
-        return (f"alarm {exc.code.name} ({ALARM_TEXT.get(exc.code, 'unknown alarm')}): check the cube sits straight "
-                f"in the grippers, clear the alarm (cube-robot link reset-alarm), {rerun}")
-    if isinstance(exc, CommandRejectedError):
-        return (f"the firmware refused {exc.command!r} ({exc.code.name}): the actions before it completed; "
-                f"check the firmware version (cube-robot doctor) and the config, {rerun}")
-    if isinstance(exc, HandshakeError):
-        return f"the board came back but the link is too noisy to talk to it: check the USB cable, {rerun}"
-    if isinstance(exc, (DisconnectedError, SilentBoardError, PortError)):
-        return f"the serial port did not come back: reconnect the USB cable and check the robot's power, {rerun}"
-    return f"check the USB cable and the robot's power, {rerun}"
-
-
-def action_label(action) -> str:
-    """A plan action as the plan prints it: 'grip RL', 'R+L\''."""
-    from ..plan import Grip
-
-    return f"grip {action.pair}" if isinstance(action, Grip) else action.notation()
-
-
-def interrupted_note(index: int, action, stopped: str) -> str:
-    """What a stop part-way through plan action `index` means for the cube, and what to do."""
-    from ..plan import Grip
-
-    if isinstance(action, Grip):
-        return (f"action {index + 1} ({action_label(action)}) {stopped} stopped part-way: a grip turns no layer; "
-                "check the cube sits straight in the grippers")
-    return (f"action {index + 1} ({action_label(action)}) {stopped} stopped part-way: turn that layer by hand to "
-            "the nearest quarter position")
-
-
-def interrupted_action(progress) -> dict:
-    """The JSON of the action a stop interrupted: which, and (after a reset) how far it got."""
-    from ..link.stream import describe_part
-
-    k = progress.interrupted
-    data = {"action": k + 1, "command": progress.commands[k], "completed_before": progress.completed}
-    if progress.interrupted_part is not None:
-        done, total = progress.interrupted_part
-        data.update(parts_done=done, parts_total=total, where=describe_part(progress.commands[k], done, total))
-    return data
-
-
 class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot); what happens is published on `bus`
     (robot/run/events.py), whose subscribers (the report, the progress line, the solve log) watch it."""
@@ -302,6 +194,7 @@ class Pipeline:
         self.verifying = False  # the check rescan after the whole plan ran
         self.view_mover: ResumingViewMover | None = None
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
+        self.scan_confidence = 0.0  # the decoder's, for the scan the run goes on with
         self.scan_prefix = ""  # the scan being taken, as its waterfall names it ("scan 2: ", "verify: ")
 
     def _link(self) -> Link:
@@ -319,7 +212,12 @@ class Pipeline:
         return self.executing or (self.view_mover is not None and self.view_mover.moving)
 
     def advice(self, text: str) -> str:
-        """Advice after a stop, for this run's reader: a simulated run's robot is gone (ON_A_REAL_ROBOT)."""
+        """Advice after a stop, for this run's reader: a simulated run's robot is gone (ON_A_REAL_ROBOT); a
+        robot the panel holds is still there, its port held by the panel (its Clear alarm button clears)."""
+        if self.options.robot_kept:
+            for command, button in KEPT_ROBOT_WORDS:
+                text = text.replace(command, button)
+            return text
         return ON_A_REAL_ROBOT + text if self.options.sim else text
 
     def learn_after_stop(self, progress) -> None:
@@ -421,6 +319,9 @@ class Pipeline:
             raise RunFailed(alarm_words(exc), "release the emergency stop and run again: the cube "
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
+        reviewed = robot.review_scan(scanned, self.scan_confidence)
+        if reviewed != scanned:  # a person corrected the net (the panel): validated as `solve` validates
+            scanned, scan = reviewed, self._corrected(scanned, reviewed)
         self.scan, self.scan_colours = scan.cubie, scan.colours
         taken = self.scan_taken or sequence  # an adaptive scan may stop before the last view
         start_grip = taken.final_grip or None
@@ -512,6 +413,21 @@ class Pipeline:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             publish(ev.Checked(NOT_CHECKED + reason))
 
+    def _corrected(self, scanned: str, corrected: str):
+        """The cube a person corrected, parsed as `cube-robot solve` parses one (an illegal one stops the run
+        here, naming the problem; nothing has turned a layer)."""
+        from .. import cube
+
+        try:
+            parsed = cube.parse_facelets(corrected)
+        except cube.CubeError as exc:
+            raise RunFailed(f"the corrected cube is not legal: {exc}", "correct the stickers the message names, "
+                            "or run again to rescan", f"{scanned} (as scanned; no plan action ran)") from None
+        changed = [i for i, (a, b) in enumerate(zip(scanned, corrected)) if a != b]
+        self.publish(ev.CubeCorrected(scanned=scanned, facelets=corrected, stickers=tuple(changed)))
+        self.tell_maker(f"Corrected by hand: {corrected} (stickers {', '.join(str(i) for i in changed)} changed)")
+        return parsed
+
     def _execute(self, plan, progress, sent: Callable[[int], None]):
         """Stream the plan; a lost port is resumed (the board may have reset) and said so only if it worked."""
         from ..link.errors import DisconnectedError, SilentBoardError
@@ -552,6 +468,7 @@ class Pipeline:
                     recognition_ms=round((time.perf_counter() - t) * 1000, 1), read_ms=round(result.read_ms, 2),
                     facelets=result.decoded.facelets, confidence=round(float(result.decoded.confidence), 3),
                     images=tuple(str(p) for p in result.images), warnings=tuple(result.warnings)))
+                self.scan_confidence = float(result.decoded.confidence)
                 self.tell_maker(f"Scanned: {result.decoded.facelets} (confidence {result.decoded.confidence:.2f}, "
                          f"attempt {attempt})")
                 return result.decoded.facelets, cube.parse_facelets(result.decoded.facelets)

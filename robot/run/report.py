@@ -71,6 +71,7 @@ class RunReport:
     scan_images: list | None = None
     scan_readings: str | None = None  # the scan's 24 readings (readings.json beside its pictures)
     scan_replay: str | None = None  # the command that decodes them again as the run did
+    corrected: dict | None = None  # {"scanned", "stickers"}: a person corrected the scanned cube (the panel)
     failed_scan_images: list | None = None  # [{"attempt": n, "error": ..., "images": [...]}] of doubtful scans
     warnings: list | None = None
     # The plan.
@@ -223,6 +224,11 @@ def _views_decoded(report: RunReport, e: events.ViewsDecoded) -> None:
     report.scan_images, report.warnings = list(e.images), list(e.warnings)
 
 
+def _cube_corrected(report: RunReport, e: events.CubeCorrected) -> None:
+    report.facelets = e.facelets  # the cube solved
+    report.corrected = {"scanned": e.scanned, "stickers": list(e.stickers)}
+
+
 def _scan_refused(report: RunReport, e: events.ScanRefused) -> None:
     report.errors.append(f"scan attempt {e.attempt}: {e.error}")
     report.failed_scan_images = (report.failed_scan_images or []) + [
@@ -282,6 +288,7 @@ _FOLDS = {
         | ({"floor_ms": e.floor_ms} if e.floor_ms is not None else {})),
     events.ScanRefused: _scan_refused,
     events.ViewsDecoded: _views_decoded,
+    events.CubeCorrected: _cube_corrected,
     events.PlanFound: _plan_found,
     events.RunWarning: lambda report, e: setattr(report, "warnings", (report.warnings or []) + [e.text]),
     events.LinkRecovered: lambda report, e: report.errors.append(e.text),
@@ -312,7 +319,11 @@ def compressed_button_to_solved(report: RunReport, button_to_solved_ms: float) -
 
 def format_report(report: RunReport) -> str:
     lines = [f"cube-robot run ({report.mode}, firmware: {report.firmware})"]
-    if report.facelets:
+    if report.corrected:
+        lines.append(f"  scanned     {report.corrected['scanned']}  (confidence {report.confidence})")
+        lines.append(f"  corrected   {report.facelets}  (by hand in the panel: stickers "
+                     f"{', '.join(str(i) for i in report.corrected['stickers'])})")
+    elif report.facelets:
         lines.append(f"  scanned     {report.facelets}  (confidence {report.confidence}, "
                      f"{plural(report.scan_attempts or 0, 'attempt')}"
                      + (f", {plural(report.scan_views, 'view')}" if report.scan_views else "") + ")")

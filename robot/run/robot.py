@@ -67,6 +67,21 @@ class Robot(Protocol):
 
     def action_done(self, completed: int) -> None: ...  # plan actions completed so far
 
+    # The cube the scan read, before it is solved: the same facelets, or a person's correction of them
+    # (the panel's net); the pipeline validates what comes back as `cube-robot solve` does.
+    def review_scan(self, facelets: str, confidence: float) -> str: ...
+
+
+class StopPressed(KeyboardInterrupt):
+    """A person's stop from elsewhere than the terminal (the panel's Stop button), handled as Ctrl-C is."""
+
+    words = "Stop (pressed in the panel)"
+
+
+def stop_name(exc: BaseException) -> str:
+    """How a run's report names the stop that interrupted it."""
+    return exc.words if isinstance(exc, StopPressed) else "Ctrl-C"
+
 
 class StopSent(KeyboardInterrupt):
     """A Ctrl-C for which the robot sent the stop byte itself (while it started)."""
@@ -91,7 +106,8 @@ class HardwareRobot:
         self.regions: Regions | None = None  # the Scanner loads the calibrated regions (scan.regions_file)
         self.backend = "robot on " + (port or config.link.port or "an auto-detected port")
 
-    def start(self) -> "HardwareRobot":
+    def start(self, preflight: bool = True) -> "HardwareRobot":
+        """Open the link and the camera, then (preflight=False: a caller that checks at each run) the checks."""
         from ..link.driver import Link
         from ..vision.camera import open_camera
         from ..arms.view_mover import ArmViewMover
@@ -124,7 +140,8 @@ class HardwareRobot:
         self.camera = HeldCamera(self._cameras(open_camera))
         self.view_mover = ArmViewMover(link)
         try:
-            self.preflight()
+            if preflight:
+                self.preflight()
         except KeyboardInterrupt as exc:  # while the pre-flight homes: the stop byte first (none if idle)
             stop = not board_idle(self)
             if stop:
@@ -251,6 +268,9 @@ class HardwareRobot:
 
     def action_done(self, completed: int) -> None:
         pass
+
+    def review_scan(self, facelets: str, confidence: float) -> str:
+        return facelets  # the terminal's run takes what the scan read
 
 
 def board_idle(robot: Robot) -> bool:
