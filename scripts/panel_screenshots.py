@@ -7,7 +7,8 @@ result, and writes a PNG of each part of the page and of the whole page (desktop
 
 FOLDER defaults to docs/panel/.  Without --config the panel runs on a copy of config.yaml whose pictures,
 previews and solve log go to a temporary folder (the checkout's runs/ and data/ stay as they are).  It
-prints each file it wrote, with its size in pixels, one per line: `NAME.png WIDTHxHEIGHT`.  No pixel
+prints each file it wrote, with its size in pixels as laid out, one per line: `NAME.png WIDTHxHEIGHT`
+(heights can change with what the live page shows meanwhile; widths do not).  No pixel
 comparison belongs on these: a live page is never twice the same.
 """
 
@@ -119,7 +120,7 @@ def shoot(url: str, out: Path) -> list[tuple[str, int, int]]:
             page.goto(url)
             page.get_by_role("button", name="Start", exact=True).click()
             expect(page.locator(RESULT)).to_contain_text("RESULT")
-            _wait_for_live_image(page)
+            _wait_until_loaded(page)
             for name, selector in SECTIONS.items():
                 part = page.locator(selector)
                 if part.count() != 1:
@@ -143,7 +144,7 @@ def shoot(url: str, out: Path) -> list[tuple[str, int, int]]:
             phone = phone_context.new_page()
             phone.goto(url)
             expect(phone.locator(RESULT)).to_contain_text("RESULT")  # the last run's result, on a new page
-            _wait_for_live_image(phone)
+            _wait_until_loaded(phone)
             _refuse_shown_errors(phone, "phone")
             wide = phone.evaluate("document.documentElement.scrollWidth")
             if wide > PHONE["width"]:
@@ -166,6 +167,13 @@ def shrink(path: Path) -> None:
     if image is None:
         raise Failed(f"{path} is not a PNG that OpenCV reads")
     cv2.imwrite(str(path), image & 0xF8, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+
+
+def _wait_until_loaded(page) -> None:
+    """Until the parts that load on their own have: a live frame, the solve log, the doctor's checks."""
+    _wait_for_live_image(page)
+    for rows in ("#history-table tr", "#doctor-table tr"):
+        page.locator(rows).first.wait_for()
 
 
 def _wait_for_live_image(page) -> None:

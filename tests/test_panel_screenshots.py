@@ -1,5 +1,5 @@
 """scripts/panel_screenshots.py draws every part of the page from a seeded simulated run: each PNG it
-names is there, is an image of the size it printed (the page's width for the whole page) and is not blank.
+names is there, is an image of the width it printed (the screen's for the whole page) and is not blank.
 No pixel comparison: a live page is never twice the same."""
 
 from __future__ import annotations
@@ -52,15 +52,15 @@ def test_each_png_is_a_non_blank_image_of_its_size(screenshots, name):
     image = cv2.imread(str(out / name), cv2.IMREAD_COLOR)
     assert image is not None, f"{name} is not an image cv2 can read"
     height, width = image.shape[:2]
-    want_width, want_height = sizes[name]
-    # An element's box has fractional pixels; the PNG has whole ones.
-    assert abs(width - want_width) <= 2 and abs(height - want_height) <= 2, (name, (width, height), sizes[name])
+    # The width the layout gave it (an element's box has fractional pixels, the PNG whole ones); a height
+    # follows what the live page showed at that moment (a status line that wraps), so only its range.
+    assert abs(width - sizes[name][0]) <= 2, (name, (width, height), sizes[name])
     if name == "page-desktop.png":
-        assert width == DESKTOP["width"] and height >= DESKTOP["height"] // 2
+        assert width == DESKTOP["width"] and height >= DESKTOP["height"]
     elif name == "page-phone.png":
         assert width == PHONE["width"] and height > PHONE["height"], "the phone's page is one long column"
     else:
-        assert width <= DESKTOP["width"] and height >= 40
+        assert 100 <= width <= DESKTOP["width"] and height >= 40
     # Not blank: more than a handful of colours, and not one colour over nearly all of it.
     pixels = image.reshape(-1, 3)
     colours, counts = np.unique(pixels, axis=0, return_counts=True)
