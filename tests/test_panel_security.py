@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from robot.panel.security import TOKEN_COOKIE
-from panel_fixtures import (CLIENT_HEADER, TOKEN_HEADER, Panel, get, open_stream, panel_server, panel_server_module,  # noqa: F401
-                            panel_server_public, post, request)
+from panel_fixtures import (CLIENT_HEADER, DESKTOP, TOKEN_HEADER, Panel, browser, get, open_stream,  # noqa: F401
+                            panel_server, panel_server_module, panel_server_public, post, request)
 
 POST_ROUTES = ["/api/control", "/api/run/start", "/api/run/confirm", "/api/run/stop", "/api/estop", "/api/alarm/clear",
                "/api/cube/check", "/api/sim/new-cube"] + [
@@ -335,3 +335,85 @@ def test_a_watching_client_moves_nothing_until_it_takes_control_but_can_always_e
     assert get(panel, "/api/bringup/where").json()["board"]["alarm"] == "ESTOP_BYTE"  # the board got the byte
     assert post(panel, "/api/control", {"take": True}, client="second").status == 200
     assert get(panel, "/api/state").json()["controller"] == "second"
+
+
+# -- the same rules in a real browser ------------------------------------------------------------------------
+
+@pytest.fixture
+def foreign_site():
+    """Another site (another origin: another port) serving a page, as a web page the person visits would."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"<!doctype html><title>another site</title><p>another site</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+CROSS_SITE_ATTEMPTS = """async (panel) => {
+    const said = {};
+    try {  // with the client header: the browser asks first (CORS), and the panel does not say yes
+        const answer = await fetch(panel + '/api/estop', {method: 'POST', body: '{}',
+            headers: {'X-Cube-Robot-Client': 'another-site', 'Content-Type': 'application/json'}});
+        said.withHeader = 'answered ' + answer.status;
+    } catch (error) { said.withHeader = 'blocked'; }
+    // A "simple" request needs no asking: it reaches the panel (without the header, from another Origin).
+    await fetch(panel + '/api/estop', {method: 'POST', mode: 'no-cors', body: '{}'}).catch(() => null);
+    await fetch(panel + '/api/control', {method: 'POST', mode: 'no-cors', body: '{"take": true}',
+                                         headers: {'Content-Type': 'text/plain'}}).catch(() => null);
+    said.websocket = await new Promise((resolve) => {
+        const socket = new WebSocket(panel.replace('http', 'ws') + '/api/events');
+        socket.onopen = () => { socket.close(); resolve('open'); };
+        socket.onerror = () => resolve('refused');
+    });
+    return said;
+}"""
+
+
+def test_a_page_of_another_site_cannot_post_or_listen(panel_server, browser, foreign_site):
+    panel = panel_server
+    before = snapshot(panel)
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        page.goto(foreign_site)
+        said = page.evaluate(CROSS_SITE_ATTEMPTS, panel.base)
+    finally:
+        context.close()
+    assert said == {"withHeader": "blocked", "websocket": "refused"}, said
+    after = snapshot(panel)
+    assert after == before and after["where"]["board"]["alarm"] is None, "a request of another site changed the panel"
+
+
+def test_in_a_browser_a_wildcard_bind_needs_the_token_once_then_keeps_it_in_a_cookie(panel_server_public, browser):
+    panel = panel_server_public
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        refused = page.goto(panel.base + "/")
+        assert refused is not None and refused.status == 401
+        assert "token" in page.content() and page.locator("#estop").count() == 0
+        opened = page.goto(f"{panel.base}/?token={panel.token}")
+        assert opened is not None and opened.status == 200
+        cookies = {cookie["name"]: cookie for cookie in context.cookies()}
+        assert cookies[TOKEN_COOKIE]["httpOnly"] and cookies[TOKEN_COOKIE]["sameSite"] == "Strict", cookies
+        again = page.goto(panel.base + "/")  # no token in the URL: the cookie carries it
+        assert again is not None and again.status == 200 and page.locator("#estop").count() == 1
+    finally:
+        context.close()
