@@ -73,8 +73,8 @@ def serve(config, sim: bool, link, host: str, http_port: int, args, tell) -> int
     from tornado.ioloop import IOLoop
 
     from .. import cube
-    from ..config import project_path
     from .held import HeldRobot
+    from .history_api import runs_folder
     from .live import LiveView
     from .security import MAX_BODY_BYTES, Guard
     from .server import PanelApp, make_app
@@ -111,7 +111,7 @@ def serve(config, sim: bool, link, host: str, http_port: int, args, tell) -> int
             return ExitStatus.INTERRUPTED
         print(f"cube-robot panel: the robot did not start: {type(exc).__name__}: {exc}", file=sys.stderr)
         return ExitStatus.NOT_STARTED
-    app = make_app(PanelApp(session, guard, config, project_path(config.scan.images_dir)))
+    app = make_app(PanelApp(session, guard, config, runs_folder(config)))
     server = tornado.httpserver.HTTPServer(app, max_body_size=MAX_BODY_BYTES)
     server.add_sockets(sockets)
     port = sockets[0].getsockname()[1]

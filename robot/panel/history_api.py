@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ..config import project_path
 from ..config_types import Config
 from ..run import log
-from ..run.log import _is_simulated, _outcome, _rankable, _reason, _sped_up  # the log's own rules
+from ..run.log import run_is_simulated, run_outcome, run_rankable, run_reason, run_sped_up
 from ..run.report import SOLVED
 
 
@@ -55,20 +55,20 @@ class _Urls:
 
 
 def _run(number: int, run: dict, urls: _Urls) -> dict:
-    outcome = _outcome(run)
+    outcome = run_outcome(run)
     refused = run.get("failed_scan_images")
     return {
         "number": number,  # its place in the log (1: the oldest)
         "time": run.get("time"),
         "mode": run.get("mode"),
-        "simulated": _is_simulated(run),
-        "sped_up": _sped_up(run),
+        "simulated": run_is_simulated(run),
+        "sped_up": run_sped_up(run),
         "outcome": outcome,
         # Start press -> solved only for a run counted as solved, and never a sum with an unmeasured action.
-        "button_to_solved_ms": (run["button_to_solved_ms"] if outcome == SOLVED and _rankable(run, "button_to_solved_ms")
+        "button_to_solved_ms": (run["button_to_solved_ms"] if outcome == SOLVED and run_rankable(run, "button_to_solved_ms")
                                 else None),
-        "measured_machine_ms": run["measured_machine_ms"] if _rankable(run, "measured_machine_ms") else None,
-        "reason": None if outcome == SOLVED else _reason(run),
+        "measured_machine_ms": run["measured_machine_ms"] if run_rankable(run, "measured_machine_ms") else None,
+        "reason": None if outcome == SOLVED else run_reason(run),
         "facelets": run.get("facelets"),
         "pictures": urls.urls(run.get("scan_images")),
         "check_pictures": urls.urls(run.get("verify_images")),

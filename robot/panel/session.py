@@ -375,6 +375,10 @@ class PanelSession:
                 raise RequestError(409, f"run {self.run_id} is going: bring-up waits until it ends")
             try:
                 result = perform(action, body, self.held)
+                if action == "save-trims" and result.get("config"):  # the saved widths are the config's now
+                    from .. import config as config_module
+
+                    self.config = self.held.config = config_module.load(result["config"])
             finally:
                 self._sync_held()
                 self.refresh_board()

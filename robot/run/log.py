@@ -128,32 +128,32 @@ def read(path: Path, warn) -> list[dict]:
     return runs
 
 
-def _is_simulated(run: dict) -> bool:
+def run_is_simulated(run: dict) -> bool:
     return bool(run.get("simulated", run.get("mode") == "simulated"))
 
 
-def _sped_up(run: dict) -> bool:
+def run_sped_up(run: dict) -> bool:
     """A simulated run whose times are compressed (not --realtime): the report's timing_note says so, and
     only for such a run (run/simulated.py)."""
-    return _is_simulated(run) and bool(run.get("timing_note"))
+    return run_is_simulated(run) and bool(run.get("timing_note"))
 
 
-def _outcome(run: dict) -> str:
+def run_outcome(run: dict) -> str:
     if run.get("outcome"):
         return run["outcome"]
     return "SOLVED" if run.get("solved") else "NOT SOLVED"  # lines logged before outcomes were named
 
 
-def _reason(run: dict) -> str:
+def run_reason(run: dict) -> str:
     """Why a run did not end SOLVED, in a few words."""
     if run.get("verified_solved") is False:
         return "the rescan after the solve shows an unsolved cube"
     if run.get("errors"):
-        return "; ".join(without_outcome(_outcome(run), str(e)) for e in run["errors"])
+        return "; ".join(without_outcome(run_outcome(run), str(e)) for e in run["errors"])
     return run.get("verify") or "no reason logged"
 
 
-def _rankable(run: dict, key: str) -> bool:
+def run_rankable(run: dict, key: str) -> bool:
     """A time history may rank: measured, and not a partial sum (a lost action time makes it unknown)."""
     if key == "measured_machine_ms" and run.get("unknown_time_actions"):
         return False
@@ -161,12 +161,12 @@ def _rankable(run: dict, key: str) -> bool:
 
 
 def _measured(run: dict, key: str) -> str:
-    return f"{run[key]:g}" if _rankable(run, key) else "-"
+    return f"{run[key]:g}" if run_rankable(run, key) else "-"
 
 
-GROUPS = (("real robot", lambda r: not _is_simulated(r)),
-          ("SIMULATED realtime", lambda r: _is_simulated(r) and not _sped_up(r)),
-          ("SIMULATED sped up (times compressed, not the robot's)", lambda r: _is_simulated(r) and _sped_up(r)))
+GROUPS = (("real robot", lambda r: not run_is_simulated(r)),
+          ("SIMULATED realtime", lambda r: run_is_simulated(r) and not run_sped_up(r)),
+          ("SIMULATED sped up (times compressed, not the robot's)", lambda r: run_is_simulated(r) and run_sped_up(r)))
 
 
 def summary(runs: list[dict], path: Path, last: int) -> list[str]:
@@ -179,10 +179,10 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
         if not group:
             continue
         # Nothing moved in these (or nothing was moving when Ctrl-C came): not failed solves, not in the rate.
-        not_started = sum(1 for r in group if _outcome(r) == NOT_STARTED)
-        interrupted = sum(1 for r in group if _outcome(r) == INTERRUPTED)
+        not_started = sum(1 for r in group if run_outcome(r) == NOT_STARTED)
+        interrupted = sum(1 for r in group if run_outcome(r) == INTERRUPTED)
         rated = len(group) - not_started - interrupted
-        solved = [r for r in group if _outcome(r) == "SOLVED"]
+        solved = [r for r in group if run_outcome(r) == "SOLVED"]
         apart = ([f"{not_started} NOT STARTED (nothing moved)"] if not_started else []) + (
             [f"{interrupted} INTERRUPTED by Ctrl-C while nothing moved"] if interrupted else [])
         rate = f"solved {len(solved)} of {rated} ({len(solved) / rated:.0%})" if rated else "none to rate"
@@ -190,7 +190,7 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
                      + (f"; {', '.join(apart)}: not in the rate" if apart else ""))
         for key in ("recognition_ms", "solve_ms", "predicted_machine_ms", "measured_machine_ms",
                     "button_to_solved_ms"):
-            values = sorted(r[key] for r in solved if _rankable(r, key))
+            values = sorted(r[key] for r in solved if run_rankable(r, key))
             if values:
                 median = statistics.median(values)  # of an even count: the mean of the middle two
                 median = f"{median:.3f}".rstrip("0").rstrip(".")  # 800.0 -> 800, 216.39999 -> 216.4
@@ -201,9 +201,9 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
     lines.append(f"last {min(last, len(runs))} (measured: start press -> solved, machine time; "
                  "- not measured or not solved):")
     for r in runs[-last:] if last > 0 else []:
-        outcome = _outcome(r)
-        text = outcome if outcome == "SOLVED" else f"{outcome}: {_reason(r)}"  # whole: a cut reason misleads
-        kind = ("SIM fast" if _sped_up(r) else "SIMULATED") if _is_simulated(r) else "real"
+        outcome = run_outcome(r)
+        text = outcome if outcome == "SOLVED" else f"{outcome}: {run_reason(r)}"  # whole: a cut reason misleads
+        kind = ("SIM fast" if run_sped_up(r) else "SIMULATED") if run_is_simulated(r) else "real"
         # Start press -> solved only for a run counted as solved (a stop in the check rescan has a time too).
         to_solved = _measured(r, "button_to_solved_ms") if outcome == "SOLVED" else "-"
         lines.append(f"  {r.get('time')}  {kind:9} {to_solved:>7} ms "
