@@ -1,0 +1,156 @@
+// The panel's page: the header (mode, run state, Emergency stop), who controls the robot, the state
+// pushed over the websocket, and each section's module.
+
+import { clearErrors, clientId, eventsURL, getJSON, postJSON, showError } from "./api.js";
+import { startLive } from "./live.js";
+import { setupCube } from "./cube.js";
+import { setupRun } from "./run.js";
+import { setupBringup } from "./bringup.js";
+import { setupHistory } from "./history.js";
+import { setupDoctor } from "./doctor.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+let state = null;
+
+// Emergency stop: POST at once, on the press itself (pointerdown), no confirmation, no queue in the
+// page; the click that follows the same press is not sent twice. Escape does the same.
+const estopButton = $("#estop");
+const estopSaid = $("#estop-said");
+let pressed = false;
+
+async function estop(how) {
+  const sentAt = performance.now();
+  estopSaid.textContent = "Emergency stop sent...";
+  const answer = await postJSON("/api/estop", { via: how });
+  estopSaid.textContent = answer.ok
+    ? (answer.data.said || answer.data.message || "Emergency stop: the stop byte was sent.")
+      + ` (${Math.round(performance.now() - sentAt)} ms)`
+    : `Emergency stop FAILED: ${answer.data.error || answer.status}`;
+  estopSaid.className = answer.ok ? "said" : "said bad";
+}
+
+estopButton.addEventListener("pointerdown", (event) => {
+  if (event.button !== 0) return;
+  pressed = true;
+  estop("pointer");
+});
+estopButton.addEventListener("click", () => {
+  if (pressed) {
+    pressed = false;
+    return;
+  }
+  estop("click"); // a keyboard's Enter or Space
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !event.repeat) {
+    event.preventDefault();
+    estop("escape");
+  }
+});
+
+// Who controls the robot.
+const app = {
+  mayMove() {
+    return Boolean(state && (state.you_control || !state.controller));
+  },
+  // Ask for control when nobody has it (the first to ask gets it); a watcher must take it explicitly.
+  async ensureControl(section) {
+    if (state && state.you_control) return true;
+    if (state && state.controller) {
+      showError(section, { data: { error: `${state.controller} controls the robot: take control first` } });
+      return false;
+    }
+    const answer = await postJSON("/api/control", { take: false });
+    if (!answer.ok) {
+      showError(section, answer);
+      return false;
+    }
+    return true;
+  },
+  scrollToRun() {
+    $("#run").scrollIntoView({ behavior: "smooth" });
+  },
+};
+
+const controlNote = $("#control-note");
+const takeButton = $("#take-control");
+takeButton.addEventListener("click", async () => {
+  const section = $("#control");
+  clearErrors(section);
+  const answer = await postJSON("/api/control", { take: true });
+  if (!answer.ok) showError(section, answer, "take");
+  else await refreshState();
+});
+
+const cube = setupCube($("#cube"), app);
+const run = setupRun($("#run"), app);
+const bringup = setupBringup($("#bringup"), app);
+const history = setupHistory($("#history"));
+const doctor = setupDoctor($("#doctor"));
+
+function showState(next) {
+  state = next;
+  document.body.classList.toggle("simulated", Boolean(state.simulated));
+  const mode = $("#mode");
+  mode.textContent = state.simulated ? "SIMULATED" : "REAL ROBOT";
+  mode.title = `backend: ${state.backend}`;
+  $("#backend").textContent = state.backend || "";
+  const r = state.run || {};
+  $("#run-state").textContent = r.state === "idle" ? "idle" : `${r.state}${r.stage ? `: ${r.stage}` : ""}`
+    + (r.id !== null && r.id !== undefined ? ` (run ${r.id})` : "");
+  const board = state.board;
+  $("#alarm").textContent = board && board.alarm ? `ALARM: ${board.alarm}${board.alarm_text ? ` (${board.alarm_text})` : ""}`
+    : board && board.error ? `The board does not answer: ${board.error}` : "";
+  if (state.you_control) controlNote.textContent = `You control the robot (this tab is ${clientId}).`;
+  else if (state.controller) controlNote.textContent = `Watching: ${state.controller} controls the robot. Buttons that move it are off here until you take control.`;
+  else controlNote.textContent = "Nobody controls the robot: the first button that moves it makes this tab the controller.";
+  takeButton.hidden = !state.controller || state.you_control;
+  document.querySelectorAll(".watch-note").forEach((n) => { n.hidden = app.mayMove(); });
+  cube.update(state);
+  run.update(state);
+  bringup.update(state);
+}
+
+async function refreshState() {
+  const answer = await getJSON("/api/state");
+  if (answer.ok) showState(answer.data);
+  else $("#connection").textContent = `No state: ${answer.data.error}`;
+  return answer.ok ? answer.data : null;
+}
+
+// The websocket: the state when it changes and the run's events. On a loss, reconnect and re-read.
+let backoff = 500;
+function connect() {
+  const connection = $("#connection");
+  const socket = new WebSocket(eventsURL());
+  socket.addEventListener("open", () => {
+    backoff = 500;
+    connection.textContent = "live";
+    connection.className = "connection up";
+    refreshState();
+  });
+  socket.addEventListener("message", (message) => {
+    let data;
+    try {
+      data = JSON.parse(message.data);
+    } catch (e) {
+      return;
+    }
+    if (data.type === "State") showState(data);
+    else run.onEvent(data);
+    if (data.type === "Report") history.load();
+  });
+  socket.addEventListener("close", () => {
+    connection.textContent = "reconnecting to the panel...";
+    connection.className = "connection down";
+    setTimeout(connect, backoff);
+    backoff = Math.min(backoff * 2, 5000);
+  });
+}
+
+startLive($("#live-canvas"), $("#live-status"));
+refreshState().then((first) => run.loadLast(first));
+connect();
+history.load();
+doctor.load();

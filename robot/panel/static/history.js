@@ -1,0 +1,155 @@
+// History: the solve log as a table (each run linking to its pictures and readings) and two SVG charts:
+// start press to solved over time (real, simulated realtime and simulated sped-up runs apart) and
+// failures by reason.
+
+import { el, getJSON, showError, withToken } from "./api.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+// As robot/run/log.py groups them.
+function simulated(run) {
+  return run.simulated !== undefined ? Boolean(run.simulated) : run.mode === "simulated";
+}
+
+export function groupOf(run) {
+  if (!simulated(run)) return "real robot";
+  const spedUp = run.sped_up !== undefined ? run.sped_up : Boolean(run.timing_note);
+  return spedUp ? "SIMULATED sped up (times compressed, not the robot's)" : "SIMULATED realtime";
+}
+
+function outcome(run) {
+  return run.outcome || (run.solved ? "SOLVED" : "NOT SOLVED");
+}
+
+function reason(run) {
+  if (run.reason) return run.reason;
+  if (run.verified_solved === false) return "the rescan after the solve shows an unsolved cube";
+  if (run.errors && run.errors.length) return run.errors.join("; ");
+  return run.verify || "no reason logged";
+}
+
+// The panel gives URLs under /runs/ only for files inside the runs folder.
+function links(run) {
+  const cell = el("td", { class: "links" });
+  const named = (urls, name) => (urls || []).map((url, i) => [`${name} ${i + 1}`, url]);
+  const items = [...named(run.pictures, "scan"), ...named(run.check_pictures, "check"),
+    ...named(run.refused_scan_pictures, "refused")];
+  if (run.readings) items.push(["readings", run.readings]);
+  for (const [name, url] of items) {
+    cell.append(el("a", { href: withToken(url), target: "_blank", rel: "noopener", text: name }), " ");
+  }
+  if (!items.length) cell.textContent = "-";
+  return cell;
+}
+
+function timeChart(points) {
+  const box = el("div", { class: "charts" });
+  const groups = new Map();
+  for (const point of points) {
+    if (typeof point.ms !== "number") continue;
+    if (!groups.has(groupOf(point))) groups.set(groupOf(point), []);
+    groups.get(groupOf(point)).push(point);
+  }
+  if (!groups.size) box.append(el("p", { class: "note", text: "No solved run with a measured time yet." }));
+  for (const [group, points] of groups) {
+    const width = 600;
+    const height = 180;
+    const left = 50;
+    const top = 10;
+    const bottom = 30;
+    const most = Math.max(...points.map((p) => p.ms));
+    const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
+      "aria-label": `start press to solved, ${group}: ${points.length} runs, up to ${(most / 1000).toFixed(2)} s` });
+    chart.append(svg("line", { x1: left, y1: height - bottom, x2: width - 5, y2: height - bottom, class: "axis-line" }));
+    chart.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis-line" }));
+    chart.append(svg("text", { x: 2, y: top + 10, class: "axis" }, `${(most / 1000).toFixed(1)} s`));
+    chart.append(svg("text", { x: 2, y: height - bottom, class: "axis" }, "0 s"));
+    chart.append(svg("text", { x: left, y: height - 8, class: "axis" },
+      `${points[0].time} ... ${points[points.length - 1].time} (in order)`));
+    const step = points.length > 1 ? (width - left - 20) / (points.length - 1) : 0;
+    let path = "";
+    points.forEach((p, i) => {
+      const x = left + 10 + i * step;
+      const y = height - bottom - (p.ms / most) * (height - top - bottom);
+      path += `${i ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)} `;
+      const dot = svg("circle", { cx: x, cy: y, r: 4, class: "point" });
+      dot.append(svg("title", {}, `${p.time}: ${(p.ms / 1000).toFixed(3)} s`));
+      chart.append(dot);
+    });
+    chart.prepend(svg("path", { d: path, class: "trend" }));
+    box.append(el("figure", {}, el("figcaption", { text: `Start press to solved: ${group}` }), chart));
+  }
+  return box;
+}
+
+function failureChart(failures) {
+  const counts = new Map();
+  for (const [kind, reasons] of Object.entries(failures || {})) {
+    for (const [why, n] of Object.entries(reasons)) {
+      counts.set(`${kind === "simulated" ? "SIMULATED " : "real robot: "}${why}`, n);
+    }
+  }
+  const figure = el("figure", {}, el("figcaption", { text: "Failures by reason" }));
+  if (!counts.size) {
+    figure.append(el("p", { class: "note", text: "No failed run logged." }));
+    return figure;
+  }
+  const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+  const most = rows[0][1];
+  const rowHeight = 40;
+  const width = 600;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${rows.length * rowHeight}`, role: "img", class: "chart",
+    "aria-label": `failures by reason: ${rows.map(([k, n]) => `${n} ${k}`).join("; ")}` });
+  rows.forEach(([key, n], i) => {
+    const y = i * rowHeight;
+    const label = svg("text", { x: 0, y: y + 14, class: "axis" }, key.length > 95 ? key.slice(0, 92) + "..." : key);
+    label.append(svg("title", {}, key));
+    chart.append(label);
+    chart.append(svg("rect", { x: 0, y: y + 19, width: Math.max(2, ((width - 40) * n) / most), height: 14, class: "fail" }));
+    chart.append(svg("text", { x: Math.max(2, ((width - 40) * n) / most) + 4, y: y + 31, class: "axis" }, String(n)));
+  });
+  figure.append(chart);
+  return figure;
+}
+
+export function setupHistory(section) {
+  const table = section.querySelector("#history-table");
+  const charts = section.querySelector("#history-charts");
+  const note = section.querySelector("#history-note");
+  const warnings = section.querySelector("#history-warnings");
+
+  async function load() {
+    const answer = await getJSON("/api/history");
+    if (!answer.ok) {
+      showError(section, answer);
+      return;
+    }
+    const runs = answer.data.runs || [];
+    note.textContent = runs.length ? `${runs.length} runs in the solve log${answer.data.log ? ` (${answer.data.log})` : ""}.`
+      : "The solve log is empty.";
+    const head = el("tr", {}, ...["time", "mode", "outcome", "start press to solved", "why not solved", "pictures"]
+      .map((t) => el("th", { scope: "col", text: t })));
+    const body = runs.slice().reverse().map((run) => el("tr", {},
+      el("td", { text: run.time || "?" }),
+      el("td", { text: groupOf(run) }),
+      el("td", { text: (simulated(run) ? "SIMULATED " : "") + outcome(run) }),
+      el("td", { text: typeof run.button_to_solved_ms === "number"
+        ? `${(run.button_to_solved_ms / 1000).toFixed(3)} s` : "-" }),
+      el("td", { text: outcome(run) === "SOLVED" ? "" : reason(run) }),
+      links(run)));
+    table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+    const series = answer.data.series || {};
+    charts.replaceChildren(timeChart(series.solve_times || []), failureChart(series.failures));
+    warnings.replaceChildren(...(answer.data.warnings || []).map((w) => el("li", { text: w })));
+  }
+
+  section.querySelector("#history-refresh").addEventListener("click", load);
+  return { load };
+}

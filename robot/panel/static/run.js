@@ -1,0 +1,265 @@
+// A run: Start and Stop, the plan with each action marked as its line is sent and its done arrives,
+// the live waterfall, and the result in the terminal's words (result_line verbatim).
+
+import { el, getJSON, postJSON, showError, clearErrors } from "./api.js";
+import { drawNet } from "./net.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+// A plan action in words: {op:"grip", pair:"RL"} -> "grip RL"; {op:"turn", arms:{R:90, L:-90}} -> "turn R L'".
+export function actionText(action) {
+  if (action.op === "grip") return `grip ${action.pair}`;
+  if (action.op === "turn") {
+    const moves = Object.entries(action.arms).map(([face, angle]) => {
+      const quarters = Math.abs(angle) >= 45 ? Math.round(angle / 90) : angle;
+      return face + ["", "", "2", "'"][((quarters % 4) + 4) % 4];
+    });
+    return `turn ${moves.join(" ")}`;
+  }
+  return JSON.stringify(action);
+}
+
+function planActions(plan) {
+  if (!plan) return [];
+  return plan.plan || plan.actions || [];
+}
+
+export function setupRun(section, app) {
+  const startButton = section.querySelector("#run-start");
+  const stopButton = section.querySelector("#run-stop");
+  const planList = section.querySelector("#run-plan");
+  const planInfo = section.querySelector("#run-plan-info");
+  const waterfall = section.querySelector("#run-waterfall");
+  const result = section.querySelector("#run-result");
+  const stopBox = section.querySelector("#run-stopped");
+  const stage = section.querySelector("#run-stage");
+  const after = section.querySelector("#run-after");
+  const reportText = section.querySelector("#run-report-text");
+  const messages = section.querySelector("#run-messages");
+  const review = section.querySelector("#run-review");
+  let runId = null;
+  let bars = []; // {stage, start_ms, end_ms, floor_ms}
+  let running = null; // {stage, since} the stage going on, page clock
+  let pressedAt = null; // page clock at StartPressed
+  let timer = null;
+  let sent = 0;
+  let done = 0;
+  let total = 0;
+  let lastRead = null; // the facelets of the rescan after the solve
+
+  function newRun(id) {
+    runId = id;
+    bars = [];
+    running = null;
+    pressedAt = null;
+    sent = done = total = 0;
+    lastRead = null;
+    planList.replaceChildren();
+    messages.replaceChildren();
+    planInfo.textContent = "No plan yet: the cube is scanned first.";
+    result.textContent = "The run is going.";
+    result.className = "result";
+    stopBox.hidden = true;
+    stopBox.replaceChildren();
+    after.hidden = true;
+    reportText.closest("details").hidden = true;
+    drawWaterfall();
+  }
+
+  function mark() {
+    planList.querySelectorAll("li").forEach((li, i) => {
+      const n = i + 1;
+      li.classList.toggle("sent", n <= sent && n > done);
+      li.classList.toggle("done", n <= done);
+      li.dataset.state = n <= done ? "done" : n <= sent ? "sent" : "waiting";
+    });
+    if (total) planInfo.textContent = `${done} of ${total} actions done, ${sent} sent.`;
+  }
+
+  function showPlan(event) {
+    const actions = planActions(event.plan);
+    total = event.actions || actions.length;
+    planList.replaceChildren(...actions.map((a, i) => el("li", { "data-state": "waiting" },
+      el("span", { class: "n", text: `${i + 1}.` }), " ", actionText(a))));
+    const predicted = event.predicted_ms === null || event.predicted_ms === undefined
+      ? "" : `, predicted ${(event.predicted_ms / 1000).toFixed(2)} s of machine time`;
+    planInfo.textContent = `Plan: ${event.moves} (${total} actions${predicted}).`;
+    mark();
+  }
+
+  function drawWaterfall() {
+    const rows = bars.slice();
+    if (running && pressedAt !== null) {
+      const now = performance.now() - pressedAt;
+      rows.push({ stage: `${running.stage} (going on)`, start_ms: running.since, end_ms: Math.max(now, running.since),
+        live: true });
+    }
+    const width = 600;
+    const rowHeight = 22;
+    const labelWidth = 190;
+    const height = Math.max(1, rows.length) * rowHeight + 24;
+    const span = Math.max(1, ...rows.map((r) => r.end_ms));
+    const scale = (width - labelWidth - 10) / span;
+    waterfall.replaceChildren();
+    waterfall.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    if (!rows.length) {
+      waterfall.append(svg("text", { x: 4, y: 16, class: "axis" }, "The stages appear here as the run goes."));
+      return;
+    }
+    rows.forEach((row, i) => {
+      const y = i * rowHeight;
+      const g = svg("g", { class: "bar" + (row.live ? " live" : ""), "data-stage": row.stage });
+      g.append(svg("text", { x: 0, y: y + 15 }, row.stage));
+      g.append(svg("rect", { x: labelWidth + row.start_ms * scale, y: y + 3,
+        width: Math.max(1, (row.end_ms - row.start_ms) * scale), height: rowHeight - 6 }));
+      if (row.floor_ms !== null && row.floor_ms !== undefined) {
+        g.append(svg("line", { class: "floor", x1: labelWidth + (row.start_ms + row.floor_ms) * scale, y1: y + 1,
+          x2: labelWidth + (row.start_ms + row.floor_ms) * scale, y2: y + rowHeight - 1 }));
+      }
+      g.append(svg("title", {}, `${row.stage}: ${row.start_ms.toFixed(0)}-${row.end_ms.toFixed(0)} ms`
+        + (row.floor_ms != null ? ` (floor ${row.floor_ms.toFixed(0)} ms)` : "")));
+      waterfall.append(g);
+    });
+    waterfall.append(svg("text", { x: labelWidth, y: height - 4, class: "axis" },
+      `0 to ${(span / 1000).toFixed(2)} s from the start press`));
+  }
+
+  function tick() {
+    clearInterval(timer);
+    timer = running ? setInterval(drawWaterfall, 200) : null;
+    drawWaterfall();
+  }
+
+  function showStopped(event) {
+    stopBox.hidden = false;
+    stopBox.replaceChildren(el("h3", { text: "The run stopped" }));
+    if (event.errors && event.errors.length) stopBox.append(el("p", { text: event.errors.join("; ") }));
+    if (event.cube_state) {
+      stopBox.append(el("p", { class: "cube-state" }, el("strong", { text: "Cube state after the stop: " }),
+        el("span", { id: "run-cube-state", text: event.cube_state })));
+    }
+    if (event.advice) {
+      stopBox.append(el("p", { class: "advice" }, el("strong", { text: "What to do: " }),
+        el("span", { id: "run-advice", text: event.advice })));
+    }
+  }
+
+  function showAfter(title, facelets) {
+    after.hidden = false;
+    after.querySelector("h3").textContent = title;
+    drawNet(after.querySelector(".net"), facelets, { label: title });
+  }
+
+  // As the terminal's report ends: RESULT and the result line, word for word.
+  function showLine(line) {
+    result.replaceChildren(el("strong", { text: "RESULT " }), el("span", { id: "run-result-line", text: line }));
+  }
+
+  function showReport(message) {
+    showLine(message.result_line);
+    const report = message.report || {};
+    result.className = "result " + (report.outcome === "SOLVED" ? "good" : "bad");
+    if (report.virtual_cube || report.final_state) {
+      showAfter("SIMULATED: the virtual cube after the run", report.virtual_cube || report.final_state);
+    } else if (lastRead) {
+      showAfter("The rescan after the solve read", lastRead);
+    }
+    if (report.cube_state_after_stop && stopBox.hidden) {
+      showStopped({ errors: report.errors, cube_state: report.cube_state_after_stop, advice: report.advice });
+    }
+    if (message.text) {
+      reportText.textContent = message.text;
+      reportText.closest("details").hidden = false;
+    }
+  }
+
+  const handlers = {
+    RunStarted: (e) => newRun(e.run),
+    StartPressed: () => { pressedAt = performance.now(); },
+    StageStarted: (e) => {
+      running = { stage: e.stage, since: pressedAt === null ? 0 : performance.now() - pressedAt };
+      stage.textContent = `Stage: ${e.stage}`;
+      tick();
+    },
+    StageEnded: (e) => { bars.push(e); drawWaterfall(); },
+    ViewDecoded: (e) => { if (e.facelets && e.view.startsWith("verify")) lastRead = e.facelets; },
+    PlanFound: showPlan,
+    ActionSent: (e) => { sent = Math.max(sent, e.action); total = e.total; mark(); },
+    ActionDone: (e) => { done = Math.max(done, e.completed); sent = Math.max(sent, done); total = e.total; mark(); },
+    Stopped: showStopped,
+    RunEnded: (e) => {
+      running = null;
+      tick();
+      stage.textContent = `Ended: ${e.outcome}`;
+      result.textContent = `${e.outcome} (the report follows)`;
+    },
+    Report: showReport,
+    Message: (e) => messages.append(el("li", { text: e.text })),
+    CubeCorrected: (e) => messages.append(el("li", {
+      text: `The cube was corrected by hand: ${e.stickers.length} sticker(s) changed; solving ${e.facelets}.` })),
+    EmergencyStop: () => messages.append(el("li", { class: "bad", text: "Emergency stop: the stop byte was sent." })),
+  };
+
+  async function start() {
+    clearErrors(section);
+    if (!(await app.ensureControl(section))) return;
+    const answer = await postJSON("/api/run/start", { review: review.checked });
+    if (!answer.ok) showError(section, answer, "start");
+  }
+
+  async function stop() {
+    clearErrors(section);
+    const answer = await postJSON("/api/run/stop", {});
+    if (!answer.ok) showError(section, answer, "stop");
+  }
+
+  startButton.addEventListener("click", start);
+  stopButton.addEventListener("click", stop);
+  drawWaterfall();
+
+  return {
+    onEvent(message) {
+      if (message.run !== undefined && message.run !== runId && message.type !== "RunStarted") newRun(message.run);
+      const handler = handlers[message.type];
+      if (handler) handler(message);
+    },
+    update(state) {
+      const run = state.run || {};
+      const idle = run.state === "idle";
+      startButton.disabled = !idle || !app.mayMove();
+      review.disabled = !idle || !app.mayMove();
+      stopButton.disabled = idle;
+      if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
+      const shown = result.querySelector("#run-result-line");
+      if (idle && run.result_line && (!shown || shown.textContent !== run.result_line)) showLine(run.result_line);
+    },
+    // The last run's report when the page opens (the events of a run that ended are gone).
+    async loadLast(state) {
+      const line = state && state.run ? state.run.result_line : null;
+      if (!line) return; // no run has ended in this panel: there is no report to read
+      const answer = await getJSON("/api/report");
+      if (!answer.ok || !answer.data) return;
+      const report = answer.data;
+      showReport({ result_line: line, report });
+      if (report.plan) {
+        showPlan({ plan: report.plan, moves: report.plan.moves, actions: planActions(report.plan).length,
+          predicted_ms: report.predicted_machine_ms });
+        if (report.outcome === "SOLVED") {
+          done = sent = total;
+          mark();
+        }
+      }
+      if (report.waterfall) {
+        bars = report.waterfall.slice();
+        drawWaterfall();
+      }
+    },
+  };
+}

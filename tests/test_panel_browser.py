@@ -1,0 +1,242 @@
+"""The panel's page in a real browser (Debian's chromium driven by Playwright) against a real
+`cube-robot panel --sim`: the live image, a run to SIMULATED SOLVED, the emergency stop mid-run, a jog, a
+cube corrected by hand and solved, a second tab that only watches, and the phone-sized page.
+
+Every wait is on the page's own state (Playwright's auto-waiting: expect(...), wait_for_function); the
+fixtures' generous guards only end a hang.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from robot import cube
+from panel_fixtures import BROWSER_GUARD_MS, Panel, browser, get, page, panel_server  # noqa: F401
+
+SOLVED_RESULT = re.compile(r"^SIMULATED SOLVED\b")
+
+def open_page(page, panel: Panel):
+    from playwright.sync_api import expect
+
+    page.goto(panel.url)
+    # The first state has arrived (the header names the mode) before anything is clicked.
+    expect(page.locator("#mode")).to_have_text("SIMULATED")
+    return page
+
+def button(page, name: str):
+    return page.get_by_role("button", name=name, exact=True)
+
+def net_stickers(page, selector: str) -> dict[str, str]:
+    """The colours a net shows: facelet name -> symbol ('?' unknown)."""
+    return page.locator(f"{selector} [data-facelet]").evaluate_all(
+        "nodes => Object.fromEntries(nodes.map(n => [n.dataset.facelet, n.dataset.colour]))")
+
+def page_state(page) -> dict:
+    """/api/state as this tab sees it (its own client id)."""
+    return page.evaluate("""async () => {
+        const id = sessionStorage.getItem('cube-robot-client');
+        const answer = await fetch('/api/state', {headers: {'X-Cube-Robot-Client': id}});
+        return await answer.json();
+    }""")
+
+def test_live_image_advances(panel_server, page):
+    open_page(page, panel_server)
+    page.wait_for_function("window.panelLive && window.panelLive.frames >= 3 && window.panelLive.lastIndex !== null")
+    first = page.evaluate("({...window.panelLive})")
+    page.wait_for_function(f"window.panelLive.lastIndex > {first['lastIndex']} && window.panelLive.frames > "
+                           f"{first['frames']}")
+    later = page.evaluate("({...window.panelLive})")
+    assert later["ageMs"] is not None and later["ageMs"] >= 0, later
+    # Drawn to the canvas, not only received; the page says the rate and age it measured.
+    page.wait_for_function("Number(document.querySelector('#live-canvas').dataset.frames) > 0")
+    from playwright.sync_api import expect
+    expect(page.locator("#live-status")).to_contain_text("frames/s")
+
+def test_start_ends_simulated_solved_with_the_solved_net(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    button(page, "Start").click()
+    expect(page.locator("#run-result-line")).to_have_text(SOLVED_RESULT)
+    expect(page.locator("#run-result")).to_contain_text("RESULT")
+    report = get(panel_server, "/api/report").json()
+    assert report["outcome"] == "SOLVED", report
+    # The result line is the report's, word for word.
+    assert page.locator("#run-result-line").inner_text() == page_state(page)["run"]["result_line"]
+    # The net after the run: every face one colour.
+    expect(page.locator("#run-after")).to_be_visible()
+    shown = net_stickers(page, "#run-after")
+    faces = {face: {shown[f"{face}{i}"] for i in range(1, 5)} for face in cube.FACES}
+    assert all(len(colours) == 1 and "?" not in colours for colours in faces.values()), shown
+    assert len(set().union(*faces.values())) == 6, shown
+    # Each action of the plan is marked done, and the waterfall drew the stages.
+    total = len(report["plan"]["plan"])
+    expect(page.locator("#run-plan li[data-state=done]")).to_have_count(total)
+    assert page.locator("#run-waterfall g.bar").count() >= len(report["waterfall"]) > 0
+    # The history read the solve log again: this run, and its time on the chart of realtime simulated runs.
+    expect(page.locator("#history-table tbody tr").first).to_contain_text("SIMULATED SOLVED")
+    expect(page.locator("#history-charts figcaption").first).to_have_text("Start press to solved: SIMULATED realtime")
+
+@pytest.mark.parametrize("how", ["Emergency stop", "Stop"])
+def test_a_stop_mid_run_shows_the_stop_and_the_cube_state(panel_server, page, how):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    button(page, "Start").click()
+    expect(page.locator("#run-plan li[data-state=done]").first).to_be_visible()
+    button(page, how).click()
+    expect(page.locator("#run-stopped")).to_be_visible()
+    expect(button(page, "Start")).to_be_enabled()  # the run has ended
+    state = page_state(page)
+    report = get(panel_server, "/api/report").json()
+    assert report["outcome"] != "SOLVED", report
+    # The page says what the report says: its result line, and the cube's state after the stop.
+    expect(page.locator("#run-result-line")).to_have_text(state["run"]["result_line"])
+    if how == "Stop":  # as Ctrl-C in `cube-robot run`
+        assert state["run"]["result_line"].startswith("SIMULATED EMERGENCY STOP"), state
+    else:  # the stop byte, from the web server's thread: the board's alarm names it
+        assert "ESTOP_BYTE" in state["run"]["result_line"] or "EMERGENCY STOP" in state["run"]["result_line"], state
+    assert report["cube_state_after_stop"], report
+    expect(page.locator("#run-cube-state")).to_have_text(report["cube_state_after_stop"])
+    if report.get("advice"):
+        expect(page.locator("#run-advice")).to_have_text(report["advice"])
+    done = page.locator("#run-plan li[data-state=done]").count()
+    assert 0 < done < len(report["plan"]["plan"]), done
+
+
+def test_a_jog_moves_the_virtual_arm(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    where = get(panel_server, "/api/bringup/where").json()["board"]
+    # An arm whose gripper is open turns in the air (a closed one would turn the cube).
+    arm = next((a for a in "RLFB" if where["grippers"][a] == "open"), None)
+    if arm is None:
+        button(page, "Open all").click()
+        expect(page.locator("#bringup-where tr[data-arm=R] td").last).to_have_text("open")
+        arm = "R"
+        where = get(panel_server, "/api/bringup/where").json()["board"]
+    before = where["arms"][arm]["steps"] or 0
+    page.select_option("#jog-arm", arm)
+    page.fill("#jog-steps", "25")
+    button(page, "Jog plus steps").click()
+    expect(page.locator(f"#bringup-where tr[data-arm={arm}] td.steps")).to_have_text(str(before + 25))
+    after = get(panel_server, "/api/bringup/where").json()["board"]
+    assert after["arms"][arm]["steps"] == before + 25, after
+    assert page.locator("#bringup .errors").inner_text() == ""
+
+def test_a_corrected_cube_is_checked_then_solved(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    page.check("#run-review")
+    button(page, "Start").click()
+    expect(page.locator("#cube-waiting")).to_be_visible()
+    scanned = page_state(page)["run"]["review"]["facelets"]
+    assert sorted(net_stickers(page, "#cube-net").items()) == sorted(
+        (cube.facelet_name(i), c) for i, c in enumerate(scanned))
+
+    def set_sticker(index: int, colour: str) -> None:
+        page.locator(f"#cube-net [data-facelet={cube.facelet_name(index)}]").click()
+        button(page, f"Colour {colour}").click()
+        expect(page.locator(f"#cube-net [data-facelet={cube.facelet_name(index)}]")).to_have_attribute(
+            "data-colour", colour)
+
+    # One sticker changed alone makes an illegal cube: the check names it, and Solve stays off.
+    other = next(c for c in scanned if c != scanned[0])
+    set_sticker(0, other)
+    button(page, "Check").click()
+    expect(page.locator("#cube-verdict")).to_contain_text("U1")
+    expect(page.locator("#cube-net [data-facelet=U1].marked")).to_be_visible()
+    expect(button(page, "Solve this cube")).to_be_disabled()
+
+    # A legal different cube: the one read, turned by U.
+    corrected = cube.apply_moves(scanned, ["U"])
+    assert corrected != scanned
+    for index, colour in enumerate(corrected):
+        if page.locator(f"#cube-net [data-facelet={cube.facelet_name(index)}]").get_attribute("data-colour") != colour:
+            set_sticker(index, colour)
+    assert "".join(net_stickers(page, "#cube-net")[cube.facelet_name(i)] for i in range(24)) == corrected
+    button(page, "Check").click()
+    expect(page.locator("#cube-verdict")).to_have_text("OK: a legal cube.")
+    button(page, "Solve this cube").click()
+    button(page, "Yes, solve it").click()
+    expect(page.locator("#run-result-line")).to_contain_text("SIMULATED")
+    report = get(panel_server, "/api/report").json()
+    assert report["facelets"] == corrected, report
+    assert report["corrected"]["scanned"] == scanned, report
+    changed = [i for i in range(24) if corrected[i] != scanned[i]]
+    assert sorted(report["corrected"]["stickers"]) == changed, report
+
+def test_a_second_tab_only_watches_until_it_takes_control(panel_server, page, browser):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    button(page, "Motors on").click()  # the first button that moves the robot makes this tab the controller
+    expect(page.locator("#control-note")).to_contain_text("You control the robot")
+
+    other_context = browser.new_context()
+    other_context.set_default_timeout(BROWSER_GUARD_MS)
+    errors: list[str] = []
+    try:
+        watcher = other_context.new_page()
+        watcher.on("pageerror", lambda error: errors.append(str(error)))
+        open_page(watcher, panel_server)
+        expect(watcher.locator("#control-note")).to_contain_text("Watching")
+        expect(button(watcher, "Start")).to_be_disabled()
+        expect(button(watcher, "Motors off")).to_be_disabled()
+        expect(button(watcher, "Emergency stop")).to_be_enabled()  # every tab may stop the robot
+        # The API refuses its start as well (not only the page's disabled button).
+        refused = watcher.evaluate("""async () => {
+            const id = sessionStorage.getItem('cube-robot-client');
+            const answer = await fetch('/api/run/start', {method: 'POST', body: '{}',
+                headers: {'Content-Type': 'application/json', 'X-Cube-Robot-Client': id}});
+            return {status: answer.status, body: await answer.json()};
+        }""")
+        assert refused["status"] == 409, refused
+        assert get(panel_server, "/api/state").json()["run"]["state"] == "idle"
+
+        button(watcher, "Take control").click()
+        expect(watcher.locator("#control-note")).to_contain_text("You control the robot")
+        expect(button(watcher, "Start")).to_be_enabled()
+        expect(page.locator("#control-note")).to_contain_text("Watching")
+        expect(button(page, "Start")).to_be_disabled()
+    finally:
+        other_context.close()
+    assert not errors, errors
+
+@pytest.mark.viewport("phone")
+def test_phone_page_keeps_the_emergency_stop_first_and_in_view(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    estop = button(page, "Emergency stop")
+    # The first tab stop, and in view wherever the page is scrolled.
+    page.keyboard.press("Tab")
+    expect(estop).to_be_focused()
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_function("window.scrollY > 1000")
+    page.wait_for_function("""() => {
+        const r = document.querySelector('#estop').getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight && r.height >= 44;
+    }""")
+    # No section wider than the screen.
+    widest = page.evaluate("Math.max(...[...document.querySelectorAll('section')].map(s => s.getBoundingClientRect().right))")
+    assert widest <= 390, widest
+    # Escape is the keyboard's emergency stop (documented on the page).
+    expect(page.locator("#control")).to_contain_text("Escape")
+    page.locator("body").press("Escape")
+    expect(page.locator("#estop-said")).to_contain_text("stop byte")
+
+def test_the_doctor_shows_the_checks(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
+    rows = page.locator("#doctor-table tbody tr").count()
+    answer = get(panel_server, "/api/doctor").json()
+    assert rows == len(answer["rows"]) > 0
+    expect(page.locator("#doctor-table")).to_contain_text("SIMULATED")
+    assert page.locator("#doctor-table tbody td.status").all_inner_texts() == [r["status"] for r in answer["rows"]]
