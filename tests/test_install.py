@@ -126,6 +126,9 @@ def test_the_wheel_is_what_runs(installed):
     assert (bundled / "firmware" / "Makefile").is_file()
     assert not (bundled / "firmware" / "build").exists()
     assert (site / "robot" / "panel" / "static" / "index.html").is_file(), "the panel's page is not in the wheel"
+    server = subprocess.run([str(bin_dir / "python"), "-c", "import robot.panel.server"], capture_output=True, text=True,
+                            cwd=bin_dir)
+    assert server.returncode == 0, f"the installed panel's server does not import (tornado?): {server.stderr[-2000:]}"
 
 
 def test_installed_copy_solves_runs_and_keeps_its_files_in_the_data_folder(installed, tmp_path):
