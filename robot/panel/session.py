@@ -75,6 +75,7 @@ class PanelSession:
         self.cube: dict[str, Any] = {"facelets": None, "confidence": None, "seen": None}
         self.review: Review | None = None
         self.board: dict | None = None  # the board's state, as last read between runs
+        self.overlay_view: str | None = None  # the scan view the live view outlines
         self.messages: list[str] = []  # what the last run told the maker
         self.jammed: str | None = None  # simulation: why the virtual cube cannot go on (a new cube is needed)
 
@@ -270,27 +271,41 @@ class PanelSession:
     def _on_event(self, run_id: int, event: ev.Event) -> None:
         if isinstance(event, ev.StageStarted):
             self.stage = event.stage
-        elif isinstance(event, (ev.ViewDecoded, ev.ViewsDecoded, ev.CubeCorrected)) and event.facelets:
-            self.cube = {"facelets": event.facelets,
-                         "confidence": getattr(event, "confidence", None) if not isinstance(event, ev.CubeCorrected)
-                         else None, "seen": None}
-        if self.live is not None and isinstance(event, ev.FrameTaken):
+        elif isinstance(event, ev.ViewsDecoded):
+            self.cube = {"facelets": event.facelets, "confidence": event.confidence,
+                         "seen": [i in event.seen for i in range(len(event.facelets))],
+                         "unread": list(event.unread), "colours_rgb": event.colours_rgb, "corrected": None}
+            self._overlay_read(event.view_colours)
+        elif isinstance(event, ev.CubeCorrected):
+            self.cube = self.cube | {"facelets": event.facelets, "corrected": list(event.stickers)}
+        elif isinstance(event, ev.FrameTaken):
             self.live_overlay(event.view)
         self.send(event_json(event, run_id))
-        if isinstance(event, ev.StageStarted):
+        if isinstance(event, (ev.StageStarted, ev.ViewsDecoded, ev.CubeCorrected)):
             self.changed()
 
-    def live_overlay(self, view: str) -> None:
-        """The live view outlines the stickers of the view the camera now looks at."""
+    def live_overlay(self, view: str, colours: list | None = None) -> None:
+        """The live view outlines the stickers of the view the camera now looks at (with the colour read
+        in each, once the scan is decoded)."""
         from .live import regions_overlay
 
         regions = self.held.robot.regions
-        name = view.split(": ")[-1]
+        self.overlay_view = view
         if regions is not None and self.live is not None:
             try:
-                self.live.set_overlay(regions_overlay(regions, name), label=view)
+                quads = regions_overlay(regions, view.split(": ")[-1])
+                if colours is not None:  # [r, g, b] per region -> BGR; None where another view read it
+                    colours = [None if c is None else (c[2], c[1], c[0]) for c in colours]
+                    colours += [None] * (len(quads) - len(colours))
+                self.live.set_overlay(quads, colours, label=view)
             except Exception:  # a view the regions do not know: no outline rather than a failed run
                 pass
+
+    def _overlay_read(self, view_colours: dict) -> None:
+        """After a decoded scan: the colours read in the view the camera still looks at (its last)."""
+        view = self.overlay_view
+        if view is not None and view.split(": ")[-1] in view_colours:
+            self.live_overlay(view, view_colours[view.split(": ")[-1]])
 
     # -- review: a person confirms or corrects the cube read ----------------------------------
 

@@ -102,6 +102,10 @@ class ViewsDecoded:
     confidence: float
     images: tuple[str, ...]
     warnings: tuple[str, ...]
+    seen: tuple[int, ...] = ()  # facelet indices read by the camera (the others inferred from the cube)
+    unread: tuple[str, ...] = ()  # facelets read past (glare, shadow: they fit no colour), by name ("U1")
+    colours_rgb: dict = field(default_factory=dict, hash=False)  # letter -> [r, g, b] the scan saw
+    view_colours: dict = field(default_factory=dict, hash=False)  # view -> per region [r, g, b] (None: another view's)
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,23 @@ class ResumingViewMover:
         return self.inner.still_since
 
 
+def scan_findings(result) -> dict:
+    """What a watcher draws of a decoded scan: the stickers seen and read past, the colours seen, and each
+    view's region colours (a sticker seen in two views is kept from one of them)."""
+    readings, decoded = result.readings, result.decoded
+    view_colours: dict[str, list] = {}
+    for sample, source in zip(readings.samples, readings.source):
+        if sample is not None and source is not None:
+            view, region = source
+            regions = view_colours.setdefault(view, [])
+            regions.extend([None] * (region + 1 - len(regions)))
+            regions[region] = [int(round(float(v))) for v in sample.rgb]
+    return {"seen": tuple(i for i, s in enumerate(readings.samples) if s is not None),
+            "unread": tuple(decoded.unread),
+            "colours_rgb": {k: [int(round(float(v))) for v in rgb] for k, rgb in decoded.centres_rgb.items()},
+            "view_colours": view_colours}
+
+
 class Pipeline:
     """The stages of one run, on any robot (robot/run/robot.py Robot); what happens is published on `bus`
     (robot/run/events.py), whose subscribers (the report, the progress line, the solve log) watch it."""
@@ -467,7 +484,8 @@ class Pipeline:
                     attempt=attempt, views=len((result.sequence or scanner.sequence).views),
                     recognition_ms=round((time.perf_counter() - t) * 1000, 1), read_ms=round(result.read_ms, 2),
                     facelets=result.decoded.facelets, confidence=round(float(result.decoded.confidence), 3),
-                    images=tuple(str(p) for p in result.images), warnings=tuple(result.warnings)))
+                    images=tuple(str(p) for p in result.images), warnings=tuple(result.warnings),
+                    **scan_findings(result)))
                 self.scan_confidence = float(result.decoded.confidence)
                 self.tell_maker(f"Scanned: {result.decoded.facelets} (confidence {result.decoded.confidence:.2f}, "
                          f"attempt {attempt})")
