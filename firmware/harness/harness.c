@@ -47,6 +47,12 @@
  *   each run, from the vector's jump to the instruction after its reti: all
  *   of it, and its own (less the interrupts nested in it).  For
  *   bench/step_isr.py and tests/test_firmware_step_isr.py.
+ * - --uart-log FILE appends a line for each byte the host sent as it goes into
+ *   the firmware's UART: `<CLOCK_REALTIME seconds.nanoseconds> <cycle> <byte>`
+ *   (decimal), flushed at once: the host's wall clock at the byte's arrival,
+ *   comparable with other programs' (bench/panel.py: the emergency stop's
+ *   latency from a browser's click).  Appended, so emulators started one
+ *   after another can share one file.
  * No fixed paths: any number of harnesses can run side by side.
  */
 #define _GNU_SOURCE
@@ -133,6 +139,7 @@ static uint64_t cycle_offset; /* keeps logged cycles increasing */
 static FILE *control_out;    /* our stdout; simavr's own chatter goes to stderr */
 static uint64_t send_at_cycle; /* send-at: the byte's cycle; 0: none pending */
 static uint8_t send_at_byte;
+static FILE *uart_log;         /* --uart-log: each host byte's wall-clock arrival */
 
 static void die(const char *what) {
     fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
@@ -206,9 +213,21 @@ static void pin_changed(avr_irq_t *irq, uint32_t value, void *param) {
     arm_pin_changed(port, bit, level);
 }
 
+/* A host byte into the firmware's UART, its arrival logged with --uart-log. */
+static void uart_input(uint8_t byte) {
+    if (uart_log) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        fprintf(uart_log, "%lld.%09ld %llu %u\n", (long long)ts.tv_sec, ts.tv_nsec,
+                (unsigned long long)now_cycle(), (unsigned)byte);
+    }
+    avr_raise_irq(uart_input_irq, byte);
+}
+
 static void feed_uart(void) {
     size_t sent = 0;
-    while (uart_xon && sent < input_len) avr_raise_irq(uart_input_irq, input_buf[sent++]);
+    while (uart_xon && sent < input_len) uart_input(input_buf[sent++]);
+    if (sent && uart_log) fflush(uart_log);
     if (sent) {
         memmove(input_buf, input_buf + sent, input_len - sent);
         input_len -= sent;
@@ -436,7 +455,7 @@ static void control_command(char *line) {
 }
 
 int main(int argc, char **argv) {
-    const char *firmware = NULL, *log_path = NULL, *isr_log_path = NULL;
+    const char *firmware = NULL, *log_path = NULL, *isr_log_path = NULL, *uart_log_path = NULL;
     int realtime = 0;
     double boot_delay = 0.1;
     for (int i = 1; i < argc; i++) {
@@ -444,12 +463,13 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--realtime") == 0) realtime = 1;
         else if (strcmp(argv[i], "--boot-delay-ms") == 0 && i + 1 < argc) boot_delay = atof(argv[++i]) / 1000.0;
         else if (strcmp(argv[i], "--isr-log") == 0 && i + 1 < argc) isr_log_path = argv[++i];
+        else if (strcmp(argv[i], "--uart-log") == 0 && i + 1 < argc) uart_log_path = argv[++i];
         else if (strcmp(argv[i], "--isr-vector") == 0 && i + 1 < argc && isr_vector_count < ISR_VECTORS_MAX)
             isr_vectors[isr_vector_count++] = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !firmware) firmware = argv[i];
         else {
             fprintf(stderr, "usage: %s FIRMWARE.elf [--log FILE] [--realtime] [--boot-delay-ms N] "
-                            "[--isr-log FILE [--isr-vector N ...]]\n", argv[0]);
+                            "[--isr-log FILE [--isr-vector N ...]] [--uart-log FILE]\n", argv[0]);
             return 2;
         }
     }
@@ -495,6 +515,10 @@ int main(int argc, char **argv) {
         for (int i = 0; i < isr_vector_count; i++)
             avr_irq_register_notify(avr_get_interrupt_irq(avr, (uint8_t)isr_vectors[i]) + AVR_INT_IRQ_PENDING,
                                     isr_pending, (void *)(intptr_t)isr_vectors[i]);
+    }
+    if (uart_log_path) {
+        uart_log = fopen(uart_log_path, "a");
+        if (!uart_log) die(uart_log_path);
     }
     memset(pin_level, 0xff, sizeof pin_level);
     for (char port = 'B'; port <= 'D'; port++)
@@ -604,7 +628,8 @@ int main(int argc, char **argv) {
         feed_uart();
         for (int i = 0; i < SLICE_INSTRUCTIONS; i++) {
             if (send_at_cycle && now_cycle() >= send_at_cycle) {
-                avr_raise_irq(uart_input_irq, send_at_byte);
+                uart_input(send_at_byte);
+                if (uart_log) fflush(uart_log);
                 send_at_cycle = 0;
             }
             int state = avr_run(avr);
@@ -620,5 +645,6 @@ int main(int argc, char **argv) {
     }
     if (pin_log) fclose(pin_log);
     if (isr_log) fclose(isr_log);
+    if (uart_log) fclose(uart_log);
     return 0;
 }

@@ -20,6 +20,10 @@ stops the robot in order and reads its state.  Its temporary directory goes on e
 (the context manager), at interpreter exit, on SIGTERM/SIGHUP (they raise SystemExit while an
 emulator runs); a host killed outright (SIGKILL) leaves it, and the next start removes every
 such directory whose owner process is gone (`remove_stale_folders`).
+
+`Emulator(uart_log=PATH)`, or the environment variable CUBE_ROBOT_UART_LOG for emulators a program
+starts inside (the panel's), appends each byte the host sends, as it goes into the firmware's UART, with
+the host's wall clock (`read_uart_log`): bench/panel.py times the emergency stop from a browser's click.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import tempfile
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -52,6 +57,7 @@ START_TIMEOUT_S = 10.0
 CONTROL_TIMEOUT_S = 10.0
 FOLDER_PREFIX = "cube-robot-emu-"
 OWNER_FILE = "owner.pid"  # the host's pid: marks a folder this program made, and whose it is
+UART_LOG_ENV = "CUBE_ROBOT_UART_LOG"
 
 _TOOLS = ("make", "avr-gcc", "avr-g++", "avr-gcc-ar", "avr-objcopy", "avr-size", "gcc", "pkg-config")
 _INSTALL_HINT = "install with: apt-get install gcc-avr avr-libc binutils-avr arduino-core-avr make " \
@@ -176,13 +182,38 @@ def _watch_termination(on: bool) -> None:
             signal.signal(sig, _saved_handlers.pop(sig))
 
 
+@dataclass(frozen=True)
+class UartByte:
+    """A byte the host sent, as it went into the firmware's UART (a line of the harness's --uart-log)."""
+
+    wall_ns: int  # the host's CLOCK_REALTIME (time.time_ns()) at that moment
+    cycle: int
+    byte: int
+
+
+def read_uart_log(path: str | Path, offset: int = 0) -> tuple[list[UartByte], int]:
+    """The whole lines of a --uart-log file from byte `offset` on, and the offset after them."""
+    with open(path, "rb") as file:
+        file.seek(offset)
+        data = file.read()
+    whole = data[:data.rfind(b"\n") + 1]  # a line being written is read next time
+    found = []
+    for line in whole.decode().splitlines():
+        seconds, cycle, byte = line.split()
+        whole_s, _, fraction = seconds.partition(".")
+        found.append(UartByte(int(whole_s) * 1_000_000_000 + int(fraction.ljust(9, "0")[:9]), int(cycle), int(byte)))
+    return found, offset + len(whole)
+
+
 class Emulator:
     """One simavr instance running the firmware; use as a context manager."""
 
-    def __init__(self, realtime: bool = False, pin_log: bool = True, boot_delay_ms: int = 100):
+    def __init__(self, realtime: bool = False, pin_log: bool = True, boot_delay_ms: int = 100,
+                 uart_log: str | Path | None = None):
         self.realtime = realtime
         self.pin_log = pin_log
         self.boot_delay_ms = boot_delay_ms
+        self.uart_log = uart_log if uart_log is not None else os.environ.get(UART_LOG_ENV) or None
         self.port: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._dir: str | None = None
@@ -212,6 +243,8 @@ class Emulator:
                 cmd += ["--log", str(self._log_path)]
             if self.realtime:
                 cmd.append("--realtime")
+            if self.uart_log is not None:
+                cmd += ["--uart-log", str(self.uart_log)]
             self._stderr = open(Path(self._dir) / "harness.stderr", "w+")
             # Its own session: a terminal's Ctrl-C (sent to the foreground process group) reaches only
             # the host, which stops the robot in order; the harness ends when its stdin closes.
