@@ -198,6 +198,11 @@ def test_a_second_tab_only_watches_until_it_takes_control(panel_server, page, br
         assert refused["status"] == 409, refused
         assert get(panel_server, "/api/state").json()["run"]["state"] == "idle"
 
+        # Emergency stop from the tab that does not control the robot: sent at once all the same.
+        button(watcher, "Emergency stop").click()
+        expect(watcher.locator("#estop-said")).to_contain_text("the stop byte was sent")
+        expect(page.locator("#run-messages li").last).to_have_text("Emergency stop: the stop byte was sent.")
+
         button(watcher, "Take control").click()
         expect(watcher.locator("#control-note")).to_contain_text("You control the robot")
         expect(button(watcher, "Start")).to_be_enabled()
@@ -227,8 +232,15 @@ def test_phone_page_keeps_the_emergency_stop_first_and_in_view(panel_server, pag
     assert widest <= 390, widest
     # Escape is the keyboard's emergency stop (documented on the page).
     expect(page.locator("#control")).to_contain_text("Escape")
-    page.locator("body").press("Escape")
-    expect(page.locator("#estop-said")).to_contain_text("stop byte")
+    # Enter on the focused button and Escape anywhere each send one stop (the panel tells every tab).
+    estop.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#estop-said")).to_contain_text("the stop byte was sent")
+    expect(page.locator("#run-messages li")).to_have_count(1)
+    page.locator("#cube-check").focus()
+    page.keyboard.press("Escape")
+    expect(page.locator("#run-messages li")).to_have_count(2)
+    expect(page.locator("#run-messages li").last).to_have_text("Emergency stop: the stop byte was sent.")
 
 def test_the_doctor_shows_the_checks(panel_server, page):
     from playwright.sync_api import expect

@@ -14,38 +14,33 @@ const $ = (selector) => document.querySelector(selector);
 let state = null;
 
 // Emergency stop: POST at once, on the press itself (pointerdown), no confirmation, no queue in the
-// page; the click that follows the same press is not sent twice. Escape does the same.
+// page. The click that ends the same press is not sent again; a click with no pointer (detail 0: Enter
+// or Space on the focused button, assistive technology) is. Escape does the same anywhere on the page.
 const estopButton = $("#estop");
 const estopSaid = $("#estop-said");
-let pressed = false;
 
-async function estop(how) {
+async function estop() {
   const sentAt = performance.now();
-  estopSaid.textContent = "Emergency stop sent...";
-  const answer = await postJSON("/api/estop", { via: how });
+  estopSaid.className = "said";
+  estopSaid.textContent = "Emergency stop: sending...";
+  const answer = await postJSON("/api/estop", {});
+  const ms = Math.round(performance.now() - sentAt);
   estopSaid.textContent = answer.ok
-    ? (answer.data.said || answer.data.message || "Emergency stop: the stop byte was sent.")
-      + ` (${Math.round(performance.now() - sentAt)} ms)`
-    : `Emergency stop FAILED: ${answer.data.error || answer.status}`;
+    ? `Emergency stop: the stop byte was sent to the board (${ms} ms).`
+    : `Emergency stop FAILED: ${answer.data.error || answer.status}. Switch the robot's power off.`;
   estopSaid.className = answer.ok ? "said" : "said bad";
 }
 
 estopButton.addEventListener("pointerdown", (event) => {
-  if (event.button !== 0) return;
-  pressed = true;
-  estop("pointer");
+  if (event.button === 0) estop();
 });
-estopButton.addEventListener("click", () => {
-  if (pressed) {
-    pressed = false;
-    return;
-  }
-  estop("click"); // a keyboard's Enter or Space
+estopButton.addEventListener("click", (event) => {
+  if (event.detail === 0) estop();
 });
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !event.repeat) {
     event.preventDefault();
-    estop("escape");
+    estop();
   }
 });
 

@@ -49,7 +49,7 @@ function links(run) {
   return cell;
 }
 
-function timeChart(points) {
+function timeChart(points, width) {
   const box = el("div", { class: "charts" });
   const groups = new Map();
   for (const point of points) {
@@ -59,7 +59,6 @@ function timeChart(points) {
   }
   if (!groups.size) box.append(el("p", { class: "note", text: "No solved run with a measured time yet." }));
   for (const [group, points] of groups) {
-    const width = 600;
     const height = 180;
     const left = 50;
     const top = 10;
@@ -89,7 +88,7 @@ function timeChart(points) {
   return box;
 }
 
-function failureChart(failures) {
+function failureChart(failures, width) {
   const counts = new Map();
   for (const [kind, reasons] of Object.entries(failures || {})) {
     for (const [why, n] of Object.entries(reasons)) {
@@ -104,12 +103,12 @@ function failureChart(failures) {
   const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   const most = rows[0][1];
   const rowHeight = 40;
-  const width = 600;
+  const fits = Math.floor(width / 6.6);
   const chart = svg("svg", { viewBox: `0 0 ${width} ${rows.length * rowHeight}`, role: "img", class: "chart",
     "aria-label": `failures by reason: ${rows.map(([k, n]) => `${n} ${k}`).join("; ")}` });
   rows.forEach(([key, n], i) => {
     const y = i * rowHeight;
-    const label = svg("text", { x: 0, y: y + 14, class: "axis" }, key.length > 95 ? key.slice(0, 92) + "..." : key);
+    const label = svg("text", { x: 0, y: y + 14, class: "axis" }, key.length > fits ? key.slice(0, fits - 1) + "\u2026" : key);
     label.append(svg("title", {}, key));
     chart.append(label);
     chart.append(svg("rect", { x: 0, y: y + 19, width: Math.max(2, ((width - 40) * n) / most), height: 14, class: "fail" }));
@@ -146,7 +145,9 @@ export function setupHistory(section) {
       links(run)));
     table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
     const series = answer.data.series || {};
-    charts.replaceChildren(timeChart(series.solve_times || []), failureChart(series.failures));
+    // Drawn at the section's width, so the text keeps its size on a phone.
+    const width = Math.max(300, Math.round(charts.clientWidth || 600));
+    charts.replaceChildren(timeChart(series.solve_times || [], width), failureChart(series.failures, width));
     warnings.replaceChildren(...(answer.data.warnings || []).map((w) => el("li", { text: w })));
   }
 

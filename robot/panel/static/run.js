@@ -101,9 +101,11 @@ export function setupRun(section, app) {
       rows.push({ stage: `${running.stage} (going on)`, start_ms: running.since, end_ms: Math.max(now, running.since),
         live: true });
     }
-    const width = 600;
+    // Drawn at the element's own width, so the text keeps its size on a phone.
+    const width = Math.max(300, Math.round(waterfall.clientWidth || 600));
     const rowHeight = 22;
-    const labelWidth = 190;
+    const labelWidth = Math.min(190, Math.round(width * 0.42));
+    const fits = Math.floor(labelWidth / 6.6);
     const height = Math.max(1, rows.length) * rowHeight + 24;
     const span = Math.max(1, ...rows.map((r) => r.end_ms));
     const scale = (width - labelWidth - 10) / span;
@@ -116,7 +118,7 @@ export function setupRun(section, app) {
     rows.forEach((row, i) => {
       const y = i * rowHeight;
       const g = svg("g", { class: "bar" + (row.live ? " live" : ""), "data-stage": row.stage });
-      g.append(svg("text", { x: 0, y: y + 15 }, row.stage));
+      g.append(svg("text", { x: 0, y: y + 15 }, row.stage.length > fits ? row.stage.slice(0, fits - 1) + "\u2026" : row.stage));
       g.append(svg("rect", { x: labelWidth + row.start_ms * scale, y: y + 3,
         width: Math.max(1, (row.end_ms - row.start_ms) * scale), height: rowHeight - 6 }));
       if (row.floor_ms !== null && row.floor_ms !== undefined) {
