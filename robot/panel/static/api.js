@@ -77,23 +77,19 @@ export function eventsURL() {
 }
 
 // Show an API error in `section`: next to the element marked data-field=<the error's field> when
-// there is one, and always in the section's aria-live error line.
+// there is one, else in the section's error line (both are announced).
 export function showError(section, result, fallbackField) {
   clearErrors(section);
   const data = result.data || {};
   const text = data.error || `refused (${result.status})`;
   const field = data.field || fallbackField;
-  const line = section.querySelector(".errors");
-  if (line) line.textContent = text;
-  if (field) {
-    const target = section.querySelector(`[data-field="${CSS.escape(field)}"]`);
-    if (target) {
-      const note = document.createElement("span");
-      note.className = "field-error";
-      note.textContent = text;
-      target.setAttribute("aria-invalid", "true");
-      target.insertAdjacentElement("afterend", note);
-    }
+  const target = field ? section.querySelector(`[data-field="${CSS.escape(field)}"]`) : null;
+  if (target) {
+    target.setAttribute("aria-invalid", "true");
+    target.insertAdjacentElement("afterend", el("p", { class: "field-error", role: "alert", text }));
+  } else {
+    const line = section.querySelector(".errors");
+    if (line) line.textContent = text;
   }
   return text;
 }

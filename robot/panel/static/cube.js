@@ -31,8 +31,10 @@ export function setupCube(section, app) {
   const edited = () => draft !== readFacelets();
 
   function render() {
+    const corrected = [];
+    for (let i = 0; i < 24; i++) if (read && read.facelets && draft[i] !== read.facelets[i]) corrected.push(faceletName(i));
     drawNet(net, draft, {
-      seen: read && read.facelets && !edited() ? read.seen : null, marked, selected,
+      seen: read && read.facelets ? read.seen : null, marked, selected, corrected,
       onPick: pick, label: "The cube as read; choose a sticker to correct it",
     });
     const parts = [];
@@ -47,7 +49,8 @@ export function setupCube(section, app) {
     }
     if (edited()) {
       const changed = draft.split("").filter((c, i) => c !== readFacelets()[i]).length;
-      parts.push(`Corrected by hand: ${changed} sticker${changed === 1 ? "" : "s"} differ from what was read.`);
+      parts.push(changed === 1 ? "Corrected by hand: 1 sticker differs from what was read (marked +)."
+        : `Corrected by hand: ${changed} stickers differ from what was read (marked +).`);
     }
     info.textContent = parts.join(" ");
     waiting.hidden = !review;
@@ -89,6 +92,7 @@ export function setupCube(section, app) {
     const name = selected;
     selected = null;
     verdict.textContent = "";
+    net.removeAttribute("aria-invalid");
     marked = [];
     render();
     const sticker = net.querySelector(`[data-facelet="${name}"]`);
@@ -109,7 +113,8 @@ export function setupCube(section, app) {
       verdict.className = "verdict good";
     } else {
       checked = null;
-      const text = showError(section, result, "facelets");
+      const text = result.data.error || `refused (${result.status})`;
+      net.setAttribute("aria-invalid", "true");
       const stickers = result.data.stickers || [];
       marked = stickers.map((s) => (typeof s === "number" ? faceletName(s) : s));
       verdict.textContent = text;

@@ -49,10 +49,11 @@ function order(symbol) {
 }
 
 // Draw `facelets` (24 symbols; '?' or null: unknown) into `container` as a grid of buttons.
-// options: seen (24 booleans; false: inferred), marked (facelet names to flag), selected (a name),
+// options: seen (24 booleans; false: inferred), marked (facelet names to flag), corrected (names set by
+// hand), selected (a name),
 // onPick(index) (stickers become clickable), label (the net's accessible name).
 export function drawNet(container, facelets, options = {}) {
-  const { seen = null, marked = [], selected = null, onPick = null, label = "cube net" } = options;
+  const { seen = null, marked = [], corrected = [], selected = null, onPick = null, label = "cube net" } = options;
   container.replaceChildren();
   container.classList.add("net");
   container.setAttribute("role", "group");
@@ -62,22 +63,24 @@ export function drawNet(container, facelets, options = {}) {
     const symbol = facelets ? facelets[i] : "?";
     const known = symbol && symbol !== "?";
     const [column, row] = NET_POSITIONS[FACES[Math.floor(i / 4)]];
-    const inferred = seen && known && seen[i] === false;
+    const byHand = corrected.includes(name);
+    const inferred = !byHand && seen && known && seen[i] === false;
     const fill = known ? colourOf(symbol) : "#3a3a3a";
-    const description = known ? `${colourName(symbol)} (${symbol})` : "not known";
+    const description = (known ? `${colourName(symbol)} (${symbol})` : "not known")
+      + (inferred ? ", inferred (not seen)" : "") + (byHand ? ", set by hand" : "");
     const sticker = el(onPick ? "button" : "span", {
-      class: "sticker" + (inferred ? " inferred" : "") + (marked.includes(name) ? " marked" : "")
+      class: "sticker" + (inferred ? " inferred" : "") + (byHand ? " corrected" : "") + (marked.includes(name) ? " marked" : "")
         + (selected === name ? " selected" : ""),
       type: onPick ? "button" : null,
       "data-facelet": name,
       "data-colour": known ? symbol : "?",
-      "aria-label": `${name}: ${description}${inferred ? ", inferred (not seen)" : ""}`,
+      "aria-label": `${name}: ${description}`,
       "aria-pressed": onPick ? String(selected === name) : null,
-      title: `${name}: ${description}${inferred ? ", inferred (not seen)" : ""}`,
+      title: `${name}: ${description}`,
       style: `grid-column: ${column * 2 + (i % 2) + 1}; grid-row: ${row * 2 + Math.floor((i % 4) / 2) + 1};`
         + ` background: ${fill}; color: ${ink(fill)};`,
       onclick: onPick ? () => onPick(i) : null,
-    }, name + (inferred ? "*" : "") + (known ? "" : "?"));
+    }, name + (inferred ? "*" : "") + (byHand ? "+" : "") + (known ? "" : "?"));
     container.append(sticker);
   }
 }

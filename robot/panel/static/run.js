@@ -198,6 +198,7 @@ export function setupRun(section, app) {
     Stopped: showStopped,
     RunEnded: (e) => {
       running = null;
+      if (!total) planInfo.textContent = "No plan: the run ended before one was found.";
       tick();
       stage.textContent = `Ended: ${e.outcome}`;
       result.textContent = `${e.outcome} (the report follows)`;
