@@ -252,3 +252,21 @@ def test_the_doctor_shows_the_checks(panel_server, page):
     assert rows == len(answer["rows"]) > 0
     expect(page.locator("#doctor-table")).to_contain_text("SIMULATED")
     assert page.locator("#doctor-table tbody td.status").all_inner_texts() == [r["status"] for r in answer["rows"]]
+
+
+def test_a_trim_slider_moves_its_gripper_when_let_go_and_the_simulation_saves_nothing(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    slider = page.locator("#trim-L-open")
+    expect(slider).to_be_enabled()
+    before = get(panel_server, "/api/bringup/where").json()["board"]["widths"]["L"]["open"]
+    wanted = before + 100
+    slider.fill(str(wanted))  # sets the value, then the change event of a released slider
+    expect(page.locator("#bringup-said")).to_contain_text(f"gripper L open: {wanted} us")
+    assert get(panel_server, "/api/bringup/where").json()["board"]["widths"]["L"]["open"] == wanted
+    config = (panel_server.folder / "config.yaml").read_text()
+    button(page, "Save trims").click()
+    # The simulated robot writes nothing into the config file, and says so next to the button.
+    expect(page.locator("#bringup .field-error")).to_contain_text("SIMULATED")
+    assert (panel_server.folder / "config.yaml").read_text() == config

@@ -84,6 +84,9 @@ export function setupCube(section, app) {
   function pick(index) {
     selected = faceletName(index);
     render();
+    // The palette next, for a keyboard (otherwise the rest of the net's stickers lie between).
+    const swatch = palette.querySelector("button");
+    if (swatch) swatch.focus({ preventScroll: true });
   }
 
   function choose(symbol) {
