@@ -365,6 +365,8 @@ class EventsSocket(tornado.websocket.WebSocketHandler):
 
 
 def make_app(panel: PanelApp) -> tornado.web.Application:
+    from .calibrate_routes import routes as calibrate_routes
+
     args = {"panel": panel}
     return tornado.web.Application([
         (r"/", IndexHandler, args),
@@ -384,6 +386,7 @@ def make_app(panel: PanelApp) -> tornado.web.Application:
         (r"/api/bringup/where", WhereHandler, args),
         (r"/api/bringup/([a-z-]+)", BringupHandler, args),
         (r"/api/sim/new-cube", NewCubeHandler, args),
+        *calibrate_routes(args, Base),
         (r"/api/camera\.jpg", SnapshotHandler, args),
         (r"/api/camera\.mjpeg", MjpegHandler, args),
         (r"/api/events", EventsSocket, args),

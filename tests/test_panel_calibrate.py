@@ -1,0 +1,211 @@
+"""`calibrate colours` in the panel (robot/panel/calibrate_api.py) on the simulated robot (the mock firmware,
+the simulated webcam): each view presented by the robot and its picture taken, a region dragged and the
+drag used, the colours learned with the command's own functions, the simulated save writing nothing; the
+same walk-through on a robot the panel takes as real writes the command's two files.  And the page's
+steps in chromium against `cube-robot panel --sim`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import scratch_config
+from robot import config as config_module
+from robot import cube
+from robot.panel.calibrate_api import PanelCalibration
+from robot.panel.errors import RequestError
+from robot.panel.held import HeldRobot
+from robot.panel.session import PanelSession
+from robot.vision.regions import Regions
+from panel_fixtures import browser, get, page, panel_server  # noqa: F401
+
+CLIENT = "tab-calibrate"
+
+
+class Overlays:
+    """What the session's live view is told to draw (the LiveView's own tests cover drawing it)."""
+
+    def __init__(self):
+        self.drawn: list[tuple[list, list | None, str]] = []
+
+    def attach(self, grabber, simulated=False):
+        pass
+
+    def detach(self):
+        pass
+
+    def close(self):
+        pass
+
+    def stats(self):
+        return None
+
+    def set_overlay(self, quads, colours=None, label=""):
+        self.drawn.append(([np.asarray(q) for q in quads], colours, label))
+
+
+def _config(tmp_path):
+    def edit(text):
+        text = text.replace("colours_file: calibration/colors.yaml", f"colours_file: {tmp_path / 'cal' / 'colors.yaml'}")
+        text = text.replace("regions_file: calibration/regions.yaml", f"regions_file: {tmp_path / 'cal' / 'regions.yaml'}")
+        return text.replace("preview_dir: runs/preview", f"preview_dir: {tmp_path / 'preview'}")
+    return config_module.load(scratch_config(tmp_path, edit))
+
+
+def _session(tmp_path, simulated=True):
+    config = _config(tmp_path)
+    held = HeldRobot.simulated_robot(config, cube.SOLVED, firmware="mock", seed=3)
+    held.simulated = simulated  # False: the panel takes the virtual robot for a real one (files are saved)
+    session = PanelSession(config, held, Overlays()).open()
+    session.take_control(CLIENT)
+    return session
+
+
+@pytest.fixture
+def session(tmp_path):
+    session = _session(tmp_path)
+    yield session
+    session.close()
+
+
+def _centre(quad) -> np.ndarray:
+    return np.asarray(quad, dtype=float).mean(axis=0)
+
+
+def _walk_views(calibration: PanelCalibration, session, after_confirm=None) -> None:
+    held = session.held
+    rev = session.config.motion.steps_per_rev
+    for number, view in enumerate(calibration.walk.sequence.views):
+        before = {arm: held.robot.mock.arm_position(arm) for arm in "RLFB"}  # the virtual arms' true angles
+        state = calibration.present(CLIENT)
+        after = {arm: held.robot.mock.arm_position(arm) for arm in "RLFB"}
+        assert state["current"] == view.name and state["step"] == "presented"
+        turned = {arm for arm in "RLFB" if (after[arm] - before[arm]) % rev}
+        turns = {arm for action in view.actions for arm in getattr(action, "arms", {})}
+        assert turned == turns, (view.name, before, after)  # the virtual arms moved as the view's actions say
+        drawn, colours, label = session.live.drawn[-1]
+        assert label == f"calibrate: {view.name}" and colours is None and len(drawn) == len(view.facelets)
+        state = calibration.confirm(CLIENT, view.name)
+        shown = state["views"][number]
+        assert shown["state"] == "confirmed" and len(shown["samples"]) == len(view.facelets)
+        assert calibration.walk.frames[view.name].shape[:2] == (session.config.camera.height,
+                                                              session.config.camera.width)
+        assert session.live.drawn[-1][1] is not None  # the sampled colours drawn at each sticker
+        if after_confirm:
+            after_confirm(view.name)
+
+
+def test_the_walk_through_on_the_simulated_robot_learns_six_separated_colours_and_saves_nothing(session, tmp_path):
+    calibration = PanelCalibration(session)
+    state = calibration.start(CLIENT)
+    assert state["step"] == "solved-cube-in" and state["simulated"] and state["next"] == "top-front"
+    assert all(text.startswith("SIMULATED | ") for text in state["messages"])
+    assert session.held.robot.virtual.facelets() == cube.SOLVED_FACELETS
+    rendered = session.held.robot.regions
+    assert [view["quads"] for view in state["views"]] == [
+        np.round(rendered.quads(name), 1).tolist() for name in rendered.views]
+
+    moved = {}
+
+    def drag(view: str) -> None:
+        """On the first view: U3's region dragged onto F1's sticker (a wrong place, to see it used)."""
+        if view != "top-front":
+            return
+        quads = calibration.walk.quads[view]
+        facelets = list(calibration.walk.sequence.views[0].facelets)
+        shift = _centre(quads[facelets.index("F1")]) - _centre(quads[facelets.index("U3")])
+        samples_before = calibration.state()["views"][0]["samples"]
+        state = calibration.adjust(CLIENT, view, "U3", offset=shift.tolist())
+        moved["shift"] = shift
+        got = state["views"][0]
+        assert got["adjusted"] and np.allclose(np.asarray(got["quads"][facelets.index("U3")]),
+                                               np.round(quads[facelets.index("U3")] + shift, 1), atol=0.11)
+        # U3 now samples F1's sticker: its colour is F1's, no longer that of U's other stickers.
+        now = got["samples"]
+        u3, f1, u1 = (np.array(now[facelets.index(n)]["lab"]) for n in ("U3", "F1", "U1"))
+        assert np.linalg.norm(u3 - f1) < 10 < np.linalg.norm(u3 - u1), (now, samples_before)
+
+    _walk_views(calibration, session, drag)
+    state = calibration.learn(CLIENT)
+    findings = state["findings"]
+    assert not findings["ok"] and any("region 2" in p or "top-front" in p for p in findings["problems"]), findings
+    with pytest.raises(RequestError) as refused:
+        calibration.save(CLIENT)
+    assert refused.value.status == 409 and "learn the colours first" in refused.value.message
+
+    # Dragged back onto U3: the readings are the solved cube's again.
+    calibration.adjust(CLIENT, "top-front", "U3", offset=(-moved["shift"]).tolist())
+    state = calibration.learn(CLIENT)
+    findings = state["findings"]
+    assert findings["ok"] and findings["problems"] == [], findings
+    assert len(findings["colours"]) == 6 and len({c["name"] for c in findings["colours"]}) == 6
+    assert len(findings["separations"]) == 15 and not any(p["too_close"] for p in findings["separations"])
+    assert findings["separated"] and findings["warnings"] == []
+
+    state = calibration.save(CLIENT)
+    saved = state["saved"]
+    assert saved["saved"] is False and saved["message"].startswith("SIMULATED | not saved (simulated): a real "
+                                                                   "calibration writes the 6 colours above into")
+    assert saved["colours_file"] == str(tmp_path / "cal" / "colors.yaml")
+    assert "the regions of 4 views (panel)" in saved["message"] and "both files are unchanged" in saved["message"]
+    assert not (tmp_path / "cal").exists()  # nothing written
+    assert session.live.drawn[-1] == ([], None, "")  # the calibration's outlines leave the live view
+
+
+def test_the_views_come_in_the_scans_order_and_a_run_in_between_means_starting_again(session):
+    calibration = PanelCalibration(session)
+    with pytest.raises(RequestError) as refused:
+        calibration.present(CLIENT)
+    assert refused.value.status == 409 and "start one" in refused.value.message
+    calibration.start(CLIENT)
+    with pytest.raises(RequestError) as refused:
+        calibration.present(CLIENT, "left")
+    assert refused.value.status == 400 and refused.value.field == "view" and "'top-front'" in refused.value.message
+    calibration.present(CLIENT, "top-front")
+    with pytest.raises(RequestError) as refused:
+        calibration.present(CLIENT)
+    assert refused.value.status == 409 and "confirm it" in refused.value.message
+    for body, field in (({"sticker": "D1", "offset": [1, 1]}, "sticker"), ({"sticker": "U1"}, "offset"),
+                        ({"sticker": "U1", "offset": [1, True]}, "offset"),
+                        ({"sticker": "U1", "offset": [5000, 0]}, "offset"),
+                        ({"sticker": "U1", "quad": [[0, 0], [1, 0], [1, 1], [0, 1]]}, "quad")):
+        with pytest.raises(RequestError) as refused:
+            calibration.adjust(CLIENT, "top-front", body.get("sticker"), quad=body.get("quad"),
+                               offset=body.get("offset"))
+        assert refused.value.status == 400 and refused.value.field == field, (body, refused.value.message)
+    with pytest.raises(RequestError) as refused:
+        calibration.confirm("another-tab")
+    assert refused.value.status == 409 and "does not control" in refused.value.message
+    calibration.confirm(CLIENT)
+    session.run_id += 1  # as a run's start does: the run turns the cube
+    with pytest.raises(RequestError) as refused:
+        calibration.present(CLIENT)
+    assert refused.value.status == 409 and "start again with a solved cube" in refused.value.message
+    assert refused.value.message.startswith("SIMULATED | ")
+
+
+def test_a_robot_taken_as_real_saves_the_commands_two_files(tmp_path):
+    session = _session(tmp_path, simulated=False)
+    try:
+        calibration = PanelCalibration(session)
+        state = calibration.start(CLIENT)
+        assert not state["simulated"] and "a SOLVED cube must be in the robot" in state["messages"][0]
+        _walk_views(calibration, session)
+        calibration.adjust(CLIENT, "left", None, offset=[1.5, -1.0])  # every region of the view at once
+        state = calibration.learn(CLIENT)
+        assert state["findings"]["ok"], state["findings"]
+        state = calibration.save(CLIENT)
+        colours, regions = tmp_path / "cal" / "colors.yaml", tmp_path / "cal" / "regions.yaml"
+        assert state["saved"] == {"saved": True, "colours_file": str(colours), "regions_file": str(regions),
+                                  "message": f"saved {colours} and {regions}"}
+        from robot.vision.colour import Calibration
+
+        learned = Calibration.load(colours)
+        assert len(learned.colours) == 6 and learned.camera["camera"] == "simulated"
+        written = Regions.load(regions)
+        assert written.source == "panel" and set(written.views) == {"top-front", "bottom-back", "left", "right"}
+        assert np.allclose(written.quads("left"), np.round(calibration.walk.quads["left"], 1), atol=0.06)
+        rendered = session.held.robot.regions
+        assert np.allclose(written.quads("left") - rendered.quads("left"), [1.5, -1.0], atol=0.06)
+    finally:
+        session.close()
