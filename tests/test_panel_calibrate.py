@@ -209,3 +209,53 @@ def test_a_robot_taken_as_real_saves_the_commands_two_files(tmp_path):
         assert np.allclose(written.quads("left") - rendered.quads("left"), [1.5, -1.0], atol=0.06)
     finally:
         session.close()
+
+
+def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, page):
+    """In chromium: Start calibration, each view presented and confirmed, a region dragged with the mouse
+    (the panel moves it by the drag in image pixels), the colours learned and shown apart, Save saying
+    SIMULATED what it would write, and writing nothing."""
+    from playwright.sync_api import expect
+
+    from robot.config import project_path
+
+    config = config_module.load(panel_server.folder / "config.yaml")
+    files = [project_path(config.scan.colours_file), project_path(config.scan.regions_file)]
+    before = [path.read_bytes() if path.exists() else None for path in files]
+    page.goto(panel_server.url)
+    expect(page.locator("#mode")).to_have_text("SIMULATED")
+    section = page.locator("#calibrate")
+    section.scroll_into_view_if_needed()
+    section.get_by_role("button", name="Start calibration", exact=True).click()
+    expect(page.locator("#calibrate-step")).to_contain_text("Present next view")
+    views = [view["name"] for view in get(panel_server, "/api/calibrate").json()["views"]]
+    assert views == ["top-front", "bottom-back", "left", "right"]
+    for number, name in enumerate(views):
+        section.get_by_role("button", name="Present next view", exact=True).click()
+        expect(page.locator(f"#calibrate-views li[data-view='{name}']")).to_have_attribute("data-state", "presented")
+        expect(page.locator("#calibrate-regions polygon")).to_have_count(8 if number < 2 else 4)
+        if number == 0:
+            region = page.locator("#calibrate-regions polygon[data-sticker='U1']")
+            box, frame = region.bounding_box(), page.locator("#calibrate-regions").bounding_box()
+            before_quad = np.array(get(panel_server, "/api/calibrate").json()["views"][0]["quads"][0])
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + 3, y + 2, steps=3)
+            page.mouse.move(x + 6, y + 4, steps=3)
+            page.mouse.up()
+            expect(page.locator("#calibrate-views li[data-view='top-front']")).to_have_attribute("data-adjusted", "true")
+            after_quad = np.array(get(panel_server, "/api/calibrate").json()["views"][0]["quads"][0])
+            scale = config.camera.width / frame["width"]  # image pixels per CSS pixel
+            assert np.allclose(after_quad - before_quad, [6 * scale, 4 * scale], atol=0.2 + 0.5 * scale)
+        section.get_by_role("button", name="Confirm view", exact=True).click()
+        expect(page.locator(f"#calibrate-views li[data-view='{name}']")).to_have_attribute("data-state", "confirmed")
+    section.get_by_role("button", name="Learn colours", exact=True).click()
+    expect(page.locator("#calibrate-verdict")).to_have_text("Every pair of colours is well apart.")
+    expect(page.locator("#calibrate-separations tbody tr")).to_have_count(15)
+    expect(page.locator("#calibrate-colours tbody tr")).to_have_count(6)
+    expect(page.locator("#calibrate-findings h3")).to_contain_text("SIMULATED")
+    section.get_by_role("button", name="Save calibration", exact=True).click()
+    expect(page.locator("#calibrate-saved")).to_contain_text("SIMULATED | not saved (simulated): a real calibration "
+                                                             "writes the 6 colours above into")
+    assert [path.read_bytes() if path.exists() else None for path in files] == before
