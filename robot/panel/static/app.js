@@ -78,6 +78,16 @@ takeButton.addEventListener("click", async () => {
   else await refreshState();
 });
 
+// A latched alarm: said at the top, with the button that clears it (as `cube-robot link reset-alarm`).
+const alarmBox = $("#alarm-box");
+$("#clear-alarm").addEventListener("click", async () => {
+  const section = $("#control");
+  clearErrors(section);
+  if (!(await app.ensureControl(section))) return;
+  const answer = await postJSON("/api/alarm/clear", {});
+  if (!answer.ok) showError(section, answer, "alarm");
+});
+
 const cube = setupCube($("#cube"), app);
 const run = setupRun($("#run"), app);
 const bringup = setupBringup($("#bringup"), app);
@@ -101,6 +111,13 @@ function showState(next) {
   else if (state.controller) controlNote.textContent = `Watching: ${state.controller} controls the robot. Buttons that move it are off here until you take control.`;
   else controlNote.textContent = "Nobody controls the robot: the first button that moves it makes this tab the controller.";
   takeButton.hidden = !state.controller || state.you_control;
+  const latched = board && board.alarm;
+  alarmBox.hidden = !latched;
+  if (latched) {
+    alarmBox.querySelector("p").textContent = `Alarm latched: ${board.alarm}`
+      + (board.alarm_text ? ` (${board.alarm_text})` : "") + ". Nothing moves until it is cleared: check the robot, then Clear alarm.";
+  }
+  $("#clear-alarm").disabled = !app.mayMove() || (state.run && state.run.state !== "idle");
   document.querySelectorAll(".watch-note").forEach((n) => { n.hidden = app.mayMove(); });
   cube.update(state);
   run.update(state);

@@ -72,12 +72,10 @@ export function setupBringup(section, app) {
   on("#bringup-motors-on", () => act("motors", { on: true }, "on"));
   on("#bringup-motors-off", () => act("motors", { on: false }, "on"));
   on("#bringup-home", () => act("home", {}, "arms"));
-  on("#bringup-load", () => act("load", { cube_in: true }, "pair"));
-  on("#bringup-load-button", () => act("load", {}, "pair"));
+  on("#bringup-load-open", () => act("load", {}, "pair"));
+  on("#bringup-load", () => act("load", { cube_in: true }, "cube_in"));
   on("#bringup-release", () => act("release", {}));
   on("#bringup-refresh", refresh);
-  on("#bringup-clear-alarm", () => act("/api/alarm/clear", {}));
-  on("#bringup-new-cube", () => act("/api/sim/new-cube", {}));
 
   const jogArm = section.querySelector("#jog-arm");
   const jogDegrees = section.querySelector("#jog-degrees");
@@ -168,14 +166,6 @@ export function setupBringup(section, app) {
       if (state.board) showWhere(state.board);
       mayMove = app.mayMove() && (!state.run || state.run.state === "idle");
       section.querySelectorAll(".moves").forEach((b) => { b.disabled = !mayMove; });
-      const alarm = section.querySelector("#bringup-alarm");
-      const latched = state.board && state.board.alarm;
-      alarm.hidden = !latched;
-      if (latched) {
-        alarm.querySelector("span").textContent = `Alarm latched: ${state.board.alarm}`
-          + (state.board.alarm_text ? ` (${state.board.alarm_text})` : "") + ". Check the robot, then clear it.";
-      }
-      section.querySelector("#bringup-new-cube").hidden = !state.simulated;
       section.querySelector("#bringup-running").hidden = !state.run || state.run.state === "idle";
     },
   };

@@ -31,10 +31,12 @@ export function setupCube(section, app) {
   const edited = () => draft !== readFacelets();
 
   function render() {
-    const corrected = [];
+    // Set by hand: differing from the read here, or named by the run that solved a corrected cube.
+    const corrected = ((read && read.corrected) || []).map((i) => faceletName(i));
     for (let i = 0; i < 24; i++) if (read && read.facelets && draft[i] !== read.facelets[i]) corrected.push(faceletName(i));
     drawNet(net, draft, {
-      seen: read && read.facelets ? read.seen : null, marked, selected, corrected,
+      seen: read && read.facelets ? read.seen : null, unread: (read && read.unread) || [],
+      colours: read && read.colours_rgb, marked, selected, corrected,
       onPick: pick, label: "The cube as read; choose a sticker to correct it",
     });
     const parts = [];
@@ -61,7 +63,7 @@ export function setupCube(section, app) {
     cancelButton.disabled = !app.mayMove();
     solveNote.textContent = review
       ? (legal ? "" : "Check the cube first: only a legal cube is solved.")
-      : "Solving a cube shown here needs a run that waits for it: tick \"Let me check the cube before it is solved\" by Start.";
+      : "Solving a cube shown here needs a run that waits for it: tick \"Check the cube before solving\" by Start.";
     if (!legal || !review) confirmBox.hidden = true;
     renderPalette();
   }
@@ -76,7 +78,7 @@ export function setupCube(section, app) {
     for (const symbol of paletteOf(read && read.facelets ? read.facelets : draft)) {
       palette.append(el("button", {
         type: "button", class: "swatch", "aria-label": `Colour ${symbol}`, title: colourName(symbol),
-        style: `background: ${colourOf(symbol)}`, onclick: () => choose(symbol),
+        style: `background: ${colourOf(symbol, read && read.colours_rgb)}`, onclick: () => choose(symbol),
       }, symbol));
     }
   }
@@ -173,8 +175,9 @@ export function setupCube(section, app) {
     update(state) {
       review = state.run && state.run.review ? state.run.review : null;
       const cube = state.cube && state.cube.facelets ? state.cube : null;
-      const fresh = review ? { facelets: review.facelets, confidence: review.confidence,
-        seen: cube && cube.facelets === review.facelets ? cube.seen : null } : cube;
+      const same = cube && review && cube.facelets === review.facelets;
+      const fresh = review ? { facelets: review.facelets, confidence: review.confidence, seen: same ? cube.seen : null,
+        unread: same ? cube.unread : null, colours_rgb: cube ? cube.colours_rgb : null } : cube;
       const before = readFacelets();
       const wasEdited = edited();
       read = fresh;

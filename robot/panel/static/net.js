@@ -19,7 +19,12 @@ export function faceletName(index) {
   return FACES[Math.floor(index / 4)] + String((index % 4) + 1);
 }
 
-export function colourOf(symbol) {
+// A symbol's colour: as the scan saw it when given (seen: letter -> [r, g, b]), else the usual scheme's.
+export function colourOf(symbol, seen = null) {
+  const rgb = seen && seen[symbol];
+  if (Array.isArray(rgb) && rgb.length === 3) {
+    return "#" + rgb.map((v) => Math.max(0, Math.min(255, Math.round(v))).toString(16).padStart(2, "0")).join("");
+  }
   if (PALETTE[symbol]) return PALETTE[symbol];
   const face = COLOUR_LETTERS[symbol.toLowerCase()];
   return face ? PALETTE[face] : "#808080";
@@ -49,11 +54,13 @@ function order(symbol) {
 }
 
 // Draw `facelets` (24 symbols; '?' or null: unknown) into `container` as a grid of buttons.
-// options: seen (24 booleans; false: inferred), marked (facelet names to flag), corrected (names set by
-// hand), selected (a name),
+// options: seen (24 booleans; false: inferred), unread (names read past: inferred too), colours (letter
+// -> [r, g, b] as the scan saw them), marked (facelet names to flag), corrected (names set by hand),
+// selected (a name),
 // onPick(index) (stickers become clickable), label (the net's accessible name).
 export function drawNet(container, facelets, options = {}) {
-  const { seen = null, marked = [], corrected = [], selected = null, onPick = null, label = "cube net" } = options;
+  const { seen = null, unread = [], colours = null, marked = [], corrected = [], selected = null, onPick = null,
+    label = "cube net" } = options;
   container.replaceChildren();
   container.classList.add("net");
   container.setAttribute("role", "group");
@@ -64,8 +71,8 @@ export function drawNet(container, facelets, options = {}) {
     const known = symbol && symbol !== "?";
     const [column, row] = NET_POSITIONS[FACES[Math.floor(i / 4)]];
     const byHand = corrected.includes(name);
-    const inferred = !byHand && seen && known && seen[i] === false;
-    const fill = known ? colourOf(symbol) : "#3a3a3a";
+    const inferred = !byHand && known && ((seen && seen[i] === false) || unread.includes(name));
+    const fill = known ? colourOf(symbol, colours) : "#3a3a3a";
     const description = (known ? `${colourName(symbol)} (${symbol})` : "not known")
       + (inferred ? ", inferred (not seen)" : "") + (byHand ? ", set by hand" : "");
     const sticker = el(onPick ? "button" : "span", {

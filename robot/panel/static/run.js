@@ -223,6 +223,13 @@ export function setupRun(section, app) {
     if (!answer.ok) showError(section, answer, "stop");
   }
 
+  // Simulation only: a fresh simulated robot with a newly scrambled cube (a jammed virtual cube needs one).
+  section.querySelector("#run-new-cube").addEventListener("click", async () => {
+    clearErrors(section);
+    if (!(await app.ensureControl(section))) return;
+    const answer = await postJSON("/api/sim/new-cube", {});
+    if (!answer.ok) showError(section, answer, "scramble");
+  });
   startButton.addEventListener("click", start);
   stopButton.addEventListener("click", stop);
   drawWaterfall();
@@ -238,6 +245,11 @@ export function setupRun(section, app) {
       const idle = run.state === "idle";
       startButton.disabled = !idle || !app.mayMove();
       review.disabled = !idle || !app.mayMove();
+      const jammed = section.querySelector("#run-jammed");
+      jammed.hidden = !state.jammed;
+      jammed.querySelector("p").textContent = state.jammed || "";
+      section.querySelector("#run-new-cube-row").hidden = !state.simulated;
+      section.querySelector("#run-new-cube").disabled = !idle || !app.mayMove();
       stopButton.disabled = idle;
       if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
       const shown = result.querySelector("#run-result-line");
