@@ -104,6 +104,20 @@ def test_a_stop_mid_run_shows_the_stop_and_the_cube_state(panel_server, page, ho
         expect(page.locator("#run-advice")).to_have_text(report["advice"])
     done = page.locator("#run-plan li[data-state=done]").count()
     assert 0 < done < len(report["plan"]["plan"]), done
+    if how == "Stop":
+        return
+    # Back from the emergency stop in the page: the latched alarm cleared, a jammed virtual cube replaced,
+    # and the next run solves.
+    expect(page.locator("#alarm-box")).to_be_visible()
+    button(page, "Clear alarm").click()
+    expect(page.locator("#alarm-box")).to_be_hidden()
+    if page_state(page)["jammed"]:
+        expect(page.locator("#run-jammed")).to_be_visible()
+        button(page, "New cube").click()
+        expect(page.locator("#run-jammed")).to_be_hidden()
+    button(page, "Start").click()
+    expect(page.locator("#run-stopped")).to_be_hidden()
+    expect(page.locator("#run-result-line")).to_have_text(SOLVED_RESULT)
 
 
 def test_a_jog_moves_the_virtual_arm(panel_server, page):
