@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 Listener = Callable[[dict], None]
 REVIEW_TIMEOUT_S = 600.0  # how long a run waits for a person to confirm the cube it read
+# How run/simulated.py's warning begins when the virtual cube cannot follow what the firmware did.
+VIRTUAL_CUBE_STUCK = "SIMULATED: the virtual cube cannot go on from here"
 
 
 def event_json(event: ev.Event, run: int) -> dict:
@@ -280,6 +282,10 @@ class PanelSession:
             self.cube = self.cube | {"facelets": event.facelets, "corrected": list(event.stickers)}
         elif isinstance(event, ev.FrameTaken):
             self.live_overlay(event.view)
+        elif isinstance(event, ev.RunWarning) and event.text.startswith(VIRTUAL_CUBE_STUCK):
+            # run/simulated.py's own sync at the run's end found the virtual cube stuck (a stop mid-turn);
+            # the session's sync after the run then finds nothing new, so this is where it is learnt.
+            self.jammed = f"{event.text} (POST /api/sim/new-cube)"
         self.send(event_json(event, run_id))
         if isinstance(event, (ev.StageStarted, ev.ViewsDecoded, ev.CubeCorrected)):
             self.changed()
