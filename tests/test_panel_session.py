@@ -330,12 +330,14 @@ def test_stop_while_the_review_waits_ends_the_run_with_nothing_turned(config):
     with opened(config) as (session, heard):
         put_in = session.held.robot.virtual.state  # type: ignore[union-attr]
         session.start_run("tab-a", review=True)
-        waiting_review(session, heard, 1)
+        scanned = waiting_review(session, heard, 1)["facelets"]
         session.stop("tab-a")
         answer = heard.report(1)
         report = answer["report"]
         assert report["outcome"] == "INTERRUPTED", report
         assert "no stop byte was sent" in report["errors"][-1], report["errors"]
+        # The cube had been read: the state named is the one read (not "not read yet").
+        assert report["cube_state_after_stop"] == f"{scanned} (as scanned; no plan action ran)", report
         assert not [m for m in heard.of_run(1) if m["type"] in ("PlanFound", "ActionSent", "ActionDone")]
         state = session.state()
         assert state["run"]["state"] == "idle" and state["run"]["review"] is None

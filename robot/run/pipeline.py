@@ -336,6 +336,7 @@ class Pipeline:
             raise RunFailed(alarm_words(exc), "release the emergency stop and run again: the cube "
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
                             ) from None
+        self.scan, self.scan_colours = scan.cubie, scan.colours  # read: a stop while a person reviews it names it
         reviewed = robot.review_scan(scanned, self.scan_confidence)
         if reviewed != scanned:  # a person corrected the net (the panel): validated as `solve` validates
             scanned, scan = reviewed, self._corrected(scanned, reviewed)
