@@ -142,6 +142,19 @@ def test_the_walk_through_on_the_simulated_robot_learns_six_separated_colours_an
     assert len(findings["separations"]) == 15 and not any(p["too_close"] for p in findings["separations"])
     assert findings["separated"] and findings["warnings"] == []
 
+    # The check: a scrambled virtual cube scanned with what was learned, decoded as the cube it is.
+    state = calibration.check(CLIENT)
+    check = state["check"]
+    assert check["refused"] is None and check["virtual"]["same"], check
+    assert check["facelets"] != cube.SOLVED_FACELETS and len(check["net"]) == 6
+    assert state["verified"] == "asked" and state["current"] is None
+    with pytest.raises(RequestError) as refused:
+        calibration.save(CLIENT)
+    assert refused.value.status == 409 and refused.value.field == "matches"
+    with pytest.raises(RequestError) as refused:
+        calibration.confirm(CLIENT)  # the robot moved on: the last view is no longer there to retake
+    assert refused.value.status == 409
+    calibration.verify(CLIENT, True)
     state = calibration.save(CLIENT)
     saved = state["saved"]
     assert saved["saved"] is False and saved["message"].startswith("SIMULATED | not saved (simulated): a real "
@@ -259,3 +272,26 @@ def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, pag
     expect(page.locator("#calibrate-saved")).to_contain_text("SIMULATED | not saved (simulated): a real calibration "
                                                              "writes the 6 colours above into")
     assert [path.read_bytes() if path.exists() else None for path in files] == before
+
+
+def test_the_routes_move_nothing_on_a_get_and_name_a_bad_field(panel_server):
+    from panel_fixtures import post
+
+    for step in ("start", "present", "adjust", "confirm", "learn", "check", "verify", "save", "cancel"):
+        answer = get(panel_server, f"/api/calibrate/{step}")
+        assert answer.status == 405 and "nothing moves on a GET" in answer.json()["error"], (step, answer.text)
+    assert get(panel_server, "/api/calibrate").json()["step"] == "idle"  # no GET above started anything
+    answer = post(panel_server, "/api/calibrate/present", {"veiw": "top-front"})
+    assert answer.status == 400 and answer.json()["field"] == "veiw", answer.text
+    answer = post(panel_server, "/api/calibrate/wobble", {})
+    assert answer.status == 404 and "no calibration step 'wobble'" in answer.json()["error"]
+    assert post(panel_server, "/api/control", {}).status == 200
+    answer = post(panel_server, "/api/calibrate/present", {})
+    assert answer.status == 409 and "no calibration is going" in answer.json()["error"], answer.text
+    assert post(panel_server, "/api/calibrate/start", {}, client="another").status == 409  # it does not control
+    answer = post(panel_server, "/api/calibrate/start", {})
+    assert answer.status == 200 and answer.json()["step"] == "solved-cube-in", answer.text
+    answer = post(panel_server, "/api/calibrate/adjust", {"view": "top-front", "sticker": "U1", "offset": [1, 2]})
+    assert answer.status == 409 and answer.json()["field"] == "view", answer.text  # not presented yet
+    answer = get(panel_server, "/api/calibrate/picture.jpg?view=top-front")
+    assert answer.status == 404 and answer.json()["field"] == "view"

@@ -320,8 +320,8 @@ class PanelCalibration:
                 names = {letter: letter for letter in cube.FACES}
                 result["virtual"] = {"facelets": truth, "net": net_rows(truth, names),
                                      "same": result["facelets"] is not None and same_cube(result["facelets"], truth)}
-            with self._data:
-                walk.check, walk.step = result, "checked"
+            with self._data:  # the robot moved on: no view is presented to retake
+                walk.check, walk.step, walk.presented = result, "checked", None
                 walk.verified = "refused" if result["refused"] else "asked"
             self._overlay(walk, walk.sequence.views[-1].name)
         return self.state()

@@ -114,6 +114,12 @@ function current() {
   return state.views.find((v) => v.name === state.current) || null;
 }
 
+// The view whose picture and regions are shown: the presented one, else the last confirmed.
+function shown() {
+  if (!state || !state.views) return null;
+  return current() || [...state.views].reverse().find((v) => v.state === "confirmed") || null;
+}
+
 function show(next) {
   state = next;
   calibrate.state = next;
@@ -171,7 +177,7 @@ function render() {
   })));
   ui.said.replaceChildren(...(s.messages || []).slice(-8).map((line) => el("li", { text: line })));
   ui.saved.textContent = s.saved ? s.saved.message : "";
-  drawRegions(view, s.image_size);
+  drawRegions(shown(), s.image_size);
   showFindings(s.findings, s.simulated);
   showCheck(s.check, s.simulated);
 }
@@ -179,7 +185,7 @@ function render() {
 // -- the picture and its regions ---------------------------------------------------------------
 
 function picture() {
-  const view = current();
+  const view = shown();
   const wanted = !view ? null : view.state === "confirmed"
     ? `/api/calibrate/picture.jpg?view=${encodeURIComponent(view.name)}` : "/api/camera.jpg";
   if (wanted === null) {
@@ -210,6 +216,8 @@ function drawRegions(view, size) {
   box.replaceChildren();
   if (!view || !size) return;
   box.setAttribute("viewBox", `0 0 ${size[0]} ${size[1]}`);
+  // Handles and labels keep their size on screen (a phone shows the picture small): image px per CSS px.
+  const scale = size[0] / (ui.regions.clientWidth || size[0]);
   view.quads.forEach((quad, k) => {
     const name = view.facelets[k];
     const sample = view.samples ? view.samples[k] : null;
@@ -223,11 +231,11 @@ function drawRegions(view, size) {
     group.append(outline);
     const [cx, cy] = centre(quad);
     if (sample) {
-      group.append(svg("circle", { cx, cy, r: 6, fill: `rgb(${sample.rgb.join(",")})`, stroke: "#000",
+      group.append(svg("circle", { cx, cy, r: 5 * scale, fill: `rgb(${sample.rgb.join(",")})`, stroke: "#000",
         "pointer-events": "none" }));
     }
-    const label = svg("text", { x: cx + 8, y: cy - 8, fill: "#fff", stroke: "#000", "stroke-width": "0.6",
-      "font-size": "14", "pointer-events": "none" });
+    const label = svg("text", { x: cx + 7 * scale, y: cy - 7 * scale, fill: "#fff", stroke: "#000",
+      "stroke-width": 0.6 * scale, "font-size": 13 * scale, "pointer-events": "none" });
     label.textContent = name;
     group.append(label);
     box.append(group);
@@ -237,7 +245,7 @@ function drawRegions(view, size) {
   const k = view.facelets.indexOf(chosen);
   if (k >= 0) {
     view.quads[k].forEach(([x, y], corner) => {
-      const handle = svg("circle", { cx: x, cy: y, r: 7, class: "corner", "data-corner": corner,
+      const handle = svg("circle", { cx: x, cy: y, r: 11 * scale, class: "corner", "data-corner": corner,
         fill: "#ffb000", stroke: "#000", style: "cursor: crosshair;" });
       handle.addEventListener("pointerdown", (event) => startDrag(event, view, k, corner));
       box.append(handle);
