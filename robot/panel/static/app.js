@@ -105,8 +105,10 @@ function showState(next) {
   $("#run-state").textContent = r.state === "idle" ? "idle" : `${r.state}${r.stage ? `: ${r.stage}` : ""}`
     + (r.id !== null && r.id !== undefined ? ` (run ${r.id})` : "");
   const board = state.board;
-  $("#alarm").textContent = board && board.alarm ? `ALARM: ${board.alarm}${board.alarm_text ? ` (${board.alarm_text})` : ""}`
-    : board && board.error ? `The board does not answer: ${board.error}` : "";
+  // The header says it short (the control box below says what it means and clears it).
+  $("#alarm").textContent = board && board.alarm ? `ALARM: ${board.alarm}`
+    : board && board.error ? "The board does not answer" : "";
+  $("#alarm").title = board && board.error ? board.error : "";
   if (state.you_control) controlNote.textContent = `You control the robot (this tab is ${clientId}).`;
   else if (state.controller) controlNote.textContent = `Watching: ${state.controller} controls the robot. Buttons that move it are off here until you take control.`;
   else controlNote.textContent = "Nobody controls the robot: the first button that moves it makes this tab the controller.";
@@ -149,6 +151,7 @@ function connect() {
     } catch (e) {
       return;
     }
+    if (data.type === "RunStarted") estopSaid.textContent = ""; // said of the run before
     if (data.type === "State") showState(data);
     else run.onEvent(data);
     if (data.type === "Report") history.load();
