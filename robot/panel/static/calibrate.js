@@ -21,8 +21,9 @@ function build() {
   const parts = {
     intro: el("p", { class: "note", text: "The robot shows a SOLVED cube to the camera view by view, as a scan "
       + "does. Check that each outlined region sits on its sticker (drag it, or a corner of the chosen one, into "
-      + "place), confirm the view, then learn the colours and save them (scan.colours_file and "
-      + "scan.regions_file, as `cube-robot calibrate colours`)." }),
+      + "place) and confirm the view; once confirmed, Snap regions moves them onto the stickers found in its "
+      + "picture. Then learn the colours and save them (scan.colours_file and scan.regions_file, as "
+      + "`cube-robot calibrate colours`)." }),
     step: el("p", { id: "calibrate-step", role: "status", "aria-live": "polite" }),
     start: button("calibrate-start", "Start calibration", { class: "moves", "data-field": "start" }),
     present: button("calibrate-present", "Present next view", { class: "moves", "data-field": "view" }),
@@ -37,6 +38,7 @@ function build() {
       preserveAspectRatio: "none" }),
     together: el("input", { type: "checkbox", id: "calibrate-together" }),
     refresh: button("calibrate-refresh", "Refresh picture"),
+    detect: button("calibrate-detect", "Snap regions to the stickers seen"),
     findings: el("div", { id: "calibrate-findings", "data-field": "sticker" }),
     check: button("calibrate-check", "Check on a scrambled cube", { class: "moves" }),
     checkShown: el("div", { id: "calibrate-check-net", hidden: true }),
@@ -54,7 +56,7 @@ function build() {
     el("div", { class: "row" }, parts.start, parts.present, parts.confirm, parts.learn),
     parts.errors, parts.views, parts.figure,
     el("div", { class: "row" },
-      el("label", {}, parts.together, " Move all regions of the view together"), parts.refresh),
+      el("label", {}, parts.together, " Move all regions of the view together"), parts.refresh, parts.detect),
     el("p", { class: "note", text: "Regions: drag one onto its sticker; choose one to show its corners and drag "
       + "those; or focus one (Tab) and use the arrow keys (Shift: 10 pixels)." }),
     parts.findings,
@@ -166,6 +168,8 @@ function render() {
   ui.present.disabled = busy || !walking || !s.next || Boolean(view && view.state !== "confirmed") || Boolean(s.stale);
   ui.confirm.disabled = busy || !view || Boolean(s.stale);
   ui.learn.disabled = busy || !allDone;
+  const showing = shown();
+  ui.detect.disabled = busy || !showing || showing.state !== "confirmed";
   ui.check.disabled = busy || !ok || Boolean(s.stale);
   ui.save.disabled = busy || !ok || ["asked", "rejected"].includes(s.verified) || s.step === "saved";
   ui.cancel.disabled = busy || !walking;
@@ -391,6 +395,10 @@ ui.matches.addEventListener("click", () => step("verify", { matches: true }));
 ui.wrong.addEventListener("click", () => step("verify", { matches: false }));
 ui.save.addEventListener("click", () => step("save", state && state.verified === "refused" ? { anyway: true } : {}));
 ui.cancel.addEventListener("click", () => step("cancel"));
+ui.detect.addEventListener("click", () => {
+  const view = shown();
+  if (view) step("detect", { view: view.name }, "Looking for the stickers in the picture...");
+});
 
 getJSON("/api/calibrate").then((answer) => {
   if (answer.ok) show(answer.data);

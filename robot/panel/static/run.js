@@ -219,6 +219,7 @@ export function setupRun(section, app) {
 
   async function stop() {
     clearErrors(section);
+    if (!(await app.ensureControl(section))) return;
     const answer = await postJSON("/api/run/stop", {});
     if (!answer.ok) showError(section, answer, "stop");
   }
@@ -250,7 +251,7 @@ export function setupRun(section, app) {
       jammed.querySelector("p").textContent = state.jammed || "";
       section.querySelector("#run-new-cube-row").hidden = !state.simulated;
       section.querySelector("#run-new-cube").disabled = !idle || !app.mayMove();
-      stopButton.disabled = idle;
+      stopButton.disabled = idle || !app.mayMove(); // a watcher has the Emergency stop
       if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
       const shown = result.querySelector("#run-result-line");
       if (idle && run.result_line && (!shown || shown.textContent !== run.result_line)) showLine(run.result_line);
