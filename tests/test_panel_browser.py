@@ -13,7 +13,8 @@ import re
 import pytest
 
 from robot import cube
-from panel_fixtures import BROWSER_GUARD_MS, Panel, browser, get, page, panel_server  # noqa: F401
+from panel_fixtures import (BROWSER_GUARD_MS, Panel, browser, get, page, panel_server,  # noqa: F401
+                            panel_server_public)
 
 SOLVED_RESULT = re.compile(r"^SIMULATED SOLVED\b")
 
@@ -286,3 +287,15 @@ def test_a_trim_slider_moves_its_gripper_when_let_go_and_the_simulation_saves_no
     # The simulated robot writes nothing into the config file, and says so next to the button.
     expect(page.locator("#bringup .field-error")).to_contain_text("SIMULATED")
     assert (panel_server.folder / "config.yaml").read_text() == config
+
+
+def test_the_page_works_on_a_non_loopback_bind_with_the_token_from_its_url(panel_server_public, page):
+    from playwright.sync_api import expect
+
+    assert panel_server_public.token
+    # The URL as printed, with 127.0.0.1 for the wildcard address it names.
+    page.goto(panel_server_public.base + "/?token=" + panel_server_public.token)
+    expect(page.locator("#mode")).to_have_text("SIMULATED")
+    expect(page.locator("#connection")).to_have_text("live")  # the websocket
+    page.wait_for_function("window.panelLive.frames > 0")  # the camera stream
+    expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
