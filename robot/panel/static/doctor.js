@@ -19,10 +19,10 @@ export function setupDoctor(section) {
     note.textContent = `${checks.length} checks, ${failed} failed.` + (answer.data.simulated ? " SIMULATED robot." : "");
     const head = el("tr", {}, ...["check", "item", "status", "found, and the fix"].map((t) => el("th", { scope: "col", text: t })));
     const rows = checks.map((c) => el("tr", { class: `status-${String(c.status).toLowerCase()}` },
-      el("td", { text: c.title || "" }),
-      el("td", { text: c.item || "" }),
-      el("td", { class: "status", text: c.status }),
-      el("td", { text: [c.detail, c.fix].filter(Boolean).join(" Fix: ") })));
+      el("td", { "data-label": "check", text: c.title || "" }),
+      el("td", { "data-label": "item", text: c.item || "" }),
+      el("td", { "data-label": "status", class: "status", text: c.status }),
+      el("td", { "data-label": "found, and the fix", text: [c.detail, c.fix].filter(Boolean).join(" Fix: ") })));
     table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows));
   }
 

@@ -37,7 +37,7 @@ function reason(run) {
 
 // The panel gives URLs under /runs/ only for files inside the runs folder.
 function links(run) {
-  const cell = el("td", { class: "links" });
+  const cell = el("td", { class: "links", "data-label": "pictures" });
   const named = (urls, name) => (urls || []).map((url, i) => [`${name} ${i + 1}`, url]);
   const items = [...named(run.pictures, "scan"), ...named(run.check_pictures, "check"),
     ...named(run.refused_scan_pictures, "refused")];
@@ -131,17 +131,17 @@ export function setupHistory(section) {
       return;
     }
     const runs = answer.data.runs || [];
-    note.textContent = runs.length ? `${runs.length} runs in the solve log${answer.data.log ? ` (${answer.data.log})` : ""}.`
+    note.textContent = runs.length ? `${runs.length} run${runs.length === 1 ? "" : "s"} in the solve log${answer.data.log ? ` (${answer.data.log})` : ""}.`
       : "The solve log is empty.";
     const head = el("tr", {}, ...["time", "mode", "outcome", "start press to solved", "why not solved", "pictures"]
       .map((t) => el("th", { scope: "col", text: t })));
     const body = runs.slice().reverse().map((run) => el("tr", {},
-      el("td", { text: run.time || "?" }),
-      el("td", { text: groupOf(run) }),
-      el("td", { text: (simulated(run) ? "SIMULATED " : "") + outcome(run) }),
-      el("td", { text: typeof run.button_to_solved_ms === "number"
+      el("td", { "data-label": "time", text: run.time || "?" }),
+      el("td", { "data-label": "mode", text: groupOf(run) }),
+      el("td", { "data-label": "outcome", text: (simulated(run) ? "SIMULATED " : "") + outcome(run) }),
+      el("td", { "data-label": "start press to solved", text: typeof run.button_to_solved_ms === "number"
         ? `${(run.button_to_solved_ms / 1000).toFixed(3)} s` : "-" }),
-      el("td", { text: outcome(run) === "SOLVED" ? "" : reason(run) }),
+      el("td", { "data-label": "why not solved", text: outcome(run) === "SOLVED" ? "" : reason(run) }),
       links(run)));
     table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
     const series = answer.data.series || {};
