@@ -299,3 +299,21 @@ def test_the_page_works_on_a_non_loopback_bind_with_the_token_from_its_url(panel
     expect(page.locator("#connection")).to_have_text("live")  # the websocket
     page.wait_for_function("window.panelLive.frames > 0")  # the camera stream
     expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
+
+
+def test_every_control_of_the_page_has_a_name(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    expect(page.locator("#bringup-trims input").first).to_be_attached()
+    unnamed = page.evaluate("""() => {
+        const named = (n) => (n.getAttribute('aria-label') || '').trim() || (n.labels && n.labels.length
+            && [...n.labels].some(l => l.textContent.trim())) || (n.tagName === 'BUTTON' && n.textContent.trim());
+        return [...document.querySelectorAll('button, input, select')].filter(n => !named(n))
+            .map(n => n.outerHTML.slice(0, 120));
+    }""")
+    assert unnamed == [], unnamed
+    # Live regions say results and errors as they come.
+    for selector in ("#run-result", "#cube-verdict", "#estop-said", "#bringup-said"):
+        assert page.locator(selector).get_attribute("aria-live") or page.locator(selector).get_attribute("role") in (
+            "status", "alert"), selector
