@@ -89,6 +89,9 @@ def test_a_stop_mid_run_shows_the_stop_and_the_cube_state(panel_server, page, ho
     # Checked at every frame the page draws: the stop lands early in the plan, not after it.
     page.wait_for_function("document.querySelector('#run-plan li[data-state=done]') !== null", polling="raf")
     button(page, how).click()
+    if how == "Emergency stop":  # one press, one request (pointerdown sends; the click that follows does not)
+        page.wait_for_function("window.panelEstop.ok === true")
+        assert page.evaluate("window.panelEstop.presses") == 1
     expect(page.locator("#run-stopped")).to_be_visible()
     expect(button(page, "Start")).to_be_enabled()  # the run has ended
     state = page_state(page)

@@ -19,12 +19,18 @@ let state = null;
 const estopButton = $("#estop");
 const estopSaid = $("#estop-said");
 
+// For the tests and the benchmark: when the last press was sent (ms since the epoch) and answered.
+window.panelEstop = { presses: 0, sentAtEpochMs: null, answerMs: null, ok: null };
+
 async function estop() {
   const sentAt = performance.now();
+  window.panelEstop.presses += 1;
+  window.panelEstop.sentAtEpochMs = performance.timeOrigin + sentAt;
   estopSaid.className = "said";
   estopSaid.textContent = "Emergency stop: sending...";
   const answer = await postJSON("/api/estop", {});
   const ms = Math.round(performance.now() - sentAt);
+  Object.assign(window.panelEstop, { answerMs: performance.now() - sentAt, ok: answer.ok });
   estopSaid.textContent = answer.ok
     ? `Emergency stop: the stop byte was sent to the board (${ms} ms).`
     : `Emergency stop FAILED: ${answer.data.error || answer.status}. Switch the robot's power off.`;
