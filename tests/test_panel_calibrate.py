@@ -197,6 +197,42 @@ def test_the_views_come_in_the_scans_order_and_a_run_in_between_means_starting_a
     assert refused.value.message.startswith("SIMULATED | ")
 
 
+def test_detect_snaps_a_shifted_views_regions_back_onto_its_stickers(session):
+    calibration = PanelCalibration(session)
+    calibration.start(CLIENT)
+    calibration.present(CLIENT)
+    calibration.confirm(CLIENT)
+    rendered = session.held.robot.regions.quads("top-front")
+    with pytest.raises(RequestError) as refused:
+        calibration.detect(CLIENT, "left")
+    assert refused.value.status == 409 and "confirm it first" in refused.value.message
+    calibration.adjust(CLIENT, "top-front", None, offset=[7, -5])  # the camera moved a little
+    shifted = np.array(calibration.state()["views"][0]["quads"])
+    assert np.allclose(shifted - rendered, [7, -5], atol=0.06)
+    state = calibration.detect(CLIENT, "top-front")
+    said = state["messages"][-1]
+    found = int(said.split("'top-front': ")[1].split(" of ")[0])
+    assert found >= 6, said
+    centres = np.array(state["views"][0]["quads"]).mean(axis=1)
+    back = np.linalg.norm(centres - rendered.mean(axis=1), axis=1) < 3  # on the sticker the renderer drew
+    assert back.sum() >= found, (said, centres, rendered.mean(axis=1))
+
+
+def test_a_real_robot_whose_arms_are_not_known_is_refused_before_anything_moves(tmp_path):
+    from robot.arms import actions
+
+    session = _session(tmp_path, simulated=False)
+    try:
+        actions.set_motors(session.held.link, False, lambda text: None)  # the drivers off: the positions are lost
+        calibration = PanelCalibration(session)
+        with pytest.raises(RequestError) as refused:
+            calibration.start(CLIENT)
+        assert refused.value.status == 409 and "the arms are not ready" in refused.value.message
+        assert "Bring-up" in refused.value.message and calibration.state()["step"] == "idle"
+    finally:
+        session.close()
+
+
 def test_a_robot_taken_as_real_saves_the_commands_two_files(tmp_path):
     session = _session(tmp_path, simulated=False)
     try:
@@ -248,6 +284,8 @@ def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, pag
         expect(page.locator(f"#calibrate-views li[data-view='{name}']")).to_have_attribute("data-state", "presented")
         expect(page.locator("#calibrate-regions polygon")).to_have_count(8 if number < 2 else 4)
         if number == 0:
+            # The picture is there (the regions' box is the picture's) before anything is dragged.
+            expect(page.locator("#calibrate-image")).to_have_attribute("data-shown", f"{name}:presented")
             region = page.locator("#calibrate-regions polygon[data-sticker='U1']")
             box, frame = region.bounding_box(), page.locator("#calibrate-regions").bounding_box()
             before_quad = np.array(get(panel_server, "/api/calibrate").json()["views"][0]["quads"][0])
@@ -263,6 +301,26 @@ def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, pag
             assert np.allclose(after_quad - before_quad, [6 * scale, 4 * scale], atol=0.2 + 0.5 * scale)
         section.get_by_role("button", name="Confirm view", exact=True).click()
         expect(page.locator(f"#calibrate-views li[data-view='{name}']")).to_have_attribute("data-state", "confirmed")
+        if number == 0:
+            expect(page.locator("#calibrate-image")).to_have_attribute("data-shown", f"{name}:confirmed")
+            # A tap chooses U2: its corners can be dragged, one at a time (the panel gets the new quad).
+            page.locator("#calibrate-regions polygon[data-sticker='U2']").click()
+            corners = page.locator("#calibrate-regions circle.corner")
+            expect(corners).to_have_count(4)
+            before_quad = np.array(get(panel_server, "/api/calibrate").json()["views"][0]["quads"][1])
+            handle = corners.nth(2).bounding_box()
+            x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x - 4, y - 3, steps=4)
+            page.mouse.up()
+            expect(page.locator("#calibrate-messages li").last).to_contain_text("region U2 moved")
+            after_quad = np.array(get(panel_server, "/api/calibrate").json()["views"][0]["quads"][1])
+            moved = after_quad - before_quad
+            assert np.allclose(moved[[0, 1, 3]], 0) and np.allclose(moved[2], [-4 * scale, -3 * scale],
+                                                                     atol=0.2 + 0.5 * scale), moved
+            section.get_by_role("button", name="Snap regions to the stickers seen", exact=True).click()
+            expect(page.locator("#calibrate-messages li").last).to_contain_text("stickers detected")
     section.get_by_role("button", name="Learn colours", exact=True).click()
     expect(page.locator("#calibrate-verdict")).to_have_text("Every pair of colours is well apart.")
     expect(page.locator("#calibrate-separations tbody tr")).to_have_count(15)
@@ -277,7 +335,7 @@ def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, pag
 def test_the_routes_move_nothing_on_a_get_and_name_a_bad_field(panel_server):
     from panel_fixtures import post
 
-    for step in ("start", "present", "adjust", "confirm", "learn", "check", "verify", "save", "cancel"):
+    for step in ("start", "present", "adjust", "confirm", "detect", "learn", "check", "verify", "save", "cancel"):
         answer = get(panel_server, f"/api/calibrate/{step}")
         assert answer.status == 405 and "nothing moves on a GET" in answer.json()["error"], (step, answer.text)
     assert get(panel_server, "/api/calibrate").json()["step"] == "idle"  # no GET above started anything

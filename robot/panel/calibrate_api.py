@@ -5,6 +5,7 @@
     calibration.present(client)                    # the robot presents the next scan view; the live view
                                                    #   outlines that view's regions
     calibration.adjust(client, "top-front", "U3", offset=(4, -2))   # or quad=[[x, y] * 4]; no sticker: all
+    calibration.detect(client, "top-front")        # a confirmed view's regions snapped to the stickers seen
     calibration.confirm(client, "top-front")       # the view's picture is taken and its stickers sampled
     ...                                            # present/confirm each view, in the scan's order
     calibration.learn(client)                      # learn_colours + separations, as the command
@@ -182,18 +183,27 @@ class PanelCalibration:
                     quads[index] = quads[index] + shift
             within(quads if index is None else quads[index:index + 1], walk.image_size,
                     "quad" if quad is not None else "offset")
-            with self._data:
-                walk.quads[view] = quads
-                walk.adjusted.add(view)
-                if view in walk.frames:
-                    walk.samples[view] = self._sample(walk, view)
-                if walk.findings is not None or walk.check is not None:  # learned from the old regions
-                    walk.findings, walk.check, walk.verified = None, None, "skipped"
-                    walk.step = "views-done"
-                    self.tell("the regions changed: learn the colours again")
-            self._overlay(walk, view)
+            self._set_quads(walk, view, quads)
             which = f"region {facelets[index]}" if index is not None else "all regions"
             self.tell(f"view {view!r}: {which} moved" + (f" by {offset_field(offset).tolist()} px" if offset is not None else ""))
+        return self.state()
+
+    def detect(self, client: str, view: str) -> dict:
+        """A confirmed view's regions snapped onto the stickers detected in its picture (the command's
+        detection: robot/vision/regions.py); a region with no sticker found near it stays where it is."""
+        from ..vision.regions import detect_sticker_quads, refine_with_detections
+
+        with self._steady(client):
+            walk = self._walk()
+            frame = walk.frames.get(view)
+            if frame is None:
+                raise RequestError(409 if view in walk.quads else 400,
+                                   f"view: {view!r} has no picture yet: confirm it first", "view")
+            quads, found = refine_with_detections(walk.quads[view], detect_sticker_quads(frame))
+            self._set_quads(walk, view, np.asarray(quads, dtype=np.float64))
+            count = len(quads)
+            self.tell(f"view {view!r}: {found} of {count} stickers detected; their regions snapped onto them"
+                      + (f" (the other {count - found} stay where they were: drag them)" if found < count else ""))
         return self.state()
 
     def confirm(self, client: str, view: str | None = None) -> dict:
@@ -518,6 +528,18 @@ class PanelCalibration:
 
         source = "panel" if walk.adjusted else walk.source
         return Regions({name: quads.copy() for name, quads in walk.quads.items()}, walk.image_size, source=source)
+
+    def _set_quads(self, walk: Walk, view: str, quads: np.ndarray) -> None:
+        with self._data:
+            walk.quads[view] = quads
+            walk.adjusted.add(view)
+            if view in walk.frames:
+                walk.samples[view] = self._sample(walk, view)
+            if walk.findings is not None or walk.check is not None:  # learned from the old regions
+                walk.findings, walk.check, walk.verified = None, None, "skipped"
+                walk.step = "views-done"
+                self.tell("the regions changed: learn the colours again")
+        self._overlay(walk, view)
 
     def _overlay(self, walk: Walk, view: str) -> None:
         """The live view outlines the view's regions, with the colour sampled in each once confirmed."""

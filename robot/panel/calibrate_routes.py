@@ -6,6 +6,7 @@
     POST /api/calibrate/present             {"view": optional, the next one}
     POST /api/calibrate/adjust              {"view", "sticker"?, "offset": [dx, dy] | "quad": [[x, y] x 4]}
     POST /api/calibrate/confirm             {"view": optional, the presented one}
+    POST /api/calibrate/detect              {"view"} a confirmed view's regions snapped to the stickers seen
     POST /api/calibrate/learn               {"names": optional {"U": "white", ...}}
     POST /api/calibrate/check               {} a scrambled cube is in (simulated: put in by the panel)
     POST /api/calibrate/verify              {"matches": true | false}
@@ -34,6 +35,7 @@ STEPS: dict[str, tuple[tuple[str, ...], Callable[[PanelCalibration, str, dict], 
     "adjust": (("view", "sticker", "offset", "quad"),
                lambda c, client, body: c.adjust(client, require(body, "view"), _sticker(body),
                                                 quad=body.get("quad"), offset=body.get("offset"))),
+    "detect": (("view",), lambda c, client, body: c.detect(client, require(body, "view"))),
     "confirm": (("view",), lambda c, client, body: c.confirm(client, require(body, "view", default=None))),
     "learn": (("names",), lambda c, client, body: c.learn(client, body.get("names") if optional(body, "names") else None)),
     "check": ((), lambda c, client, body: c.check(client)),

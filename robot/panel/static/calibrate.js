@@ -200,11 +200,13 @@ function picture() {
   const key = `${wanted}#${view.state}`;
   if (key === shownPicture && view.state === "confirmed") return;
   shownPicture = key;
+  ui.image.dataset.pending = `${view.name}:${view.state}`;
   ui.image.src = withToken(wanted + (wanted.includes("?") ? "&" : "?") + `t=${Date.now()}`);
 }
 ui.image.addEventListener("load", () => {
   calibrate.pictures += 1;
   ui.image.dataset.loaded = String(calibrate.pictures);
+  ui.image.dataset.shown = ui.image.dataset.pending || ""; // which view's picture, and in which state
 });
 ui.refresh.addEventListener("click", () => {
   shownPicture = null;
