@@ -320,3 +320,30 @@ def test_every_control_of_the_page_has_a_name(panel_server, page):
     for selector in ("#run-result", "#cube-verdict", "#estop-said", "#bringup-said"):
         assert page.locator(selector).get_attribute("aria-live") or page.locator(selector).get_attribute("role") in (
             "status", "alert"), selector
+
+
+def test_the_page_reads_mjpeg_parts_however_the_bytes_are_split(panel_server, page):
+    open_page(page, panel_server)
+    got = page.evaluate("""async () => {
+        const { MultipartParser } = await import('/static/live.js');
+        const enc = new TextEncoder();
+        const bodies = ['\\xff\\xd8one\\r\\n--frame inside\\xff\\xd9', 'two', '\\r\\n\\r\\nthree'];
+        const part = (body, i, sized) => '--frame\\r\\nContent-Type: image/jpeg\\r\\n'
+            + (sized ? `Content-Length: ${enc.encode(body).length}\\r\\n` : '')
+            + `X-Frame-Index: ${i + 1}\\r\\nX-Exposure-End: ${1000 + i}.5\\r\\n\\r\\n` + body + '\\r\\n';
+        // The last part is unsized: its end is the next boundary.
+        const stream = enc.encode(bodies.map((b, i) => part(b, i, i < 2)).join('') + '--frame\\r\\n');
+        const results = [];
+        for (const size of [1, 2, 3, 7, 64, stream.length]) {
+            const parts = [];
+            const parser = new MultipartParser('frame', (headers, body) => parts.push(
+                [headers.get('x-frame-index'), headers.get('x-exposure-end'), new TextDecoder().decode(body)]));
+            for (let at = 0; at < stream.length; at += size) parser.push(stream.subarray(at, at + size));
+            results.push(parts);
+        }
+        return results;
+    }""")
+    bodies = ["\xff\xd8one\r\n--frame inside\xff\xd9", "two", "\r\n\r\nthree"]
+    expected = [[str(i + 1), f"{1000 + i}.5", body] for i, body in enumerate(bodies)]
+    for parts in got:
+        assert parts == expected
