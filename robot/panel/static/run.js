@@ -80,7 +80,10 @@ export function setupRun(section, app) {
       li.classList.toggle("done", n <= done);
       li.dataset.state = n <= done ? "done" : n <= sent ? "sent" : "waiting";
     });
-    if (total) planInfo.textContent = `${done} of ${total} actions done, ${sent} sent.`;
+    if (total) {
+      planInfo.textContent = `${done} of ${total} actions done, ${sent} sent.`
+        + (planList.children.length ? "" : " (The plan was found before this page opened: its actions are not listed.)");
+    }
   }
 
   function showPlan(event) {
@@ -253,6 +256,13 @@ export function setupRun(section, app) {
       section.querySelector("#run-new-cube").disabled = !idle || !app.mayMove();
       stopButton.disabled = idle || !app.mayMove(); // a watcher has the Emergency stop
       if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
+      if (!idle && runId === null && run.id !== null && run.id !== undefined) {
+        // Opened while a run goes on: its earlier events were not seen here.
+        runId = run.id;
+        planInfo.textContent = `This page opened during run ${run.id}: what came before is not shown here; `
+          + "the report shows all of it when the run ends.";
+        result.textContent = "The run is going.";
+      }
       const shown = result.querySelector("#run-result-line");
       if (idle && run.result_line && (!shown || shown.textContent !== run.result_line)) showLine(run.result_line);
     },
