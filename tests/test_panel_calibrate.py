@@ -190,6 +190,11 @@ def test_the_views_come_in_the_scans_order_and_a_run_in_between_means_starting_a
         calibration.confirm("another-tab")
     assert refused.value.status == 409 and "does not control" in refused.value.message
     calibration.confirm(CLIENT)
+    session.bringup(CLIENT, "jog", {"arm": "F", "degrees": 90})  # in the air: the pair RL holds the cube
+    with pytest.raises(RequestError) as refused:
+        calibration.present(CLIENT)
+    assert refused.value.status == 409 and "the arms moved since the calibration's last view" in refused.value.message
+    calibration.start(CLIENT)  # again, from a solved cube: the views from the first
     session.run_id += 1  # as a run's start does: the run turns the cube
     with pytest.raises(RequestError) as refused:
         calibration.present(CLIENT)

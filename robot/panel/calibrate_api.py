@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..cli_common import simulated
-from .calibrate_fields import (check_names, floats, offset_field, quad_field, rounded, sample_json, same_cube,
-                               source_words, sticker_index, within)
+from .calibrate_fields import (StepGuard, check_names, floats, offset_field, quad_field, rounded, same_cube,
+                               sample_json, source_words, sticker_index, within)
 from .errors import RequestError
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class Walk:
     verified: str = "skipped"  # as CalibrationOutcome.verified (confirmed/rejected/refused/skipped); asked: awaited
     saved: dict | None = None
     step: str = "solved-cube-in"
+    arms: tuple | None = None  # the board's arm positions and grippers after the walk-through's last motion
 
 
 class PanelCalibration:
@@ -126,6 +127,7 @@ class PanelCalibration:
                 self.tell(f"a solved cube is now in the virtual robot: {sim.virtual.facelets()} (as put in)")  # type: ignore[union-attr]
             else:
                 self.tell("a SOLVED cube must be in the robot now, held as a run starts (Bring-up: Load)")
+            self.walk.arms = self._arms_now(held)
             self.tell(f"the robot presents {len(sequence.views)} views in the scan's order "
                       f"({', '.join(v.name for v in sequence.views)}); the regions start from {source_words(regions.source)}")
         return self.state()
@@ -313,6 +315,7 @@ class PanelCalibration:
             except Exception as exc:
                 raise self._refusal(exc) from None
             self._after_motion(held)
+            walk.arms = self._arms_now(held)
             readings = read_stickers(frames, walk.sequence, self._regions(walk), self.session.config.scan.sampling)
             result: dict[str, Any] = {"facelets": None, "confidence": None, "net": None, "refused": None}
             try:
@@ -414,7 +417,7 @@ class PanelCalibration:
 
     def _moving(self, client: str):
         """Held while the robot moves: the controlling client, no run going (the session's lock)."""
-        return _Guard(self, client)
+        return StepGuard(self.session, client)
 
     _steady = _moving  # the same rules for a step that moves nothing: the walk-through is one client's
 
@@ -426,7 +429,21 @@ class PanelCalibration:
             stale = self._stale(walk)
             if stale:
                 raise RequestError(409, self._mark(stale))
+            arms = self._arms_now(walk.held)
+            if walk.arms is not None and arms is not None and arms != walk.arms:
+                raise RequestError(409, self._mark(
+                    "the arms moved since the calibration's last view (a bring-up action?): the cube is no longer "
+                    "where the scan's turns put it; start again with a solved cube"))
         return walk
+
+    @staticmethod
+    def _arms_now(held: HeldRobot) -> tuple | None:
+        """The board's arm positions and grippers (None: not read)."""
+        try:
+            where = held.link.where()
+        except Exception:  # not known: the check is skipped, the step's own motion says what is wrong
+            return None
+        return tuple(sorted(where.positions.items())), tuple(sorted(where.grippers.items()))
 
     def _stale(self, walk: Walk) -> str | None:
         """Why the cube is no longer where the walk-through left it, or None."""
@@ -493,6 +510,7 @@ class PanelCalibration:
         except Exception as exc:
             raise self._refusal(exc) from None
         self._after_motion(walk.held)
+        walk.arms = self._arms_now(walk.held)
 
     def _after_motion(self, held: HeldRobot) -> None:
         from ..sim.virtual_robot import MechanicalError
@@ -553,27 +571,6 @@ class PanelCalibration:
     def _clear_overlay(self) -> None:
         if self.session.live is not None:
             self.session.live.set_overlay([], None, label="")
-
-
-class _Guard:
-    """`with`: the session's lock, the client in control, no run going."""
-
-    def __init__(self, calibration: PanelCalibration, client: str):
-        self.calibration, self.client = calibration, client
-
-    def __enter__(self) -> None:
-        session = self.calibration.session
-        session.lock.acquire()
-        try:
-            session.require_control(self.client)
-            if session.run_state != "idle":
-                raise RequestError(409, f"run {session.run_id} is going: the calibration waits until it ends")
-        except BaseException:
-            session.lock.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.calibration.session.lock.release()
 
 
 __all__ = ["PanelCalibration", "STEPS"]

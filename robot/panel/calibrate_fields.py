@@ -1,11 +1,32 @@
-"""The calibration's request fields (pixels, stickers, quads) and the JSON of what it measured: each
-refusal a 400 naming the field."""
+"""The calibration's request fields (pixels, stickers, quads; each refusal a 400 naming the field), the
+JSON of what it measured, and the rule around each step (StepGuard)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .errors import RequestError
+
+
+class StepGuard:
+    """`with`: the session's lock, the client in control, no run going."""
+
+    def __init__(self, session, client: str):
+        self.session, self.client = session, client
+
+    def __enter__(self) -> None:
+        session = self.session
+        session.lock.acquire()
+        try:
+            session.require_control(self.client)
+            if session.run_state != "idle":
+                raise RequestError(409, f"run {session.run_id} is going: the calibration waits until it ends")
+        except BaseException:
+            session.lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.session.lock.release()
 
 
 def sticker_index(sticker: object, facelets) -> int:
