@@ -25,6 +25,8 @@ function build() {
       + "picture. Then learn the colours and save them (scan.colours_file and scan.regions_file, as "
       + "`cube-robot calibrate colours`)." }),
     step: el("p", { id: "calibrate-step", role: "status", "aria-live": "polite" }),
+    // app.js shows it while another tab controls the robot (it toggles every .watch-note).
+    watching: el("p", { class: "watch-note note", hidden: true, text: "Watching: calibrating needs control of the robot." }),
     start: button("calibrate-start", "Start calibration", { class: "moves", "data-field": "start" }),
     present: button("calibrate-present", "Present next view", { class: "moves", "data-field": "view" }),
     confirm: button("calibrate-confirm", "Confirm view"),
@@ -52,7 +54,7 @@ function build() {
   };
   parts.figure.append(parts.image, parts.regions);
   section.append(
-    parts.intro, parts.step,
+    parts.intro, parts.step, parts.watching,
     el("div", { class: "row" }, parts.start, parts.present, parts.confirm, parts.learn),
     parts.errors, parts.views, parts.figure,
     el("div", { class: "row" },
