@@ -46,6 +46,9 @@ HOST_LATE_MAX = 4  # silence timeouts in a row excused because the board's bytes
 CHECK_CABLE = "check the USB cable and the robot's power"  # what a lost port asks of the person at the robot
 
 
+WAKE = object()  # put in the inbox by wake(): no message, only an end to the wait
+
+
 @dataclass(frozen=True)
 class LinkSettings:
     port: str | None = None
@@ -166,10 +169,17 @@ class Connection:
         self._last_answer = time.monotonic()
         self.lines.answered(seq)
 
+    def wake(self) -> None:
+        """Wake a thread waiting for the board's next message (it then checks its deadlines and goes on):
+        a stop asked from another thread (the panel's Stop) is acted on now, not at the board's next line."""
+        self._inbox.put((time.monotonic(), WAKE))
+
     def _next_message(self, timeout: float):
         try:
             arrived, message = self._inbox.get(timeout=max(timeout, 0))
         except queue.Empty:
+            return None
+        if message is WAKE:
             return None
         self._last_heard = arrived
         self._status_asked = None
@@ -364,6 +374,8 @@ class Connection:
                     self.write(P.RT_STATUS)
             try:
                 arrived, message = self._inbox.get(timeout=max(0.0, min(deadline, next_poll) - now))
+                if message is WAKE:
+                    continue
             except queue.Empty:
                 if time.monotonic() >= next_poll:
                     if hello_pending:

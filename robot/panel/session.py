@@ -78,6 +78,7 @@ class PanelSession:
         self.review: Review | None = None
         self.board: dict | None = None  # the board's state, as last read between runs
         self.overlay_view: str | None = None  # the scan view the live view outlines
+        self._interruptible = False  # a run is going that a Stop may interrupt (until its RunEnded)
         self.messages: list[str] = []  # what the last run told the maker
         self.jammed: str | None = None  # simulation: why the virtual cube cannot go on (a new cube is needed)
 
@@ -194,6 +195,7 @@ class PanelSession:
             run_id = self.run_id
             self.run_state, self.stage, self.messages = "running", None, []
             self.cube = {"facelets": None, "confidence": None, "seen": None}
+            self._interruptible = True
             thread = self.run_thread = threading.Thread(target=self._run, args=(run_id, review),
                                                         name=f"panel run {run_id}", daemon=True)
             thread.start()
@@ -230,10 +232,14 @@ class PanelSession:
             self.send({"type": "Message", "run": run_id, "text": text})
 
         report = None
+        events: list[ev.Event] = []
+        bus.subscribe(events.append)
         try:
             report = self._run_on(robot, options, tell_maker, bus)
-        except KeyboardInterrupt:
-            pass  # a Stop that came after the run had ended: nothing to stop
+        except KeyboardInterrupt:  # a Stop that landed as the run was ending: its events still tell it
+            from ..run.report import RunReport
+
+            report = RunReport.replay(events) if events else None
         except Exception as exc:  # a failure outside the run's own handling: said, never a silent end
             tell_maker(f"the run failed: {type(exc).__name__}: {exc}")
         finally:
@@ -282,6 +288,10 @@ class PanelSession:
             self.cube = self.cube | {"facelets": event.facelets, "corrected": list(event.stickers)}
         elif isinstance(event, ev.FrameTaken):
             self.live_overlay(event.view)
+        elif isinstance(event, ev.RunEnded):  # the run is over: a Stop now has nothing left to stop
+            with self.lock:
+                self._interruptible = False
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
         elif isinstance(event, ev.RunWarning) and event.text.startswith(VIRTUAL_CUBE_STUCK):
             # run/simulated.py's own sync at the run's end found the virtual cube stuck (a stop mid-turn);
             # the session's sync after the run then finds nothing new, so this is where it is learnt.
@@ -349,12 +359,17 @@ class PanelSession:
             thread = self.run_thread
             if self.run_state == "idle" or thread is None or not thread.is_alive():
                 raise RequestError(409, "no run is going: nothing to stop")
-            self.run_state = "stopping"
+            if not self._interruptible:
+                raise RequestError(409, f"run {self.run_id} is already stopping or ending: wait for its report")
+            self.run_state, self._interruptible = "stopping", False
             review = self.review
-        if review is not None:
-            review.done.set()  # a run waiting for the person: cancelled
-        else:
-            self._interrupt(thread)
+            if review is not None:
+                review.done.set()  # a run waiting for the person: cancelled
+            else:
+                self._interrupt(thread)  # under the lock: never after the run's RunEnded (which takes it)
+                link = self.held.robot.link
+                if link is not None:
+                    link.connection.wake()  # a run waiting for the board's next line hears the stop now
         self.changed()
 
     @staticmethod
@@ -370,7 +385,13 @@ class PanelSession:
             raise RequestError(409, "the robot is not connected: switch its power off")
         link.estop()
         self.send({"type": "EmergencyStop", "run": self.run_id or None})
+        if self.run_state == "idle":  # the board's alarm, read off this thread (the caller answers at once)
+            threading.Thread(target=self._refresh_and_say, name="panel board read", daemon=True).start()
         return {"sent": True, "run": self.run_id or None, "running": self.run_state != "idle"}
+
+    def _refresh_and_say(self) -> None:
+        self.refresh_board()
+        self.changed()
 
     def clear_alarm(self, client: str) -> dict:
         with self.lock:

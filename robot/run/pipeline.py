@@ -234,7 +234,9 @@ class Pipeline:
         if self.options.robot_kept:
             for command, button in KEPT_ROBOT_WORDS:
                 text = text.replace(command, button)
-            return text
+            if "Clear alarm" not in text:  # the port is not reopened, so nothing resets the board's alarm
+                text = text.replace("then run again", "then press Clear alarm and Start in the panel")
+            return text.replace("then run again", "then Start again")
         return ON_A_REAL_ROBOT + text if self.options.sim else text
 
     def learn_after_stop(self, progress) -> None:
