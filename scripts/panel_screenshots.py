@@ -173,7 +173,7 @@ def _wait_until_loaded(page) -> None:
     """Until the parts that load on their own have: a live frame, the solve log, the doctor's checks."""
     _wait_for_live_image(page)
     for rows in ("#history-table tr", "#doctor-table tr"):
-        page.locator(rows).first.wait_for()
+        page.locator(rows).first.wait_for(state="attached")
 
 
 def _wait_for_live_image(page) -> None:
