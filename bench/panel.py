@@ -24,9 +24,10 @@ in a temporary folder (scan pictures off unless --save-images, as bench/e2e.py).
    process's CPU (/proc/PID/stat utime+stime; its emulator, a child process, shown apart), first for half
    the time with no page open (the panel idle), then streaming to the page.
 3. The cost of watching (target: the watched runs' mean button-to-solved at most 2 % above the plain
-   runs').  Per seed, in turn (which goes first alternates): a fresh panel, a page watching its stream,
-   POST /api/sim/new-cube then the page's Start, the report's button_to_solved_ms; and `cube-robot run
-   --sim --realtime --firmware emulator --json` with no panel.  Both get the same cube and the same
+   runs').  Per seed, in turn (which goes first turns): a fresh panel, a page watching its stream,
+   POST /api/sim/new-cube then the page's Start, the report's button_to_solved_ms; `cube-robot run
+   --sim --realtime --firmware emulator --json` with no panel; and, to tell the stream's share from the
+   panel's, the same panel and page with the camera stream refused in the browser (unwatched).  Both get the same cube and the same
    simulation seed: the run is given `--scramble S --seed N` (a scramble made here from the seed), the
    panel `{"scramble": S, "seed": M}` where M is the robot seed `run` derives from N
    (robot/run/simulated.py: the first draw of numpy's default_rng(N) when a scramble is given); every
@@ -432,13 +433,15 @@ def run_robot_seed(seed: int) -> int:
     return int(np.random.default_rng(seed).integers(1 << 30))
 
 
-def watched_run(browser, folder: Path, config: Path, scramble: str, robot_seed: int) -> dict:
+def watched_run(browser, folder: Path, config: Path, scramble: str, robot_seed: int, stream: bool = True) -> dict:
+    """A run started from the page of a fresh panel; stream=False: the page's camera stream refused."""
     with panel_running(folder, config) as panel:
-        page, client = open_page(browser, panel)
+        page, client = open_page(browser, panel, stream)
         panel.post("/api/control", {"take": False}, client)
         cube = panel.post("/api/sim/new-cube", {"scramble": scramble, "seed": robot_seed}, client)
-        frames = page.evaluate("panelLive.frames")
-        page.wait_for_function(f"panelLive.frames > {frames}")  # the stream goes on from the new camera
+        if stream:
+            frames = page.evaluate("panelLive.frames")
+            page.wait_for_function(f"panelLive.frames > {frames}")  # the stream goes on from the new camera
         before = page.evaluate(LIVE_SAMPLE)
         page.get_by_role("button", name="Start", exact=True).click()
         panel.wait_state(lambda s: s["run"]["id"] == 1 and s["run"]["state"] == "idle", "the run's end",
@@ -461,76 +464,88 @@ def plain_run(config: Path, scramble: str, seed: int, folder: Path) -> dict:
     return json.loads(lines[-1])
 
 
-def print_stages(pairs: list[tuple[dict, dict]]) -> None:
-    """Where the difference is: each waterfall stage's mean both ways (pairs that both have it)."""
+def stage_spans(report: dict) -> dict[str, float]:
+    return {s["stage"]: s["end_ms"] - s["start_ms"] for s in report.get("waterfall", [])
+            if not s["stage"].startswith("verify") and not s["stage"].endswith(": frame")}
+
+
+def print_stages(pairs: list[tuple[dict, dict]], unwatched: list[dict]) -> None:
+    """Where the difference is: each waterfall stage's mean every way (the seeds that have it every way)."""
     order: list[str] = []
-    both: dict[str, list[tuple[float, float]]] = {}
-    for watched, plain in pairs:
-        spans = [{s["stage"]: s["end_ms"] - s["start_ms"] for s in r.get("waterfall", [])
-                  if not s["stage"].startswith("verify") and not s["stage"].endswith(": frame")}
-                 for r in (watched, plain)]
+    found: dict[str, list[tuple[float, float, float]]] = {}
+    for (watched, plain), other in zip(pairs, unwatched):
+        spans = [stage_spans(r) for r in (watched, plain, other)]
         for name, value in spans[0].items():
-            if name in spans[1]:
-                if name not in both:
+            if name in spans[1] and name in spans[2]:
+                if name not in found:
                     order.append(name)
-                both.setdefault(name, []).append((value, spans[1][name]))
-    print(f"{'stage (ms; pairs with it both ways)':<42}{'n':>4}{'watched':>9}{'plain':>9}{'diff':>8}")
+                found.setdefault(name, []).append((value, spans[1][name], spans[2][name]))
+    print(f"{'stage (ms; seeds with it every way)':<42}{'n':>4}{'watched':>9}{'plain':>9}{'diff':>8}{'unwatched':>10}")
     for name in order:
-        w, p = np.array(both[name], float).T
-        print(f"{name[:41]:<42}{len(w):>4}{w.mean():>9.1f}{p.mean():>9.1f}{w.mean() - p.mean():>8.1f}")
+        w, p, u = np.array(found[name], float).T
+        print(f"{name[:41]:<42}{len(w):>4}{w.mean():>9.1f}{p.mean():>9.1f}{w.mean() - p.mean():>8.1f}{u.mean():>10.1f}")
+
+
+WAYS = ("watched", "unwatched", "plain")
 
 
 def bench_watch(browser, folder: Path, config: Path, seeds: int) -> list[str]:
     rows = []
     load_before = load_average()
     for seed in range(seeds):
-        scramble = scramble_for(seed)
+        scramble, robot_seed = scramble_for(seed), run_robot_seed(seed)
         ways: dict[str, Callable[[], dict]] = {
-            "panel": lambda: watched_run(browser, folder / f"watch-{seed}", config, scramble, run_robot_seed(seed)),
-            "run": lambda: plain_run(config, scramble, seed, folder),
+            "watched": lambda: watched_run(browser, folder / f"watch-{seed}", config, scramble, robot_seed),
+            "unwatched": lambda: watched_run(browser, folder / f"unwatched-{seed}", config, scramble, robot_seed,
+                                             stream=False),
+            "plain": lambda: plain_run(config, scramble, seed, folder),
         }
-        order = ("panel", "run") if seed % 2 == 0 else ("run", "panel")
+        order = WAYS[seed % 3:] + WAYS[:seed % 3]  # which goes first turns with the seed
         got = {way: ways[way]() for way in order}
-        panel, plain = got["panel"], got["run"]
-        same = panel["true_state"] == plain["true_state"] == panel["new_cube_true_state"]
-        rows.append((seed, scramble, panel, plain, same))
-        print(f"  seed {seed + 1}/{seeds}: panel {panel.get('button_to_solved_ms')} ms ({panel['outcome']}), "
-              f"run {plain.get('button_to_solved_ms')} ms ({plain['outcome']}), same cube {same}",
-              file=sys.stderr, flush=True)
-    print(f"\n== The cost of watching: button -> solved (ms), a run started from the page with a browser "
-          f"watching its stream vs `cube-robot run --sim --realtime` with no panel ==\n"
-          f"SIMULATED, REAL TIME, real firmware in simavr; same scramble and simulation seed both ways; "
-          f"interleaved (the first way alternates); {load_before} (start), {load_average()} (end)")
+        same = len({got["plain"]["true_state"], *(got[w][k] for w in ("watched", "unwatched")
+                                                   for k in ("true_state", "new_cube_true_state"))}) == 1
+        rows.append((seed, scramble, got, same))
+        print(f"  seed {seed + 1}/{seeds}: " + ", ".join(f"{w} {got[w].get('button_to_solved_ms')} ms "
+                                                        f"({got[w]['outcome']})" for w in WAYS)
+              + f", same cube {same}", file=sys.stderr, flush=True)
+    print(f"\n== The cost of watching: button -> solved (ms): watched = a run started from the page of a panel with "
+          f"the browser watching its stream; plain = `cube-robot run --sim --realtime` with no panel; unwatched "
+          f"(for comparison, not the target) = the same panel and page with the camera stream refused ==\n"
+          f"SIMULATED, REAL TIME, real firmware in simavr; the same scramble and simulation seed every way; "
+          f"interleaved (which goes first turns); a fresh panel per run; {load_before} (start), "
+          f"{load_average()} (end)")
     print(f"{'seed':>4}  {'scramble':<36}{'same cube':>10}{'views':>7}{'watched':>9}{'plain':>9}{'diff':>8}"
-          f"{'page fps':>9}")
-    pairs = []
-    for seed, scramble, panel, plain, same in rows:
-        ok = same and panel["solved"] and plain["solved"]
-        w, p = panel.get("button_to_solved_ms"), plain.get("button_to_solved_ms")
+          f"{'page fps':>9}{'unwatched':>10}")
+    kept = []
+    for seed, scramble, got, same in rows:
+        ok = same and all(got[w]["solved"] for w in WAYS)
+        w, u, p = (got[way].get("button_to_solved_ms") for way in WAYS)
         if ok:
-            pairs.append((w, p))
-        print(f"{seed:>4}  {scramble:<36}{'yes' if same else 'NO':>10}"
-              f"{str(panel.get('scan_views')) + '/' + str(plain.get('scan_views')):>7}"
+            kept.append(got)
+        views = "/".join(str(got[way].get("scan_views")) for way in ("watched", "plain"))
+        print(f"{seed:>4}  {scramble:<36}{'yes' if same else 'NO':>10}{views:>7}"
               f"{w if w is not None else '-':>9}{p if p is not None else '-':>9}"
-              f"{(w - p) if ok else float('nan'):>8.1f}{panel['watch_fps']:>9.1f}"
-              + ("" if ok else f"  (left out: {panel['outcome']} / {plain['outcome']})"))
-    if not pairs:
-        print("no seed solved both ways: nothing to compare")
-        return ["  cost of watching: NOT MEASURED (no pair solved)"]
-    watched, plain_ms = np.array(pairs, float).T
-    slower = watched.mean() / plain_ms.mean() - 1
-    diff = watched - plain_ms
-    # A rough 95 % interval of the mean difference (t with n-1 degrees of freedom, ~2.1 for 20 pairs).
-    half = 2.1 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+              f"{(w - p) if ok else float('nan'):>8.1f}{got['watched']['watch_fps']:>9.1f}"
+              f"{u if u is not None else '-':>10}"
+              + ("" if ok else "  (left out: " + " / ".join(got[way]["outcome"] for way in WAYS) + ")"))
+    if not kept:
+        print("no seed solved every way: nothing to compare")
+        return ["  cost of watching: NOT MEASURED (no seed solved every way)"]
+    ms = {way: np.array([g[way]["button_to_solved_ms"] for g in kept], float) for way in WAYS}
     print(f"{'':<50}{'mean':>9}{'median':>9}")
-    print(f"{'watched (panel)':<50}{watched.mean():>9.1f}{np.median(watched):>9.1f}")
-    print(f"{'plain (run)':<50}{plain_ms.mean():>9.1f}{np.median(plain_ms):>9.1f}")
-    print(f"{'watched - plain, per seed':<50}{(watched - plain_ms).mean():>9.1f}{np.median(watched - plain_ms):>9.1f}")
-    print(f"pairs compared: {len(pairs)}/{len(rows)}; the mean difference's 95 % interval: "
-          f"{diff.mean() - half:+.0f} .. {diff.mean() + half:+.0f} ms "
-          f"({100 * (diff.mean() - half) / plain_ms.mean():+.1f} .. {100 * (diff.mean() + half) / plain_ms.mean():+.1f} %)")
-    print_stages([(panel, plain) for _, _, panel, plain, same in rows
-                  if same and panel["solved"] and plain["solved"]])
+    for way in WAYS:
+        print(f"{way:<50}{ms[way].mean():>9.1f}{np.median(ms[way]):>9.1f}")
+    for way in ("watched", "unwatched"):
+        diff = ms[way] - ms["plain"]
+        # A rough 95 % interval of the mean difference (t with n-1 degrees of freedom, ~2.1 for 20 seeds).
+        half = 2.1 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+        base = ms["plain"].mean()
+        print(f"{way + ' - plain, per seed':<50}{diff.mean():>9.1f}{np.median(diff):>9.1f}   95 % interval of "
+              f"the mean: {diff.mean() - half:+.0f} .. {diff.mean() + half:+.0f} ms "
+              f"({100 * (diff.mean() - half) / base:+.1f} .. {100 * (diff.mean() + half) / base:+.1f} %)")
+    print(f"seeds compared: {len(kept)}/{len(rows)}")
+    print_stages([(g["watched"], g["plain"]) for g in kept], [g["unwatched"] for g in kept])
+    slower = ms["watched"].mean() / ms["plain"].mean() - 1
     verdicts = [verdict("watched runs slower than plain (mean)", 100 * slower, 100 * TARGETS["watch_slower"],
                         unit=" %")]
     print("\n".join(verdicts))
@@ -542,7 +557,7 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=50, help="emergency stops with the board idle")
     parser.add_argument("--run-clicks", type=int, default=10, help="emergency stops during a run (scan, execute)")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the live view is measured")
-    parser.add_argument("--seeds", type=int, default=20, help="seeds of the cost of watching (each: both ways)")
+    parser.add_argument("--seeds", type=int, default=20, help="seeds of the cost of watching (each: every way)")
     parser.add_argument("--only", nargs="+", choices=("estop", "live", "watch"), default=["estop", "live", "watch"])
     parser.add_argument("--save-images", action="store_true", help="scan pictures saved, as the shipped config")
     options = parser.parse_args()
