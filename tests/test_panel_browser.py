@@ -14,7 +14,7 @@ import pytest
 
 from robot import cube
 from panel_fixtures import (BROWSER_GUARD_MS, Panel, browser, get, page, panel_server,  # noqa: F401
-                            panel_server_public)
+                            panel_server_public, post)
 
 SOLVED_RESULT = re.compile(r"^SIMULATED SOLVED\b")
 
@@ -347,3 +347,17 @@ def test_the_page_reads_mjpeg_parts_however_the_bytes_are_split(panel_server, pa
     expected = [[str(i + 1), f"{1000 + i}.5", body] for i, body in enumerate(bodies)]
     for parts in got:
         assert parts == expected
+
+
+def test_a_page_opened_during_a_run_watches_it_to_its_result_and_then_reads_the_checks(panel_server, page):
+    from playwright.sync_api import expect
+
+    assert post(panel_server, "/api/control", {}, client="script").status == 200
+    assert post(panel_server, "/api/run/start", {}, client="script").status == 200
+    open_page(page, panel_server)
+    expect(page.locator("#control-note")).to_contain_text("Watching: script controls the robot")
+    expect(button(page, "Start")).to_be_disabled()
+    expect(page.locator("#run-result-line")).to_have_text(SOLVED_RESULT)
+    # The doctor reads the board, which the run held: asked again once the run has ended.
+    expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
+    assert page.locator("#doctor .errors").inner_text() == ""

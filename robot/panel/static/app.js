@@ -160,7 +160,10 @@ function connect() {
     if (data.type === "RunStarted") estopSaid.textContent = ""; // said of the run before
     if (data.type === "State") showState(data);
     else run.onEvent(data);
-    if (data.type === "Report") history.load();
+    if (data.type === "Report") {
+      history.load();
+      doctor.load(); // asked during the run, it was refused: the checks read the board the run used
+    }
   });
   socket.addEventListener("close", () => {
     connection.textContent = "reconnecting to the panel...";

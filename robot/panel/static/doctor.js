@@ -1,12 +1,13 @@
 // Doctor: the pre-flight checks (the same functions `cube-robot doctor` runs) with their fixes.
 
-import { el, getJSON, showError } from "./api.js";
+import { clearErrors, el, getJSON, showError } from "./api.js";
 
 export function setupDoctor(section) {
   const table = section.querySelector("#doctor-table");
   const note = section.querySelector("#doctor-note");
 
   async function load() {
+    clearErrors(section);
     note.textContent = "Checking...";
     const answer = await getJSON("/api/doctor");
     if (!answer.ok) {

@@ -2,7 +2,7 @@
 // start press to solved over time (real, simulated realtime and simulated sped-up runs apart) and
 // failures by reason.
 
-import { el, getJSON, showError, withToken } from "./api.js";
+import { clearErrors, el, getJSON, showError, withToken } from "./api.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -125,6 +125,7 @@ export function setupHistory(section) {
   const warnings = section.querySelector("#history-warnings");
 
   async function load() {
+    clearErrors(section);
     const answer = await getJSON("/api/history");
     if (!answer.ok) {
       showError(section, answer);
