@@ -16,6 +16,7 @@ Test files import what they use: `from panel_fixtures import panel_server, brows
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import ipaddress
@@ -137,8 +138,10 @@ def panel_config(folder: Path) -> Path:
     from conftest import scratch_config  # imported here: conftest may import this module
 
     folder.mkdir(parents=True, exist_ok=True)
-    return scratch_config(folder, lambda text: text.replace("preview_dir: runs/preview",
-                                                            f"preview_dir: {folder / 'preview'}"))
+    return scratch_config(folder, lambda text: text.replace(
+        "preview_dir: runs/preview", f"preview_dir: {folder / 'preview'}").replace(  # a calibration saves here
+        "regions_file: calibration/regions.yaml", f"regions_file: {folder / 'regions.yaml'}").replace(
+        "colours_file: calibration/colors.yaml", f"colours_file: {folder / 'colors.yaml'}"))
 
 
 @contextlib.contextmanager
@@ -288,6 +291,25 @@ def open_stream(base: str, path: str, headers: dict | None = None) -> Iterator[h
 
 # -- the browser ---------------------------------------------------------------------------------------
 
+def run_async(coroutine):
+    """asyncio.run on a thread of its own: a test worker that has run Playwright's sync API (which keeps
+    an event loop running in the main thread) cannot asyncio.run there."""
+    result: list = []
+    error: list = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as exc:  # handed to the test's thread
+            error.append(exc)
+    thread = threading.Thread(target=run, name="test asyncio")
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
 def browser_missing() -> str:
     """Why the browser tests cannot run here, or ""."""
     if not Path(CHROMIUM).exists():
@@ -299,23 +321,29 @@ def browser_missing() -> str:
     return ""
 
 
+_CHROMIUM: list = []  # the one browser of this test process (each test file imports the fixture anew)
+
+
 @pytest.fixture(scope="session")
-def browser():
+def browser(request):
     reason = browser_missing()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"CI runs the browser tests, but: {reason}")
         pytest.skip(reason)
-    from playwright.sync_api import expect, sync_playwright
+    if not _CHROMIUM:  # Playwright's sync API runs once per process: a second start fails
+        from playwright.sync_api import expect, sync_playwright
 
-    expect.set_options(timeout=BROWSER_GUARD_MS)
-    playwright = sync_playwright().start()
-    try:
+        expect.set_options(timeout=BROWSER_GUARD_MS)
+        playwright = sync_playwright().start()
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
-    finally:
-        playwright.stop()
+        _CHROMIUM.append(chromium)
+
+        def stop() -> None:
+            chromium.close()
+            playwright.stop()
+        request.config.add_cleanup(stop)
+    return _CHROMIUM[0]
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 import pytest
 
 from conftest import scratch_config
-from panel_fixtures import PANEL_LINE, Panel, cube_robot_command, get, panel_server, post  # noqa: F401
+from panel_fixtures import PANEL_LINE, Panel, cube_robot_command, get, panel_server, post, run_async  # noqa: F401
 
 HANG_GUARD_S = 300.0  # ends a test the panel leaves waiting; not a speed requirement
 SOLVED = "UUUURRRRFFFFDDDDLLLLBBBB"
@@ -78,7 +78,7 @@ def test_the_controllers_websocket_closing_lets_another_client_take_control(pane
         assert answer.status == 200 and answer.json()["controller"] == "tab-b", answer.text
         watcher.close()
 
-    asyncio.run(scenario())
+    run_async(scenario())
 
 
 # -- losing the browser -------------------------------------------------------------------------------------------
@@ -102,7 +102,7 @@ def test_a_run_goes_on_to_simulated_solved_when_its_only_browser_goes_away(panel
         later.close()
         return ended
 
-    ended = asyncio.run(scenario())
+    ended = run_async(scenario())
     assert ended["run"]["result_line"].startswith("SIMULATED SOLVED"), ended["run"]
     assert ended["controller"] is None  # the closed tab let go of control, and the run went on
     report = get(panel, "/api/report")

@@ -15,7 +15,7 @@ import pytest
 
 from robot.panel.security import TOKEN_COOKIE
 from panel_fixtures import (CLIENT_HEADER, DESKTOP, TOKEN_HEADER, Panel, browser, get, open_stream,  # noqa: F401
-                            panel_server, panel_server_module, panel_server_public, post, request)
+                            panel_server, panel_server_module, panel_server_public, post, request, run_async)
 
 POST_ROUTES = ["/api/control", "/api/run/start", "/api/run/confirm", "/api/run/stop", "/api/estop", "/api/alarm/clear",
                "/api/cube/check", "/api/sim/new-cube"] + [
@@ -52,7 +52,7 @@ def websocket_answer(url: str, headers: dict | None = None) -> int | str:
         connection.close()
         return "open"
 
-    return asyncio.run(attempt())
+    return run_async(attempt())
 
 
 def ws_url(panel: Panel, query: str = "") -> str:
