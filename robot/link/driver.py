@@ -299,6 +299,7 @@ class Link:
     def clear_alarm(self) -> None:
         """RESET: clear a latched alarm (after the user has checked the robot)."""
         self.request("RESET")
+        self.noise.host_sent_stop = False  # that stop is dealt with: a later `!` this host did not send is noise
 
     def estop(self) -> None:
         self.noise.host_sent_stop = True

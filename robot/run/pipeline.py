@@ -57,9 +57,9 @@ KEPT_ROBOT_WORDS = (("run 'cube-robot link reset-alarm'", "press Clear alarm in 
 class RunFailed(RuntimeError):
     """A run that stopped safely; the message says what to do next."""
 
-    def __init__(self, message: str, advice: str, state: str | None = None):
+    def __init__(self, message: str, advice: str, state: str | None = None, outcome: str | None = None):
         super().__init__(message)
-        self.advice, self.state = advice, state
+        self.advice, self.state, self.outcome = advice, state, outcome
 
 
 def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[str], None], bus: EventBus,
@@ -123,7 +123,8 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
         state = exc.state
         if not state and not pipeline.started:  # e.g. nobody pressed start: nothing turned the cube
             state = f"{CUBE_AS_PUT_IN} (the start button was not pressed)"
-        publish(ev.Stopped(errors=(str(exc),), advice=pipeline.advice(exc.advice), cube_state=state or None))
+        publish(ev.Stopped(errors=(str(exc),), advice=pipeline.advice(exc.advice), cube_state=state or None,
+                           outcome=exc.outcome))
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
         publish(ev.Stopped(
             errors=(f"{type(exc).__name__}: {exc}",), advice=advice_for(exc),
@@ -335,9 +336,9 @@ class Pipeline:
             scanned, scan = self._scan()
         except AlarmError as exc:
             progress_info = exc.progress.describe() if exc.progress else ""
-            raise RunFailed(alarm_words(exc), "release the emergency stop and run again: the cube "
-                            "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}"
-                            ) from None
+            raise RunFailed(self._alarm_said(exc), "release the emergency stop and run again: the cube "
+                            "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}",
+                            self._stop_outcome(exc)) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours  # read: a stop while a person reviews it names it
         reviewed = robot.review_scan(scanned, self.scan_confidence)
         if reviewed != scanned:  # a person corrected the net (the panel): validated as `solve` validates
@@ -404,8 +405,8 @@ class Pipeline:
                              if where else "; " + interrupted_note(k, plan.actions[k], "was"))
                 state_said = f"{facelets} ({note})"
             publish(ev.Stopped(stopped_at_action=completed, interrupted_action=cut))
-            message = alarm_words(exc) if isinstance(exc, AlarmError) else str(exc)
-            raise RunFailed(message, stop_advice(exc), state_said) from None
+            message = self._alarm_said(exc) if isinstance(exc, AlarmError) else str(exc)
+            raise RunFailed(message, stop_advice(exc), state_said, self._stop_outcome(exc)) from None
         publish(ev.StreamEnded(total, total))
         self.executing, self.completed = False, total
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
@@ -432,6 +433,25 @@ class Pipeline:
         else:
             reason = "--no-verify" if not self.options.verify else "run.verify_after is false"
             publish(ev.Checked(NOT_CHECKED + reason))
+
+    def _host_stopped(self, exc) -> bool:
+        """The alarm is the stop byte this host sent from another thread (the panel's Emergency stop)."""
+        from ..link.errors import AlarmError
+        from ..link.protocol import AlarmCode
+
+        link = self.robot.link
+        return (isinstance(exc, AlarmError) and exc.code == AlarmCode.ESTOP_BYTE and link is not None
+                and link.estop_sent)
+
+    def _alarm_said(self, exc) -> str:
+        if self._host_stopped(exc):
+            who = "the panel's Emergency stop" if self.options.robot_kept else "this host"
+            return f"emergency stop: {who} sent the stop byte; {alarm_words(exc)}"
+        return alarm_words(exc)
+
+    def _stop_outcome(self, exc) -> str | None:
+        """EMERGENCY STOP when this host's stop byte stopped the run, as after Ctrl-C; else the alarm's reason."""
+        return STOPPED if self._host_stopped(exc) else None
 
     def _corrected(self, scanned: str, corrected: str):
         """The cube a person corrected, parsed as `cube-robot solve` parses one (an illegal one stops the run
