@@ -173,7 +173,10 @@ def test_the_emergency_stop_mid_run_latches_the_alarm_names_the_cube_state_and_s
         session.start_run("tab-a")
         report = heard.report(1)["report"]
         heard.wait_for(lambda m: m["type"] == "EmergencyStop" and m["run"] == 1, "the emergency stop")
-        assert report["outcome"] != "SOLVED" and any("ESTOP_BYTE" in error for error in report["errors"]), report
+        assert report["outcome"] == "EMERGENCY STOP", report  # this host's stop byte, as after Ctrl-C
+        assert any("the panel's Emergency stop sent the stop byte" in error and "ESTOP_BYTE" in error
+                   for error in report["errors"]), report
+        assert "press Clear alarm and Start in the panel" in report["advice"], report["advice"]
         assert session.state()["board"]["alarm"] == "ESTOP_BYTE"
 
         # The cube state named: the scanned cube after the actions the board did (at least the first turn),
