@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Screenshots of the panel's page from a seeded simulated run: starts `cube-robot panel --sim --seed N`,
 opens the page in Debian's chromium (Playwright; never `playwright install`), presses Start, waits for the
-result, and writes a PNG of each part of the page and of the whole page (desktop and phone-sized).
+result, and writes a PNG of each part of the page (live camera, cube, run, bring-up, colour calibration,
+history, doctor) and of the whole page (desktop and phone-sized).
 
     .venv/bin/python scripts/panel_screenshots.py [FOLDER] [--seed N] [--config PATH]
 
@@ -29,8 +30,8 @@ CHROMIUM = "/usr/bin/chromium"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 # The parts of the page (index.html's sections), as named in the files written.
-SECTIONS = {"live": "#live", "cube": "#cube", "run": "#run", "bringup": "#bringup", "history": "#history",
-            "doctor": "#doctor"}
+SECTIONS = {"live": "#live", "cube": "#cube", "run": "#run", "bringup": "#bringup", "calibrate": "#calibrate",
+            "history": "#history", "doctor": "#doctor"}
 RESULT = "#run-result"
 # Guards against a hang only (a loaded machine is slow, never wrong): a run's result, the panel's URL.
 GUARD_MS = 300_000

@@ -16,7 +16,7 @@ import pytest
 from panel_fixtures import DESKTOP, PHONE, ROOT, browser_missing, panel_config
 
 SCRIPT = ROOT / "scripts" / "panel_screenshots.py"
-PARTS = ["live", "cube", "run", "bringup", "history", "doctor"]
+PARTS = ["live", "cube", "run", "bringup", "calibrate", "history", "doctor"]
 
 
 @pytest.fixture(scope="module")
