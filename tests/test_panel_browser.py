@@ -354,10 +354,19 @@ def test_a_page_opened_during_a_run_watches_it_to_its_result_and_then_reads_the_
 
     assert post(panel_server, "/api/control", {}, client="script").status == 200
     assert post(panel_server, "/api/run/start", {}, client="script").status == 200
+    while True:  # the page opens once the plan was found (each answer is the state of that moment)
+        run = get(panel_server, "/api/state").json()["run"]
+        if run["state"] == "idle" or run["stage"] in ("execute", "verify"):
+            break
     open_page(page, panel_server)
     expect(page.locator("#control-note")).to_contain_text("Watching: script controls the robot")
     expect(button(page, "Start")).to_be_disabled()
     expect(page.locator("#run-result-line")).to_have_text(SOLVED_RESULT)
+    # The run's earlier events were replayed to the page when it connected: the whole plan is listed, done.
+    report = get(panel_server, "/api/report").json()
+    actions = report["plan"]["plan"]
+    expect(page.locator("#run-plan li")).to_have_count(len(actions))
+    expect(page.locator("#run-plan li[data-state=done]")).to_have_count(len(actions))
     # The doctor reads the board, which the run held: asked again once the run has ended.
     expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
     assert page.locator("#doctor .errors").inner_text() == ""

@@ -339,8 +339,11 @@ class EventsSocket(tornado.websocket.WebSocketHandler):
 
         def send(message: dict) -> None:  # any thread: hop to the IOLoop's
             loop.add_callback(self._send, message)
-        self.listener = session.listen(send)
+        self.listener = send
+        earlier = session.listen_from_start(send)
         self._send({"type": "State"} | session.state(self.client_name))
+        for message in earlier:  # the latest run's events so far, then the live ones (queued behind these)
+            self._send(message | {"replayed": True})
 
     def _send(self, message: dict) -> None:
         if self.ws_connection is None:

@@ -67,6 +67,8 @@ class PanelSession:
         self.lock = threading.RLock()  # the robot between runs (bring-up, board reads, starting a run)
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
+        self._run_messages: list[dict] = []  # the latest run's messages, for a page that opens mid-run
+        self._messages_run: int | None = None
         self.controller: str | None = None  # the client that may move the robot
         self.run_id = 0
         self.run_state = "idle"  # "idle", "running", "stopping"
@@ -107,6 +109,13 @@ class PanelSession:
             self._listeners.append(listener)
         return listener
 
+    def listen_from_start(self, listener: Listener) -> list[dict]:
+        """Listen, and get the latest run's messages so far (a page opened mid-run draws it whole): each
+        message is either in the list returned or sent to the listener, never both, never neither."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+            return list(self._run_messages)
+
     def unlisten(self, listener: Listener) -> None:
         with self._listeners_lock:
             if listener in self._listeners:
@@ -114,6 +123,10 @@ class PanelSession:
 
     def send(self, message: dict) -> None:
         with self._listeners_lock:
+            if message.get("run") is not None and message.get("type") != "State":
+                if message["run"] != self._messages_run:  # a new run: the last one's are no longer replayed
+                    self._run_messages, self._messages_run = [], message["run"]
+                self._run_messages.append(message)
             listeners = list(self._listeners)
         for listener in listeners:
             try:
