@@ -116,3 +116,13 @@ export function el(tag, attrs = {}, ...children) {
   }
   return node;
 }
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// An SVG element (the charts and the waterfall).
+export function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}

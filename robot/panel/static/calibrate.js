@@ -4,16 +4,9 @@
 // its corners onto its sticker, or move it with the arrow keys; the panel keeps the regions in image
 // pixels and learns the colours with the command's own functions.
 
-import { clearErrors, el, getJSON, postJSON, showError, withToken } from "./api.js";
+import { clearErrors, el, getJSON, postJSON, showError, svg, withToken } from "./api.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const section = document.querySelector("#calibrate");
-
-function svg(tag, attrs = {}) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  return node;
-}
 
 const button = (id, text, extra = {}) => el("button", { type: "button", id, ...extra, text });
 

@@ -2,16 +2,8 @@
 // start press to solved over time (real, simulated realtime and simulated sped-up runs apart) and
 // failures by reason.
 
-import { clearErrors, el, getJSON, showError, withToken } from "./api.js";
+import { clearErrors, el, getJSON, showError, svg, withToken } from "./api.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-
-function svg(tag, attrs = {}, text = null) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  if (text !== null) node.textContent = text;
-  return node;
-}
 
 // As robot/run/log.py groups them.
 function simulated(run) {

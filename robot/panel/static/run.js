@@ -1,17 +1,9 @@
 // A run: Start and Stop, the plan with each action marked as its line is sent and its done arrives,
 // the live waterfall, and the result in the terminal's words (result_line verbatim).
 
-import { el, getJSON, postJSON, showError, clearErrors } from "./api.js";
+import { el, getJSON, postJSON, showError, clearErrors, svg } from "./api.js";
 import { drawNet } from "./net.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-
-function svg(tag, attrs = {}, text = null) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  if (text !== null) node.textContent = text;
-  return node;
-}
 
 // A plan action in words: {op:"grip", pair:"RL"} -> "grip RL"; {op:"turn", arms:{R:90, L:-90}} -> "turn R L'".
 export function actionText(action) {
