@@ -268,6 +268,19 @@ SCHEMA: dict = {
             "fov_deg": Setting(float, 55.0, "horizontal field of view of the lens", min=10.0, max=150.0),
             "cube_mm": Setting(float, 50.0, "cube edge length", min=20.0, max=120.0),
         },
+        # SIMULATED: the lamp of the simulated robot's pictures (robot/sim/lamp.py); a real camera ignores it.
+        "lighting": {
+            "preset": Setting(str, "none", "the simulated lamp: none (no reflection), glare, side or dim "
+                              "(`cube-robot run --sim --light NAME` picks one for a run)",
+                              choices=("none", "glare", "side", "dim")),
+            "strength": Setting(float, None, "mix with the lamp's white at the centre of the most washed sticker "
+                                "(0.4: 40 %); empty: the preset's", min=0.0, max=1.0, nullable=True),
+            "spread_deg": Setting(float, None, "size of the reflection (degrees between the lamp's mirror direction "
+                                  "and the camera at one sigma); empty: the preset's", min=0.5, max=60.0, nullable=True),
+            "position_mm": Setting(list, None, "the lamp in the camera's frame, mm from the cube's centre: [right, "
+                                   "up, back towards the camera]; empty: where the preset puts it", item=float,
+                                   min_items=3, max_items=3, nullable=True),
+        },
     },
     "scan": {
         "views": Setting(

@@ -101,6 +101,14 @@ class CameraPose:
 
 
 @dataclass(frozen=True)
+class CameraLighting:  # SIMULATED: the simulated lamp (robot/sim/lamp.py)
+    preset: str  # none, glare, side, dim
+    strength: float | None  # None: the preset's
+    spread_deg: float | None
+    position_mm: tuple[float, ...] | None  # camera frame: right, up, back; None: the preset's
+
+
+@dataclass(frozen=True)
 class CameraConfig:
     device: str
     width: int
@@ -116,6 +124,7 @@ class CameraConfig:
     buffer_frames: int
     settle_ms: float
     pose: CameraPose
+    lighting: CameraLighting
 
 
 @dataclass(frozen=True)

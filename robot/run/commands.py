@@ -18,7 +18,9 @@ RUN_EXAMPLES = """examples:
   cube-robot run --sim --scramble "R U2 F' L"
   cube-robot run --sim --fault-rate 0.01 --disconnect-at 5
   cube-robot run --sim --estop-at 4    safe stop demo: the report names the cube state
-  cube-robot run --sim --bad-scan dark --json"""
+  cube-robot run --sim --bad-scan dark --json
+  cube-robot run --sim --light glare   a lamp's reflection on every scan (not only the first)"""
+LIGHT_CHOICES = ("none", "glare", "side", "dim")  # robot/sim/lamp.py CHOICES (the run imports nothing of sim)
 
 
 def _probability(text: str) -> float:
@@ -81,6 +83,8 @@ def register(subparsers) -> None:
     run.add_argument("--keep-power", action="store_true",
                      help="simulation: a pulled cable does not reset the board on reconnect (a real Uno resets)")
     run.add_argument("--bad-scan", choices=("dark", "glare"), help="simulation: the first scan gets a bad picture")
+    run.add_argument("--light", choices=LIGHT_CHOICES,
+                     help="simulation: a lamp whose reflection is on every scan (default: config camera.lighting)")
     run.add_argument("--no-verify", action="store_true", help="do not re-scan after solving to confirm")
     run.add_argument("--arms-straight", action="store_true",
                      help="robot without homing sensors: you confirm the arms stand straight (squared by eye, "

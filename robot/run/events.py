@@ -213,6 +213,7 @@ class SimulationMeasured:
     timing_note: str | None = None
     serial_faults: int | None = None
     faults_made_estop_byte: int | None = None
+    light: str | None = None  # the simulated lamp on every scan (None: none)
 
 
 @dataclass(frozen=True)

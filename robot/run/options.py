@@ -22,6 +22,7 @@ class RunOptions:
     disconnect_at: int | None = None  # pull the cable at plan action N
     estop_at: int | None = None  # press e-stop during plan action N
     bad_scan: str | None = None  # "dark" or "glare": the first scan gets a bad picture
+    light: str | None = None  # a lamp preset (robot/sim/lamp.py) on every scan; None: config camera.lighting
     keep_power: bool = False  # a pulled cable does not reset the board on reconnect (an Uno does)
     robot_kept: bool = False  # the robot outlives the run (the panel holds it): advice names the panel's buttons
     resume: bool = False  # after a reset cut a move and the user squared the layer: clear that alarm, run
@@ -33,13 +34,14 @@ class RunOptions:
                    scramble=args.scramble, seed=args.seed, firmware=args.firmware, realtime=args.realtime,
                    fault_rate=args.fault_rate, disconnect_at=args.disconnect_at, estop_at=args.estop_at,
                    bad_scan=args.bad_scan, keep_power=args.keep_power, arms_straight=args.arms_straight,
-                   resume=args.resume)
+                   resume=args.resume, light=args.light)
 
     def simulation_flags(self) -> list[str]:
         """The simulation-only options given (each makes sense only for the virtual robot)."""
         return [flag for flag, value in (("--scramble", self.scramble), ("--fault-rate", self.fault_rate),
                 ("--disconnect-at", self.disconnect_at), ("--estop-at", self.estop_at),
-                ("--bad-scan", self.bad_scan), ("--realtime", self.realtime), ("--keep-power", self.keep_power))
+                ("--bad-scan", self.bad_scan), ("--realtime", self.realtime), ("--keep-power", self.keep_power),
+                ("--light", self.light))
                 if value]
 
     def replace(self, **changes) -> "RunOptions":

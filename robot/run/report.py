@@ -101,6 +101,7 @@ class RunReport:
     turned_quarters: int | None = None
     serial_faults: int | None = None
     faults_made_estop_byte: int | None = None
+    sim_light: str | None = None  # the simulated lamp on every scan (None: none)
     # A stop.
     stopped_at_action: int | None = None
     advice: str | None = None
@@ -274,7 +275,7 @@ def _simulation_measured(report: RunReport, e: events.SimulationMeasured) -> Non
     report.virtual_cube = e.virtual_cube
     for name, value in (("sim_board_ms", e.board_ms), ("sim_wall_ms", e.wall_ms), ("sim_speedup", e.speedup),
                         ("timing_note", e.timing_note), ("serial_faults", e.serial_faults),
-                        ("faults_made_estop_byte", e.faults_made_estop_byte)):
+                        ("faults_made_estop_byte", e.faults_made_estop_byte), ("sim_light", e.light)):
         if value is not None:
             setattr(report, name, value)
 
@@ -352,6 +353,8 @@ def format_report(report: RunReport) -> str:
         lines.append("  waterfall   (ms from the start press" + (f"; {report.timing_note}" if report.timing_note else "")
                      + ")")
         lines.extend(f"    {line}" for line in format_waterfall(report.waterfall))
+    if report.sim_light:
+        lines.append(f"  light       {report.sim_light}")
     if report.verify:
         lines.append(f"  check       {report.verify}")
     if report.verify_images:

@@ -35,7 +35,7 @@ def run_simulated(config: Config, options: RunOptions, tell_maker, bus: EventBus
     robot = SimulatedRobot(config, state, firmware=options.firmware, realtime=options.realtime,
                            fault_rate=options.fault_rate, seed=int(rng.integers(1 << 30)),
                            bad_scan=options.bad_scan, disconnect_at=options.disconnect_at,
-                           estop_at=options.estop_at, keep_power=options.keep_power)
+                           estop_at=options.estop_at, keep_power=options.keep_power, light=options.light)
     return run_simulated_on(config, robot, started, options, tell_maker, bus)
 
 
@@ -82,6 +82,6 @@ def run_simulated_on(config: Config, robot, started: ev.RunStarted, options: Run
     faults = sim.serial_fault_counts() if sim.proxy is not None else (None, None)
     bus.publish(ev.SimulationMeasured(virtual_cube=sim.virtual.facelets(), board_ms=board_ms, wall_ms=wall_ms,
                                       speedup=speedup, timing_note=timing_note, serial_faults=faults[0],
-                                      faults_made_estop_byte=faults[1]))
+                                      faults_made_estop_byte=faults[1], light=sim.light_note))
     bus.publish(ev.RunEnded(report.result(), report.exit_status()))
     return report

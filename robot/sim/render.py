@@ -4,7 +4,7 @@
 `camera.width/height`) sees it in each view of the scan sequence: pinhole
 perspective, black body, sticker gaps, and seeded lighting variation
 (brightness, colour temperature, directional shading, noise, glare spots,
-vignetting).  It also returns the matching sticker regions, so tests and the
+vignetting), and optionally a lamp whose reflection stays on every frame (robot/sim/lamp.py).  It also returns the matching sticker regions, so tests and the
 calibration's region guess use exactly what was drawn.
 
 Geometry (the pose, the projection, each sticker's quad) is the camera's, from
@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import cube
 from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose, scan_regions, sticker_corners
+from .lamp import Lamp, mix_map
 
 # Typical sticker colours (sRGB) of a standard cube; the colour letters are the
 # faces of the solved cube (U white, R red, F green, D yellow, L orange, B blue).
@@ -50,6 +51,7 @@ class Lighting:
     light_dir: tuple = (0.3, 1.0, 0.6)  # direction towards the light (robot frame)
     offset_px: tuple = (0.0, 0.0)  # small camera shift (mount play), pixels
     sticker_jitter: float = 4.0  # per-sticker colour variation (print, wear), 0..255 units
+    lamp: Lamp | None = None  # the lamp's reflection on every frame (robot/sim/lamp.py); None: no lamp
 
     @classmethod
     def random(cls, rng: np.random.Generator, ranges: dict | None = None) -> "Lighting":
@@ -129,6 +131,8 @@ def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng
             _fill(canvas, quad, colour * shade(normal))
             glare_targets.append(quad)
 
+    if lighting.lamp is not None:  # glossy faces: the lamp's white, where it reflects towards the camera
+        canvas += (255.0 - canvas) * mix_map(big, lighting.lamp, (lighting.offset_px[0] * s, lighting.offset_px[1] * s))
     image = cv2.resize(canvas, (pose.width, pose.height), interpolation=cv2.INTER_AREA)
     image *= (lighting.brightness * temperature_gain(lighting.temperature_k)).astype(np.float32)
     _vignette(image, lighting.vignetting)

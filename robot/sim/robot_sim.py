@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import firmware_header
@@ -26,6 +27,7 @@ from ..link.protocol import command_action
 from ..plan import RobotProfile
 from ..vision.camera_geometry import Pose, scan_regions
 from . import emulator as emulator_module
+from . import lamp as lamp_module
 from . import mechanics, pinlog, render
 from .virtual_robot import MechanicalError, VirtualRobot
 from .webcam import SimulatedCamera, TimedArmViewMover
@@ -53,6 +55,7 @@ class SimulatedRobot:
     bad_scan ("dark" / "glare"): the first scan's picture is bad (the run must rescan);
     disconnect_at / estop_at N: the cable is pulled / the e-stop pressed at plan action N (1-based);
     fault_rate P: the serial bytes are corrupted, dropped, duplicated or delayed with probability P.
+    light (a robot/sim/lamp.py preset; default config camera.lighting): a lamp on every scan, not a fault.
 
     After a pulled cable the board resets when the host opens the port again, as a real Uno does
     (DTR; the simavr harness restarts the firmware when its pty is reopened, the mock prints its
@@ -78,7 +81,7 @@ class SimulatedRobot:
     def __init__(self, config: Config, state, firmware: str = "auto", realtime: bool = False,
                  fault_rate: float = 0.0, seed: int = 0, time_scale: float | None = None,
                  bad_scan: str | None = None, disconnect_at: int | None = None, estop_at: int | None = None,
-                 keep_power: bool = False):
+                 keep_power: bool = False, light: str | None = None):
         if firmware not in FIRMWARE_CHOICES:
             raise ValueError(f"firmware must be one of {FIRMWARE_CHOICES}")
         if bad_scan is not None and bad_scan not in BAD_LIGHTING:
@@ -115,8 +118,11 @@ class SimulatedRobot:
         self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = Pose.from_config(config)
+        # The lamp (light: a preset name, else config camera.lighting) shines on every scan of the run.
+        self.lamp, self.light_brightness = lamp_module.from_config(config, self.pose, light)
         # (the run may wrap it in its HeldCamera, robot/run/ready.py, which passes every attribute through)
         self.camera: SimulatedCamera | CameraSet = SimulatedCamera(self, self.pose, seed)
+        self.camera.lighting = self.lighting()
         self.regions: Regions | None = None
         self.view_mover: TimedArmViewMover | None = None
 
@@ -322,7 +328,16 @@ class SimulatedRobot:
     def before_scan(self, attempt: int | None) -> None:
         """The picture quality of the next scan: bad_scan spoils attempt 1 only."""
         bad = self.bad_scan if attempt == 1 else None
-        self.camera.lighting = render.Lighting(**BAD_LIGHTING[bad]) if bad else render.Lighting()
+        self.camera.lighting = replace(self.lighting(), **BAD_LIGHTING[bad]) if bad else self.lighting()
+
+    def lighting(self) -> render.Lighting:
+        """Every scan's light: the lamp's (none: the plain light)."""
+        return lamp_module.lit(render.Lighting(), self.lamp, self.light_brightness)
+
+    @property
+    def light_note(self) -> str | None:
+        """What the run's report says of the lamp (None: no lamp)."""
+        return None if self.lamp is None else f"SIMULATED lamp on every scan: {self.lamp.describe()}"
 
     def plan_ready(self, actions: int) -> list[str]:
         """A fault asked for at an action this plan does not have is not made: said before the plan runs."""
