@@ -115,6 +115,15 @@ class ScanSequence:
         are named in the frame after them, and some may be unseen (`unseen_facelets`)."""
         return ScanSequence(self.views[:count], () if count < len(self.views) else self.finish)
 
+    def with_view(self, view: ScanView) -> "ScanSequence":
+        """This sequence with `view` taken after its last view (a second look; no finish)."""
+        return ScanSequence(self.views + (view,), ())
+
+    def region_view(self, view: ScanView) -> ScanView | None:
+        """The sequence's first view that shows the same places to the same camera as `view` (its
+        sticker regions are `view`'s: a second look is sampled with them), or None."""
+        return next((v for v in self.views if v.facelets == view.facelets and v.camera == view.camera), None)
+
     def all_actions(self):
         for view in self.views:
             yield from view.actions
@@ -188,6 +197,103 @@ TWO_CAMERA_VIEWS = [
      "facelets": ["U1", "U2", "U3", "U4"]},
     {"name": "right", "camera": "second", "actions": [], "facelets": ["D1", "D2", "D3", "D4"]},
 ]
+
+
+# Second looks (scan.second_look, robot/vision/adaptive.py): views that may follow the sequence's
+# last view when stickers were washed out.  A view's places are named in the robot frame, which is
+# the camera's: with RL holding the camera sees U and F, with FB holding only U (F is gripped).  A
+# lamp fixed in the camera frame washes the same places in every view, so `choose_second_look`
+# picks one that shows the doubtful stickers on the other face.
+_U = ["U1", "U2", "U3", "U4"]
+_UF = _U + ["F1", "F2", "F3", "F4"]
+_Z = {"z": {"F": 90, "B": -90}, "z'": {"F": -90, "B": 90}, "z2": {"F": 180, "B": 180}}  # the cube about z (FB holds)
+_X = {"x": {"R": 90, "L": -90}, "x'": {"R": -90, "L": 90}, "x2": {"R": 180, "L": 180}}  # about x (RL holds)
+
+
+def _second_look_data() -> list[dict]:
+    """At most one turn of each pair: FB turns it (U seen), or FB turns it and RL takes it and turns it (U and F)."""
+    def turn(pair, arms):
+        return [{"op": "grip", "pair": pair}, {"op": "turn", "arms": dict(arms)}]
+
+    views = [{"name": f"second-look-{z}", "actions": turn("FB", arms), "facelets": _U} for z, arms in _Z.items()]
+    for z in [None, *_Z]:
+        for x in [None, *_X]:
+            actions = (turn("FB", _Z[z]) if z else []) + (turn("RL", _X[x]) if x else [{"op": "grip", "pair": "RL"}])
+            name = "+".join(part for part in (z, x or "RL") if part) if z or x else "top-front"
+            views.append({"name": f"second-look-{name}", "actions": actions, "facelets": _UF})
+    return views
+
+
+SECOND_LOOK_VIEWS = _second_look_data()
+
+
+def second_look_views(data=None) -> list[ScanView]:
+    """The possible second-look views (SECOND_LOOK_VIEWS, or `data` in the same form)."""
+    return [ScanView(str(v["name"]), tuple(action_from_json(a) for a in v.get("actions", [])),
+                     tuple(str(f) for f in v["facelets"]), str(v.get("camera") or "main"))
+            for v in (SECOND_LOOK_VIEWS if data is None else data)]
+
+
+def second_look_places(sequence: ScanSequence, view: ScanView) -> dict[int, str]:
+    """Facelet index in `sequence`'s final frame -> the place (camera frame) where `view`, taken after
+    the sequence, shows it."""
+    tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))
+    moved = cube.apply_moves(tags, view.moves)  # position -> which facelet of the final frame is there
+    shown = set(view.facelets)
+    return {ord(moved[p]) - 0x100: cube.facelet_name(p) for p in range(cube.FACELET_COUNT)
+            if cube.facelet_name(p) in shown}
+
+
+def choose_second_look(sequence: ScanSequence, doubtful: dict[int, str], candidates=None,
+                       cost=None) -> ScanView | None:
+    """The view to take after `sequence` for a second look at the doubtful stickers.
+
+    doubtful: facelet index (the sequence's final frame) -> the place (e.g. "U3": robot frame at its
+    view) where it was seen washed out.  The chosen view shows the most of them on another face of
+    the camera frame than where they were washed (a face turned differently to the lamp); among
+    those, the cheapest (`cost(view)`, e.g. the robot's arm time; default: its actions and moves).
+    None when no candidate shows any of them on another face.
+    """
+    candidates = second_look_views() if candidates is None else candidates
+    cost = cost or (lambda view: len(view.actions) + len(view.moves))
+    best, best_key = None, None
+    for view in candidates:
+        places = second_look_places(sequence, view)
+        turned = sum(1 for i, place in doubtful.items() if i in places and places[i][0] != place[0])
+        key = (-turned, cost(view))
+        if turned and (best_key is None or key < best_key):
+            best, best_key = view, key
+    return best
+
+
+def choose_second_looks(sequence: ScanSequence, doubtful: dict[int, str], most: int = 2, candidates=None,
+                        cost=None) -> list[ScanView]:
+    """Up to `most` views, one after the other, that between them show the doubtful stickers on another
+    face than where they were washed (choose_second_look, then again for those still not shown so).
+    Each is named apart from the views before it (a second look's name ends in "#2", ...)."""
+    chosen: list[ScanView] = []
+    names = {v.name for v in sequence.views}
+    while doubtful and len(chosen) < most:
+        view = choose_second_look(sequence, doubtful, candidates, cost)
+        if view is None:
+            break
+        if view.name in names:
+            view = ScanView(f"{view.name}#{len(chosen) + 1}", view.actions, view.facelets, view.camera)
+        names.add(view.name)
+        places = second_look_places(sequence, view)
+        moved = _moved_to(view.moves)
+        doubtful = {moved[i]: place for i, place in doubtful.items() if not (i in places and places[i][0] != place[0])}
+        sequence = sequence.with_view(view)
+        chosen.append(view)
+    return chosen
+
+
+def _moved_to(moves) -> list[int]:
+    """Where each facelet index goes under `moves`."""
+    tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))
+    moved = cube.apply_moves(tags, moves)
+    where = {ord(symbol) - 0x100: position for position, symbol in enumerate(moved)}
+    return [where[i] for i in range(cube.FACELET_COUNT)]
 
 
 def _is_facelet_name(name: str) -> bool:
