@@ -145,3 +145,11 @@ def test_light_glare_reaches_the_renderer_in_a_run(tmp_path, monkeypatch):
 
 def test_light_is_a_simulation_flag():
     assert RunOptions(light="glare").simulation_flags() == ["--light"]
+
+
+def test_the_panel_holds_a_simulated_robot_under_its_lamp():
+    from robot.panel.held import HeldRobot
+
+    held = HeldRobot.simulated_robot(CONFIG, cube.SOLVED, firmware="mock", light="side")
+    assert held.light == "side" and held.robot.lamp is not None and held.robot.lamp.name == "side"
+    assert held.robot.camera.lighting.lamp is held.robot.lamp  # the live view's frames too, before any scan

@@ -17,6 +17,8 @@ EXAMPLES = """examples:
 
 
 def register(subparsers) -> None:
+    from ..run.commands import LIGHT_CHOICES
+
     panel = subparsers.add_parser(
         "panel", help="the robot in a web page: live camera, the cube read, start/stop, bring-up, history",
         description="Serve a web page that shows and drives the robot. It holds the robot's serial port and "
@@ -30,6 +32,8 @@ def register(subparsers) -> None:
     panel.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
                        help="with --sim: the real firmware in simavr, or the Python mock (default: simavr if installed)")
     panel.add_argument("--seed", type=int, default=None, help="with --sim: the first scrambled cube's seed")
+    panel.add_argument("--light", choices=LIGHT_CHOICES,
+                       help="with --sim: a lamp whose reflection is on every scan (default: config camera.lighting)")
     panel.add_argument("--arms-straight", action="store_true",
                        help="a robot without homing sensors: you confirm the arms stand straight (as `run --arms-straight`)")
     add_config_argument(panel)
@@ -91,7 +95,7 @@ def serve(config, sim: bool, link, host: str, http_port: int, args, tell) -> int
         return ExitStatus.BAD_CONFIG
     if sim:
         state = cube.random_placed_state(np.random.default_rng(args.seed))
-        held = HeldRobot.simulated_robot(config, state, firmware=args.firmware, seed=args.seed or 0)
+        held = HeldRobot.simulated_robot(config, state, firmware=args.firmware, seed=args.seed or 0, light=args.light)
         tell(simulated(f"starting the simulated robot with a scrambled cube ({state.to_facelets()})..."))
     else:
         from ..run.robot import HardwareRobot

@@ -44,17 +44,21 @@ class KeptCamera(HeldCamera):
 class HeldRobot:
     """A SimulatedRobot or a HardwareRobot, started once with its camera kept open."""
 
-    def __init__(self, config: Config, robot: SimulatedRobot | HardwareRobot, simulated: bool, firmware: str = "auto"):
+    def __init__(self, config: Config, robot: SimulatedRobot | HardwareRobot, simulated: bool, firmware: str = "auto",
+                 light: str | None = None):
         self.config, self.robot, self.simulated = config, robot, simulated
         self.firmware = firmware  # simulation: "auto", "emulator" or "mock" (a new cube starts the same kind)
+        self.light = light  # simulation: the lamp preset (None: config camera.lighting); a new cube keeps it
         self.camera: KeptCamera | None = None
 
     @classmethod
-    def simulated_robot(cls, config: Config, state, firmware: str = "auto", seed: int = 0) -> "HeldRobot":
+    def simulated_robot(cls, config: Config, state, firmware: str = "auto", seed: int = 0,
+                        light: str | None = None) -> "HeldRobot":
         """The virtual robot with `state` (a cube.State) in its grippers, at real speed (a person watches)."""
         from ..sim.robot_sim import SimulatedRobot
 
-        return cls(config, SimulatedRobot(config, state, firmware=firmware, realtime=True, seed=seed), True, firmware)
+        return cls(config, SimulatedRobot(config, state, firmware=firmware, realtime=True, seed=seed, light=light),
+                   True, firmware, light)
 
     @classmethod
     def hardware(cls, config: Config, port: str | None, tell_maker, arms_straight: bool = False) -> "HeldRobot":

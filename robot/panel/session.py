@@ -463,7 +463,7 @@ class PanelSession:
                 self.live.detach()
             self.held.close()
             self.held = HeldRobot.simulated_robot(self.config, state, firmware=self.held.firmware,
-                                                  seed=0 if seed is None else seed)
+                                                  seed=0 if seed is None else seed, light=self.held.light)
             self.held.start()
             if self.live is not None and self.held.camera is not None:
                 self.live.attach(self.held.camera.grabber, simulated=self.held.simulated)
