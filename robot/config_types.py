@@ -156,6 +156,7 @@ class ScanConfig:
     finish: tuple[Mapping[str, Any], ...]
     second_camera: SecondCameraConfig
     adaptive_from: int
+    second_look: bool
     regions_file: str
     colours_file: str
     sampling: SamplingConfig

@@ -173,3 +173,96 @@ def test_fixed_glare_scans_read_better_fused_and_never_wrong():
     assert row["single wrong"] == 0 and row["fused wrong"] == 0
     assert row["second looks"] > 0
     assert row["fused exact"] > row["single exact"]
+
+
+# ---------------------------------------------------------------------------
+# The adaptive scan's second look, through rendered frames (SIMULATED).
+
+import cv2  # noqa: E402
+
+from robot.sim import render  # noqa: E402
+from robot.vision import camera_geometry  # noqa: E402
+from robot.vision.adaptive import scan as run_scan  # noqa: E402
+from robot.vision.camera import MemoryCamera  # noqa: E402
+from robot.vision.scan import Scanner  # noqa: E402
+
+
+class LampCamera(MemoryCamera):
+    """SIMULATED: renders the cube where the mover left it, washed toward white at fixed places of the
+    camera's frame (a lamp's reflection, the same in every view)."""
+
+    def __init__(self, start, pose, places, mix, seed):
+        super().__init__({})
+        self.state, self.pose, self.mix, self.taken = start, pose, mix, []
+        self.quads = camera_geometry.facelet_quads(pose, places)
+        self.rng = np.random.default_rng(seed)
+
+    def capture(self, view, still_since=None):
+        self.taken.append(view)
+        frame = render.render_state(self.state, self.pose, render.Lighting(noise_sigma=2.0), self.rng).astype(float)
+        mask = np.zeros(frame.shape[:2], np.uint8)
+        for quad in self.quads:
+            cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 1)
+        frame[mask > 0] = (1 - self.mix) * frame[mask > 0] + self.mix * 255.0
+        return np.clip(np.round(frame), 0, 255).astype(np.uint8)
+
+
+class Mover:
+    def __init__(self, camera):
+        self.camera = camera
+
+    def move_to(self, view):
+        self.camera.state = cube.apply_moves(self.camera.state, view.moves)
+
+
+def lamp_scan(second_look: bool, start: str, places, mix: float, seed: int):
+    config = config_module.with_settings(config_module.defaults(),
+                                         {"scan.save_images": False, "scan.second_look": second_look})
+    sequence = ScanSequence.from_config(config)
+    pose = camera_geometry.Pose.from_config(config)
+    camera = LampCamera(start, pose, places, mix, seed)
+    scanner = Scanner(config, camera=camera, view_mover=Mover(camera), calibration=None,
+                      regions=camera_geometry.scan_regions(pose, sequence))
+    return run_scan(scanner), camera, scanner
+
+
+def test_nothing_changes_when_the_first_look_is_sure():
+    """(c): clean scans (and ones the lamp does not spoil) with scan.second_look on: the same views,
+    the same cube, confidence and margin as with it off; no extra view."""
+    rng = np.random.default_rng(4)
+    starts = [cube.SOLVED.to_facelets()] + [cube.random_state(rng).to_facelets() for _ in range(3)]
+    for trial, start in enumerate(starts):  # a solved cube takes every view: the full scan's decode is sure
+        for places, mix in (([], 0.0), (["U2"], 0.3)):
+            off, off_camera, _ = lamp_scan(False, start, places, mix, trial)
+            on, on_camera, scanner = lamp_scan(True, start, places, mix, trial)
+            assert off.decoded is not None, trial
+            assert on_camera.taken == off_camera.taken and len(on_camera.taken) <= 4
+            assert [m["view"] for m in scanner.marks["views"]] == on_camera.taken
+            assert (on.decoded.facelets, on.decoded.confidence, on.decoded.margin) == \
+                (off.decoded.facelets, off.decoded.confidence, off.decoded.margin)
+            assert (on.sequence is None) == (off.sequence is None)
+            assert trial or len(on_camera.taken) == 4
+
+
+def test_a_scan_washed_out_at_fixed_places_is_read_by_a_second_look():
+    """A lamp fixed at two places of the camera's view (60 % toward white in every view): the plain
+    scan refuses some cubes; with scan.second_look the robot takes extra views, they are in the scan's
+    marks (the waterfall), and the fused cube is the cube, in the frame after the extra views."""
+    rng = np.random.default_rng(11)
+    refused = second = 0
+    for trial in range(6):
+        start = cube.random_state(rng).to_facelets()
+        off, _, _ = lamp_scan(False, start, ["U2", "F3"], 0.6, trial)
+        on, camera, scanner = lamp_scan(True, start, ["U2", "F3"], 0.6, trial)
+        if off.decoded is not None:
+            continue
+        refused += 1
+        extra = camera.taken[4:]
+        assert extra and all(name.startswith("second-look") for name in extra)
+        assert [m["view"] for m in scanner.marks["views"]] == camera.taken
+        if on.decoded is not None:
+            second += 1
+            assert on.sequence is not None and [v.name for v in on.sequence.views][4:] == extra
+            assert same_partition(on.decoded.facelets, camera.state)  # the cube where the robot left it
+            assert on.sequence.final_grip == ("RL" if len(on.sequence.views[-1].facelets) == 8 else "FB")
+    assert refused >= 3 and second == refused

@@ -108,6 +108,11 @@ def adaptive_scan(scanner) -> ScanResult:
             samples = [future.result() for future in sampled]
             if k == len(sequence.views):  # every view: read as the full scan always was (read_stickers' rule)
                 readings = partial_readings(samples, sequence)
+                if config.scan.second_look:
+                    result = full_or_second_look(scanner, samples, readings, frames, marks, view_mover)
+                    result.read_ms += read_s * 1000.0
+                    marks["decode"] = (started, time.perf_counter())
+                    return result
                 result = _full_result(scanner, readings, frames)
                 result.read_ms += (time.perf_counter() - started) * 1000.0 + read_s * 1000.0
                 marks["decode"] = (started, time.perf_counter())
@@ -137,18 +142,23 @@ def sampling_worker():
         worker.shutdown(wait=False, cancel_futures=True)
 
 
-def _full_result(scanner, readings: StickerReadings, frames) -> ScanResult:
-    """What read_frames makes of every view (the same decode and warnings), pictures in the background."""
+def _full_result(scanner, readings: StickerReadings, frames, decoded_as=None) -> ScanResult:
+    """What read_frames makes of every view (the same decode and warnings), pictures in the background.
+    decoded_as: (decoded, error, seconds) when the readings were decoded already (robot/vision/second_look.py)."""
     from .decode import VisionError, decode
 
     scan_cfg = scanner.config.scan
-    started = time.perf_counter()
-    decoded, error = None, None
-    try:
-        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
-    except VisionError as exc:
-        error = exc
-    result = ScanResult(readings, frames, decoded, error, read_ms=(time.perf_counter() - started) * 1000.0)
+    if decoded_as is None:
+        started = time.perf_counter()
+        decoded, error = None, None
+        try:
+            decoded = decode(readings.rgb, scanner.calibration, scanner.config)
+        except VisionError as exc:
+            error = exc
+        decode_s = time.perf_counter() - started
+    else:
+        decoded, error, decode_s = decoded_as
+    result = ScanResult(readings, frames, decoded, error, read_ms=decode_s * 1000.0)
     if scanner.on_decode is not None:  # before a refused scan's pictures are saved
         scanner.on_decode(scanner.sequence.views[-1].name, len(scanner.sequence.views), decoded, error)
     result.warnings += drift_warnings(readings, decoded, scanner.calibration, scan_cfg.drift_warn_delta_e)
@@ -201,3 +211,141 @@ def wait_pictures(result: ScanResult) -> list:
     if saving is not None:
         saving.join()
     return result.images
+
+
+# ---------------------------------------------------------------------------
+# The second look (config `scan.second_look`, off by default).
+#
+# A lamp's reflection stays where the lamp is: a rescan from the same pose sees the same washed-out
+# stickers.  When the decode after the last view is refused and the best cube sees washed-out stickers
+# (robot/vision/fused.py washed_places), the robot presents them again from a pose that puts them on
+# the other face of the camera's view (robot/scan_sequence.py choose_second_looks: at most
+# SECOND_LOOKS extra views, each sampled with the regions of the sequence's view that shows the same
+# places), and every look of every sticker is decoded together (decode_fused), with all the
+# single-look decoder's refusals.  The extra views' motions and frames are in the scan's marks like
+# the others' (the run's waterfall); the result names the views taken (ScanResult.sequence), so the
+# solver starts from where the cube then is.  A scan the first decode is sure of is unchanged.
+
+SECOND_LOOKS = 2  # extra views at most: one view shows stickers of two adjacent faces of the cube
+
+
+def full_or_second_look(scanner, samples: list, readings: StickerReadings, frames: dict, marks: dict,
+                        view_mover) -> ScanResult:
+    """The full scan's result, or, when it is refused over washed-out stickers, the fused second look's."""
+    from .decode import VisionError, decode
+
+    started = time.perf_counter()
+    decoded, error = None, None
+    try:
+        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
+    except VisionError as exc:
+        error = exc
+    decode_s = time.perf_counter() - started
+    views = [] if error is None or error.result is None else _views_for(scanner, readings, error.result)
+    if error is None or not views:
+        return _full_result(scanner, readings, frames, (decoded, error, decode_s))
+    if scanner.on_decode is not None:  # the full scan's doubt, as a decode that takes the next view
+        scanner.on_decode(scanner.sequence.views[-1].name, len(scanner.sequence.views), None, error)
+    return _second_look(scanner, samples, frames, marks, view_mover, views, error.result, decode_s)
+
+
+def _views_for(scanner, readings: StickerReadings, result) -> list:
+    """The second-look views for the stickers `result` sees washed out (none when there are none, or no
+    view of the robot can turn them)."""
+    from ..scan_sequence import ScanConfigError, choose_second_looks, second_look_views
+    from .fused import washed_places
+
+    sequence = scanner.sequence
+    doubtful = washed_places(sequence, readings.rgb, result)
+    if not doubtful:
+        return []
+    candidates = [v for v in second_look_views() if sequence.region_view(v) is not None]
+    views = choose_second_looks(sequence, doubtful, SECOND_LOOKS, candidates)
+    extended = sequence
+    for view in views:
+        extended = extended.with_view(view)
+    try:
+        extended.check_robot(scanner.config)
+    except ScanConfigError:  # (a robot whose pairs or angles differ: no second look)
+        return []
+    return views
+
+
+def _second_look(scanner, samples, frames, marks, view_mover, views, result, decode_s: float) -> ScanResult:
+    from .cameras import capture_moment, capture_record
+    from .fused import decode_fused
+    from .regions import Regions
+
+    sequence: ScanSequence = scanner.sequence
+    extended = sequence
+    for view in views:
+        extended = extended.with_view(view)
+    twins = {v.name: sequence.region_view(v) for v in views}  # the second looks' regions are their twins'
+    regions = scanner.regions
+    regions = Regions({**regions.views, **{name: regions.quads(twin.name) for name, twin in twins.items() if twin}},
+                      regions.image_size, regions.source)
+    all_samples = list(samples)
+    read_s = decode_s
+    for index, view in enumerate(views, start=len(sequence.views)):
+        started = time.perf_counter()
+        view_mover.move_to(view)
+        motion = (started, time.perf_counter())
+        actions = arm_actions(view_mover, view)
+        frame = capture_moment(scanner.camera, [view], still_since(view_mover))[0]
+        frames[view.name] = frame
+        record = capture_record(scanner.camera, view.name)
+        marks["views"].append({"view": view.name, "actions": actions, "motion": motion, "frame": record})
+        if scanner.on_frame is not None:
+            scanner.on_frame(view.name, record)
+        started = time.perf_counter()
+        all_samples.append(sample_view(frame, index, extended, regions, scanner.sampling))
+        read_s += time.perf_counter() - started
+    started = time.perf_counter()
+    looks, sources = _looks(extended, sequence, views, all_samples, result)
+    readings = _chosen(looks, sources)
+    from .readings import VisionError
+
+    decoded, error = None, None
+    try:
+        decoded = decode_fused(looks, scanner.calibration, scanner.config)
+    except VisionError as exc:
+        error = exc
+    read_s += time.perf_counter() - started
+    scan = ScanResult(readings, frames, decoded, error, read_ms=read_s * 1000.0, sequence=extended)
+    if scanner.on_decode is not None:
+        scanner.on_decode(views[-1].name, len(extended.views), decoded, error)
+    scan.warnings += drift_warnings(readings, decoded, scanner.calibration, scanner.config.scan.drift_warn_delta_e)
+    saver = _Saver(scanner, regions)
+    _save_pictures(saver, scan, extended, background=decoded is not None)
+    return scan
+
+
+def _looks(extended, sequence, views, all_samples, result):
+    """Each facelet's looks (robot/vision/fused.py second_looks) and, in the same order, their samples
+    and sources (view name, region)."""
+    from .fused import second_looks
+
+    looks = second_looks(sequence, views, [[s.rgb for s in view_samples] for view_samples in all_samples], result)
+    sources: list[list] = [[] for _ in looks]
+    for k, view in enumerate(extended.views):
+        for region, final in enumerate(extended.final_positions(k)):
+            sources[final].append((all_samples[k][region], (view.name, region)))
+    return looks, sources
+
+
+def _chosen(looks, sources) -> StickerReadings:
+    """The sample the fused decode reads for each facelet (its most trusted look)."""
+    from .fused import fused_readings
+
+    rgb = fused_readings(looks)
+    picked = []
+    for facelet, reading in zip(sources, rgb):
+        picked.append(next(item for item in facelet if tuple(float(c) for c in item[0].rgb) == tuple(reading)))
+    return StickerReadings([sample for sample, _ in picked], [source for _, source in picked])
+
+
+class _Saver:
+    """The scanner as the picture saver sees it, with the second looks' regions."""
+
+    def __init__(self, scanner, regions):
+        self.config, self.regions = scanner.config, regions

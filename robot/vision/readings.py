@@ -25,6 +25,7 @@ class VisionError(ValueError):
         "over-exposed": "two colours are alike but for clipped channels and the rest of the cube does not decide them",
         "swapped": "two stickers each read like the other's colour (a swapped pair)",
         "unexplained": "an unread sticker looks like another colour and the light cannot explain it",
+        "disagree": "looks of a sticker from two poses disagree beyond what the light explains (robot/vision/fused.py)",
     }
 
     def __init__(self, message: str, stickers=(), result=None, reason: str = "input"):
