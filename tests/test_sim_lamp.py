@@ -153,3 +153,19 @@ def test_the_panel_holds_a_simulated_robot_under_its_lamp():
     held = HeldRobot.simulated_robot(CONFIG, cube.SOLVED, firmware="mock", light="side")
     assert held.light == "side" and held.robot.lamp is not None and held.robot.lamp.name == "side"
     assert held.robot.camera.lighting.lamp is held.robot.lamp  # the live view's frames too, before any scan
+
+
+def test_render_looks_gives_each_view_its_own_readings_and_mixes():
+    lit = replace(render.Lighting(), lamp=glare())
+    _, _, looks = render.render_looks(START, SEQUENCE, POSE, lit, seed=7)
+    _, _, plain = render.render_looks(START, SEQUENCE, POSE, render.Lighting(), seed=7)
+    assert [look.view for look in looks] == [view.name for view in SEQUENCE.views]
+    for v, (look, before) in enumerate(zip(looks, plain)):
+        seen = sorted(SEQUENCE.final_positions(v))
+        assert sorted(np.flatnonzero(~np.isnan(look.mix))) == seen
+        assert sorted(np.flatnonzero(~np.isnan(look.rgb[:, 0]))) == seen
+        worst = int(np.nanargmax(look.mix))
+        assert look.rgb[worst].min() > before.rgb[worst].min() + 20  # washed towards white
+        clean = [i for i in seen if look.mix[i] < 0.001]  # the front face's stickers in the first two views
+        assert len(clean) == (4 if v < 2 else 0)
+        assert np.allclose(look.rgb[clean], before.rgb[clean], atol=4)

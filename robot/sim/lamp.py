@@ -216,3 +216,35 @@ def lit(lighting, lamp: Lamp | None, brightness: float = 1.0):
     if lamp is None and brightness == 1.0:
         return lighting
     return replace(lighting, lamp=lamp, brightness=lighting.brightness * brightness)
+
+
+# ---------------------------------------------------------------------------
+# Readings per view (for benches and the fused second look: what each look saw, and how washed it was).
+
+
+@dataclass(frozen=True)
+class ViewLook:
+    """One view's readings under the lamp, in final-frame facelet order (NaN: the view does not see it)."""
+
+    view: str
+    rgb: np.ndarray  # (24, 3) sRGB, as the scan samples its regions (robot/vision/regions.py sample_sticker)
+    mix: np.ndarray  # (24,) the lamp's mix with white at the sticker's centre (0: clean)
+    spread: np.ndarray  # (24,) the sampler's spread (Delta-E; how uneven the region looked)
+
+
+def view_looks(frames: dict, sequence, regions, pose: Pose, lamp: Lamp | None, sampling=None) -> list[ViewLook]:
+    """Every view's own readings of rendered `frames` (robot/sim/render.py render_scan), with the lamp's mix."""
+    from ..vision.regions import default_sampling, sample_sticker
+
+    sampling = sampling or default_sampling()
+    mixes = view_mix(pose, lamp, sequence)
+    looks = []
+    for v, view in enumerate(sequence.views):
+        rgb = np.full((cube.FACELET_COUNT, 3), np.nan)
+        spread = np.full(cube.FACELET_COUNT, np.nan)
+        for quad, final in zip(regions.quads(view.name), sequence.final_positions(v)):
+            sample = sample_sticker(frames[view.name], quad, sampling)
+            rgb[final], spread[final] = sample.rgb, sample.spread
+        looks.append(ViewLook(view.name, rgb, mixes[v], spread))
+    return looks
+

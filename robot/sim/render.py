@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import cube
 from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose, scan_regions, sticker_corners
-from .lamp import Lamp, mix_map
+from .lamp import Lamp, mix_map, view_looks
 
 # Typical sticker colours (sRGB) of a standard cube; the colour letters are the
 # faces of the solved cube (U white, R red, F green, D yellow, L orange, B blue).
@@ -191,3 +191,11 @@ def render_scan(start_facelets: str, sequence, pose: Pose, lighting: Lighting = 
     for view, state in zip(sequence.views, states):
         frames[view.name] = render_state(state, pose, lighting, rng, palette)
     return frames, scan_regions(pose, sequence, lighting.offset_px)
+
+
+def render_looks(start_facelets: str, sequence, pose: Pose, lighting, seed: int = 0, sampling=None):
+    """Render a whole scan of `start_facelets` (robot frame at the scan's start) under `lighting` (its lamp
+    included) and read each view: (frames, regions, [robot/sim/lamp.py ViewLook per view])."""
+    frames, _ = render_scan(start_facelets, sequence, pose, lighting, seed=seed)
+    regions = scan_regions(pose, sequence)  # what a calibration stores: the nominal pose
+    return frames, regions, view_looks(frames, sequence, regions, pose, lighting.lamp, sampling)
