@@ -165,6 +165,32 @@ def test_the_walk_through_on_the_simulated_robot_learns_six_separated_colours_an
     assert session.live.drawn[-1] == ([], None, "")  # the calibration's outlines leave the live view
 
 
+def test_each_views_stickers_are_named_by_the_face_whose_colour_they_show_on_the_solved_cube(session):
+    """A view after the scan's turns shows other stickers than its places' names (bottom-back's places U1..F4
+    hold D and B stickers): the page names each by the face it was on as the cube was put in."""
+    calibration = PanelCalibration(session)
+    calibration.start(CLIENT)
+    _walk_views(calibration, session)
+    state = calibration.learn(CLIENT)
+    assert state["findings"]["ok"], state["findings"]
+    learned = {colour["face"]: np.array(colour["lab"]) for colour in state["findings"]["colours"]}
+    views = {view["name"]: view for view in state["views"]}
+    assert {name[0] for name in views["bottom-back"]["facelets"]} == {"D", "B"}
+    assert views["bottom-back"]["places"][:4] == ["U1", "U2", "U3", "U4"]
+    shown = []
+    for view in state["views"]:
+        for name, sample in zip(view["facelets"], view["samples"]):
+            nearest = min(learned, key=lambda face: float(np.linalg.norm(learned[face] - np.array(sample["lab"]))))
+            assert nearest == name[0], (view["name"], name, sample, learned)
+            shown.append(name)
+    assert sorted(shown) == sorted(cube.facelet_name(i) for i in range(cube.FACELET_COUNT))  # each sticker once
+    said = [text for text in state["messages"] if "'bottom-back' presented" in text]
+    assert said and "D1 D2 D3 D4" in said[0] and "U1" not in said[0], said
+    # A region is chosen by the name the page shows.
+    state = calibration.adjust(CLIENT, "left", views["left"]["facelets"][1], offset=[1.0, 0.0])
+    assert "region " + views["left"]["facelets"][1] + " moved" in state["messages"][-1]
+
+
 def test_the_views_come_in_the_scans_order_and_a_run_in_between_means_starting_again(session):
     calibration = PanelCalibration(session)
     with pytest.raises(RequestError) as refused:

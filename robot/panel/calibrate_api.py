@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..cli_common import simulated
-from .calibrate_fields import (StepGuard, check_names, floats, offset_field, quad_field, rounded, same_cube,
+from .calibrate_fields import (StepGuard, as_put_in, check_names, floats, offset_field, quad_field, rounded, same_cube,
                                sample_json, source_words, sticker_index, within)
 from .errors import RequestError
 
@@ -63,6 +63,7 @@ class Walk:
     saved: dict | None = None
     step: str = "solved-cube-in"
     arms: tuple | None = None  # the board's arm positions and grippers after the walk-through's last motion
+    stickers: dict[str, list[str]] = field(default_factory=dict)  # view -> its stickers named as put in
 
 
 class PanelCalibration:
@@ -94,7 +95,8 @@ class PanelCalibration:
                 status = ("confirmed" if view.name in walk.frames else "presented" if view.name == walk.presented
                           else "waiting")
                 samples = walk.samples.get(view.name)
-                views.append({"name": view.name, "number": number + 1, "facelets": list(view.facelets),
+                views.append({"name": view.name, "number": number + 1, "facelets": walk.stickers[view.name],
+                              "places": list(view.facelets),
                               "state": status, "adjusted": view.name in walk.adjusted,
                               "quads": rounded(walk.quads[view.name]),
                               "samples": [sample_json(s) for s in samples] if samples else None})
@@ -119,7 +121,8 @@ class PanelCalibration:
                 self.messages = []
                 self.walk = Walk(held, self.session.run_id, sequence,
                                  {v.name: np.array(regions.quads(v.name), dtype=np.float64) for v in sequence.views},
-                                 (int(regions.image_size[0]), int(regions.image_size[1])), regions.source)
+                                 (int(regions.image_size[0]), int(regions.image_size[1])), regions.source,
+                                 stickers={v.name: as_put_in(sequence, k) for k, v in enumerate(sequence.views)})
             if held.simulated:  # what the person does at a real robot, done to the virtual cube
                 sim = held.robot
                 sim.virtual.state = cube.SOLVED  # type: ignore[union-attr]
@@ -153,7 +156,8 @@ class PanelCalibration:
                 walk.presented, walk.next_index, walk.step = target.name, number, "presented"
             self._overlay(walk, target.name)
             self.tell(f"view {number} of {len(views)}: "
-                      f"{target.name!r} presented ({' '.join(target.facelets)}); drag a region onto its sticker if "
+                      f"{target.name!r} presented (stickers {' '.join(walk.stickers[target.name])}, named by the "
+                      "face they were on as the cube was put in); drag a region onto its sticker if "
                       "it is off, then confirm")
         return self.state()
 
@@ -168,7 +172,7 @@ class PanelCalibration:
                                    f"view: {view!r} is not presented yet (regions are aligned on the view's picture; "
                                    f"presented: {', '.join(names) or 'none'})", "view")
             quads = walk.quads[view].copy()
-            facelets = self._view(walk, view).facelets
+            facelets = walk.stickers[view]
             index = None if sticker is None else sticker_index(sticker, facelets)
             if (quad is None) == (offset is None):
                 raise RequestError(400, "give offset [dx, dy] or quad [[x, y], [x, y], [x, y], [x, y]] (one of them)",
@@ -525,10 +529,6 @@ class PanelCalibration:
         from .bringup_api import refused
 
         return RequestError(409, self._mark(f"the robot stopped: {refused(exc)}"))
-
-    @staticmethod
-    def _view(walk: Walk, name: str):
-        return next(v for v in walk.sequence.views if v.name == name)
 
     @staticmethod
     def _shown_views(walk: Walk) -> list[str]:

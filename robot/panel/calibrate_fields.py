@@ -29,6 +29,17 @@ class StepGuard:
         self.session.lock.release()
 
 
+def as_put_in(sequence, index: int) -> list[str]:
+    """The stickers view `index` shows, named as the cube was put in (the face whose colour each shows on
+    the solved cube); the view's own facelets name places in the robot frame after the turns before it."""
+    from .. import cube
+
+    tags = "".join(chr(0x100 + i) for i in range(cube.FACELET_COUNT))
+    moved = cube.apply_moves(tags, sequence.moves_before(index))  # place -> the start facelet now there
+    return [cube.facelet_name(ord(moved[cube.facelet_index(place)]) - 0x100)
+            for place in sequence.views[index].facelets]
+
+
 def sticker_index(sticker: object, facelets) -> int:
     if isinstance(sticker, bool):
         raise RequestError(400, "sticker: give a facelet name or a number, not true/false", "sticker")
