@@ -159,6 +159,17 @@ export function setupBringup(section, app) {
     }
   }
 
+  // One way to home, as the config says: the sensors, or squaring each arm by eye (the other is off).
+  function homingWays(board) {
+    const sensors = board ? board.homing_sensors : undefined;
+    if (sensors === undefined || sensors === null) return;
+    const home = section.querySelector("#bringup-home");
+    home.disabled = home.disabled || !sensors;
+    squareRows.querySelectorAll("button").forEach((b) => { b.disabled = b.disabled || sensors; });
+    home.title = sensors ? "" : "No homing sensors in the config: square each arm by eye below.";
+    squareRows.title = sensors ? "Homing sensors are configured: Home with the sensors above." : "";
+  }
+
   refresh();
 
   return {
@@ -166,6 +177,7 @@ export function setupBringup(section, app) {
       if (state.board) showWhere(state.board);
       mayMove = app.mayMove() && (!state.run || state.run.state === "idle");
       section.querySelectorAll(".moves").forEach((b) => { b.disabled = !mayMove; });
+      homingWays(state.board);
       section.querySelector("#bringup-running").hidden = !state.run || state.run.state === "idle";
     },
   };
