@@ -203,5 +203,5 @@ class BorrowedRobot:
     def action_done(self, completed: int) -> None:
         self.held.robot.action_done(completed)
 
-    def review_scan(self, facelets: str, confidence: float) -> str:
-        return self._review(facelets, confidence) if self._review is not None else facelets
+    def review_scan(self, facelets: str, confidence: float) -> str | None:
+        return self._review(facelets, confidence) if self._review is not None else None

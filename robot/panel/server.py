@@ -367,6 +367,16 @@ class EventsSocket(tornado.websocket.WebSocketHandler):
             session.release_control(self.client_name)
 
 
+class NotFoundHandler(Base):
+    """Any other path: 404 in JSON (after the token check, like every request)."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        self.answer({"error": f"no such page or API: {self.request.path} (docs/panel.md lists the API)",
+                     "field": None}, 404)
+        raise tornado.web.Finish()
+
+
 def make_app(panel: PanelApp) -> tornado.web.Application:
     from .calibrate_routes import routes as calibrate_routes
 
@@ -393,4 +403,5 @@ def make_app(panel: PanelApp) -> tornado.web.Application:
         (r"/api/camera\.jpg", SnapshotHandler, args),
         (r"/api/camera\.mjpeg", MjpegHandler, args),
         (r"/api/events", EventsSocket, args),
-    ], websocket_max_message_size=MAX_BODY_BYTES, compress_response=False)
+    ], websocket_max_message_size=MAX_BODY_BYTES, compress_response=False, default_handler_class=NotFoundHandler,
+        default_handler_args=args)

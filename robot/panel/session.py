@@ -30,6 +30,7 @@ from ..config_types import Config
 from ..run import events as ev
 from ..run.events import EventBus
 from ..run.options import RunOptions
+from ..run.simulated import VIRTUAL_CUBE_STUCK
 from ..run.robot import StopPressed
 from .errors import RequestError
 
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 Listener = Callable[[dict], None]
 REVIEW_TIMEOUT_S = 600.0  # how long a run waits for a person to confirm the cube it read
 # How run/simulated.py's warning begins when the virtual cube cannot follow what the firmware did.
-VIRTUAL_CUBE_STUCK = "SIMULATED: the virtual cube cannot go on from here"
 
 
 def event_json(event: ev.Event, run: int) -> dict:
@@ -157,7 +157,7 @@ class PanelSession:
     def require_control(self, client: str) -> None:
         if self.controller != client:
             who = f"client {self.controller!r} controls it" if self.controller else "nobody controls it yet"
-            raise RequestError(409, f"this client does not control the robot ({who}): POST /api/control first",
+            raise RequestError(409, f"this client does not control the robot ({who}): take control first (Take control; POST /api/control)",
                                "X-Cube-Robot-Client")
 
     # -- the state ------------------------------------------------------------------------
@@ -228,7 +228,7 @@ class PanelSession:
             return  # the run's own start finds out and reports it
         if alarm != P.AlarmCode.NONE:
             raise RequestError(409, f"alarm {alarm.name} is latched: nothing moves until it is cleared "
-                                    "(POST /api/alarm/clear, as `cube-robot link reset-alarm`)")
+                                    "(press Clear alarm at the top of the page; POST /api/alarm/clear)")
 
     def _run(self, run_id: int, review: bool) -> None:
         from ..run.log import SolveLog
@@ -274,8 +274,7 @@ class PanelSession:
         try:
             self.held.sync()
         except MechanicalError as exc:
-            self.jammed = (f"SIMULATED: the virtual cube cannot go on from here ({exc}): put a new cube in "
-                           "(POST /api/sim/new-cube)")
+            self.jammed = (f"{VIRTUAL_CUBE_STUCK} ({exc}): press New cube (POST /api/sim/new-cube)")
 
     def _run_on(self, robot, options: RunOptions, tell_maker, bus: EventBus) -> RunReport:
         if self.held.simulated:
@@ -308,7 +307,7 @@ class PanelSession:
         elif isinstance(event, ev.RunWarning) and event.text.startswith(VIRTUAL_CUBE_STUCK):
             # run/simulated.py's own sync at the run's end found the virtual cube stuck (a stop mid-turn);
             # the session's sync after the run then finds nothing new, so this is where it is learnt.
-            self.jammed = f"{event.text} (POST /api/sim/new-cube)"
+            self.jammed = f"{event.text}: press New cube (POST /api/sim/new-cube)"
         self.send(event_json(event, run_id))
         if isinstance(event, (ev.StageStarted, ev.ViewsDecoded, ev.CubeCorrected)):
             self.changed()
@@ -341,6 +340,7 @@ class PanelSession:
     def _review(self, facelets: str, confidence: float) -> str:
         """On the run's thread: wait for the page's confirmation; the cube it confirms (maybe corrected)."""
         review = self.review = Review(facelets, confidence)
+        self.stage = "review"  # the run waits for the person, not for the robot
         self.changed()
         if not review.done.wait(REVIEW_TIMEOUT_S):
             raise TimeoutError(f"nobody confirmed the cube in {REVIEW_TIMEOUT_S:.0f} s (nothing turned)")

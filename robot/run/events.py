@@ -165,6 +165,7 @@ class Executed:
     measured_machine_ms: int | None  # None when any action's time is unknown
     unknown_time_actions: int | None
     link_stats: dict = field(hash=False)
+    review_ms: float | None = None  # a person checked the scanned cube this long (left out of button_to_solved_ms)
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,8 @@ class Pipeline:
         self.view_mover: ResumingViewMover | None = None
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
         self.scan_confidence = 0.0  # the decoder's, for the scan the run goes on with
+        self.corrected = False  # a person corrected the scanned cube
+        self.review_s = 0.0  # how long a person took to check the scanned cube (left out of button->solved)
         self.scan_prefix = ""  # the scan being taken, as its waterfall names it ("scan 2: ", "verify: ")
 
     def _link(self) -> Link:
@@ -340,7 +342,13 @@ class Pipeline:
                             "will be scanned again", f"not read yet: the alarm came during the scan. {progress_info}",
                             self._stop_outcome(exc)) from None
         self.scan, self.scan_colours = scan.cubie, scan.colours  # read: a stop while a person reviews it names it
+        t = time.perf_counter()
         reviewed = robot.review_scan(scanned, self.scan_confidence)
+        if reviewed is None:  # nobody reviews: the run goes on with the cube read
+            reviewed = scanned
+        else:  # a person checked the cube: their time is not the robot's
+            self.review_s = time.perf_counter() - t
+            self.waterfall.add("review (a person checks the cube)", t, time.perf_counter())
         if reviewed != scanned:  # a person corrected the net (the panel): validated as `solve` validates
             scanned, scan = reviewed, self._corrected(scanned, reviewed)
         self.scan, self.scan_colours = scan.cubie, scan.colours
@@ -420,13 +428,20 @@ class Pipeline:
         measured = None if unknown else sum(charged)  # never a partial sum
         self.waterfall.add("execute", t, done_at, measured)  # floor: the plan's arm time
         publish(ev.Executed(execute_ms=round((done_at - t) * 1000, 1),
-                            button_to_solved_ms=round((done_at - pressed_at) * 1000, 1),
+                            button_to_solved_ms=round((done_at - pressed_at - self.review_s) * 1000, 1),
+                            review_ms=round(self.review_s * 1000, 1) if self.review_s else None,
                             measured_machine_ms=measured, unknown_time_actions=unknown or None,
                             link_stats=dict(result.stats) if result.stats else {}))
         if self.options.verify and self.config.run.verify_after:
             publish(ev.StageStarted("verify"))
             t = time.perf_counter()
-            self._verify()
+            try:
+                self._verify()
+            except AlarmError as exc:  # e.g. an emergency stop during the rescan: the plan had run to the end
+                raise RunFailed(self._alarm_said(exc), "check the cube sits straight in the grippers (the rescan "
+                                "turns the whole cube, so no layer was left between positions), clear the alarm "
+                                "(cube-robot link reset-alarm), then run again to check it (the cube is rescanned)",
+                                self.cube_state_now(), self._stop_outcome(exc)) from None
             self._mark_scan("verify: ")
             self.waterfall.add("verify", t, time.perf_counter())
             publish(ev.LinkStats(dict(self._link().stats)))  # a reconnect (and board reset) during the rescan
@@ -465,7 +480,9 @@ class Pipeline:
                             "or run again to rescan", f"{scanned} (as scanned; no plan action ran)") from None
         changed = [i for i, (a, b) in enumerate(zip(scanned, corrected)) if a != b]
         self.publish(ev.CubeCorrected(scanned=scanned, facelets=corrected, stickers=tuple(changed)))
-        self.tell_maker(f"Corrected by hand: {corrected} (stickers {', '.join(str(i) for i in changed)} changed)")
+        self.tell_maker(f"Corrected by hand: {corrected} (stickers {', '.join(cube.facelet_name(i) for i in changed)} "
+                        "changed)")
+        self.corrected = True
         return parsed
 
     def _execute(self, plan, progress, sent: Callable[[int], None]):
@@ -553,3 +570,7 @@ class Pipeline:
             return
         solved = cube.parse_facelets(result.decoded.facelets).cubie.is_solved()
         self.publish(ev.Checked("rescan shows solved" if solved else "rescan shows NOT solved", solved, images))
+        if not solved and self.corrected:  # the plan was right for the cube given: that cube was not this one
+            self.publish(ev.Stopped(advice="the cube corrected by hand was not the cube in the robot: run again and "
+                                           "correct only stickers the camera misread (compare the net with the "
+                                           "cube itself)"))

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cube import facelet_name
 from ..exit_status import ExitStatus
 from . import events
 
@@ -84,7 +85,8 @@ class RunReport:
     execute_ms: float | None = None
     measured_machine_ms: int | None = None  # sum of every action's time; None when any is unknown
     unknown_time_actions: int | None = None  # actions whose time the link could not measure
-    button_to_solved_ms: float | None = None  # start press -> the last action's `done` (one clock)
+    button_to_solved_ms: float | None = None  # start press -> the last action's `done` (one clock), less review_ms
+    review_ms: float | None = None  # a person checked the scanned cube (the panel) this long before it was solved
     waterfall: list | None = None  # [{"stage", "start_ms", "end_ms"[, "floor_ms"]}] from the press (run/waterfall.py)
     timing_note: str | None = None  # what the times mean, when they are not the real robot's (a sped-up sim)
     # Simulation: the board's clock and the host's over the run, and their ratio (the speed-up measured).
@@ -249,6 +251,7 @@ def _link_stats(report: RunReport, e: events.LinkStats) -> None:
 def _executed(report: RunReport, e: events.Executed) -> None:
     report.execute_ms, report.button_to_solved_ms = e.execute_ms, e.button_to_solved_ms
     report.measured_machine_ms, report.unknown_time_actions = e.measured_machine_ms, e.unknown_time_actions
+    report.review_ms = e.review_ms
     report.link_stats = dict(e.link_stats)
     report.execute_ok = True
 
@@ -323,7 +326,7 @@ def format_report(report: RunReport) -> str:
     if report.corrected:
         lines.append(f"  scanned     {report.corrected['scanned']}  (confidence {report.confidence})")
         lines.append(f"  corrected   {report.facelets}  (by hand in the panel: stickers "
-                     f"{', '.join(str(i) for i in report.corrected['stickers'])})")
+                     f"{', '.join(facelet_name(i) for i in report.corrected['stickers'])})")
     elif report.facelets:
         lines.append(f"  scanned     {report.facelets}  (confidence {report.confidence}, "
                      f"{plural(report.scan_attempts or 0, 'attempt')}"
@@ -343,7 +346,9 @@ def format_report(report: RunReport) -> str:
         if key == "button_to_solved_ms" and report.button_to_solved_ms is not None and report.timing_note:
             lines.append(f"  {label:<16}{compressed_button_to_solved(report, report.button_to_solved_ms)}")
         elif getattr(report, key) is not None:
-            lines.append(f"  {label:<16}{getattr(report, key)} ms")
+            lines.append(f"  {label:<16}{getattr(report, key)} ms"
+                         + (f" (a person's review of the cube, {report.review_ms / 1000:.1f} s, left out)"
+                            if key == "button_to_solved_ms" and report.review_ms else ""))
         elif key == "measured_machine_ms" and report.unknown_time_actions:
             lines.append(f"  {label:<16}unknown: the time of {plural(report.unknown_time_actions, 'action')} "
                          "was not measured (not ranked by history)")

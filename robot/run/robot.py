@@ -67,9 +67,10 @@ class Robot(Protocol):
 
     def action_done(self, completed: int) -> None: ...  # plan actions completed so far
 
-    # The cube the scan read, before it is solved: the same facelets, or a person's correction of them
-    # (the panel's net); the pipeline validates what comes back as `cube-robot solve` does.
-    def review_scan(self, facelets: str, confidence: float) -> str: ...
+    # The cube the scan read, before it is solved: None when nobody reviews it (the run goes on at once),
+    # else the cube a person confirmed, as read or corrected (the panel's net); the pipeline validates it
+    # as `cube-robot solve` does, and leaves the person's time out of button->solved.
+    def review_scan(self, facelets: str, confidence: float) -> str | None: ...
 
 
 class StopPressed(KeyboardInterrupt):
@@ -269,8 +270,8 @@ class HardwareRobot:
     def action_done(self, completed: int) -> None:
         pass
 
-    def review_scan(self, facelets: str, confidence: float) -> str:
-        return facelets  # the terminal's run takes what the scan read
+    def review_scan(self, facelets: str, confidence: float) -> str | None:
+        return None  # the terminal's run takes what the scan read
 
 
 def board_idle(robot: Robot) -> bool:

@@ -16,6 +16,10 @@ from .pipeline import run_robot
 from .report import RunReport, speed_words
 
 
+# Said when the virtual cube was left between positions (a stop mid-turn) by a robot that outlives the run.
+VIRTUAL_CUBE_STUCK = "SIMULATED: the virtual cube cannot go on from here"
+
+
 def run_simulated(config: Config, options: RunOptions, tell_maker, bus: EventBus | None = None) -> RunReport:
     """The run on the simulated robot; its events are published on `bus` (the last is RunEnded)."""
     import numpy as np
@@ -62,7 +66,7 @@ def run_simulated_on(config: Config, robot, started: ev.RunStarted, options: Run
         try:
             sim.sync()
         except MechanicalError as exc:  # e.g. a stop mid-turn: the virtual cube cannot be left between positions
-            bus.publish(ev.RunWarning(f"SIMULATED: the virtual cube cannot go on from here: {exc}; put a new "
+            bus.publish(ev.RunWarning(f"{VIRTUAL_CUBE_STUCK}: {exc}; put a new "
                                       "cube in to go on"))
     if report.outcome is not None and report.execute_ok and report.cube_state_after_stop:
         # A Ctrl-C after the whole plan ran (in the check rescan): the simulation knows the truth, say it

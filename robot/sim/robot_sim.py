@@ -354,8 +354,8 @@ class SimulatedRobot:
             self._fired.add("estop")
             self.press_estop()
 
-    def review_scan(self, facelets: str, confidence: float) -> str:
-        return facelets  # nobody looks at a simulated run's net between scan and solve
+    def review_scan(self, facelets: str, confidence: float) -> str | None:
+        return None  # nobody looks at a simulated run's net between scan and solve
 
     def serial_fault_counts(self) -> tuple[int, int]:
         """(faults the proxy made, how many of them created the real-time e-stop byte)."""
