@@ -17,6 +17,21 @@ from panel_fixtures import (BROWSER_GUARD_MS, Panel, browser, get, page, panel_s
                             panel_server_public, post)
 
 SOLVED_RESULT = re.compile(r"^SIMULATED SOLVED\b")
+SIX_COLOURS = ("white", "yellow", "red", "orange", "green", "blue")
+
+
+def colour_name(rgb) -> str:
+    """The nearest cube colour to [r, g, b] by hue (HSV), for checking the page's names."""
+    import colorsys
+
+    hue, saturation, value = colorsys.rgb_to_hsv(*(max(0, min(255, v)) / 255 for v in rgb))
+    if value == 0 or saturation < 0.25:
+        return "white"
+    degrees = hue * 360
+    for limit, name in ((15, "red"), (42, "orange"), (75, "yellow"), (165, "green"), (300, "blue")):
+        if degrees < limit:
+            return name
+    return "red"
 
 def open_page(page, panel: Panel):
     from playwright.sync_api import expect
@@ -153,21 +168,41 @@ def test_a_corrected_cube_is_checked_then_solved(panel_server, page):
     page.check("#run-review")
     button(page, "Start").click()
     expect(page.locator("#cube-waiting")).to_be_visible()
-    scanned = page_state(page)["run"]["review"]["facelets"]
+    # The header says what the run waits for.
+    expect(page.locator("#run-state")).to_contain_text("waiting for you to check the cube")
+    state = page_state(page)
+    scanned = state["run"]["review"]["facelets"]
     assert sorted(net_stickers(page, "#cube-net").items()) == sorted(
         (cube.facelet_name(i), c) for i, c in enumerate(scanned))
+    # Each sticker is named by the colour the scan saw for its letter, and the letter is said as a face's.
+    seen = state["cube"]["colours_rgb"]
+    names = {letter: colour_name(rgb) for letter, rgb in seen.items()}
+    assert sorted(names.values()) == sorted(SIX_COLOURS), (seen, names)  # the simulated cube's six colours
+    for index, letter in enumerate(scanned):
+        name = cube.facelet_name(index)
+        label = page.locator(f"#cube-net [data-facelet={name}]").get_attribute("aria-label")
+        assert label.startswith(f"{name}: {names[letter]} (face {letter}'s colour)"), (label, seen[letter])
 
     def set_sticker(index: int, colour: str) -> None:
         page.locator(f"#cube-net [data-facelet={cube.facelet_name(index)}]").click()
-        button(page, f"Colour {colour}").click()
+        page.locator(f"#cube-palette [data-colour={colour}]").click()
         expect(page.locator(f"#cube-net [data-facelet={cube.facelet_name(index)}]")).to_have_attribute(
             "data-colour", colour)
 
-    # One sticker changed alone makes an illegal cube: the check names it, and Solve stays off.
+    # The palette's swatches name their colours too.
+    page.locator("#cube-net [data-facelet=U1]").click()
+    for letter, name in names.items():
+        expect(page.locator(f"#cube-palette [data-colour={letter}]")).to_have_accessible_name(
+            f"Colour {letter}: {name} (face {letter}'s colour)")
+        expect(page.locator(f"#cube-palette [data-colour={letter}] .name")).to_have_text(name)
+
+    # One sticker changed alone makes an illegal cube: the check names it (its letter explained by the
+    # colour seen), marks it, and Solve stays off.
     other = next(c for c in scanned if c != scanned[0])
     set_sticker(0, other)
     button(page, "Check").click()
     expect(page.locator("#cube-verdict")).to_contain_text("U1")
+    expect(page.locator("#cube-verdict")).to_contain_text(f"'{other}' ({names[other]})")
     expect(page.locator("#cube-net [data-facelet=U1].marked")).to_be_visible()
     expect(button(page, "Solve this cube")).to_be_disabled()
 

@@ -4,7 +4,7 @@
 // started with "let me check the cube first" (it waits after the scan for this page's answer).
 
 import { clearErrors, el, postJSON, showError } from "./api.js";
-import { colourName, colourOf, drawNet, faceletName, paletteOf } from "./net.js";
+import { colourName, colourOf, drawNet, explainLetters, faceletName, paletteOf, seenName } from "./net.js";
 
 const UNKNOWN = "?".repeat(24);
 
@@ -75,11 +75,14 @@ export function setupCube(section, app) {
       return;
     }
     palette.append(el("p", { class: "note", text: `Colour for ${selected}:` }));
+    const seen = read && read.colours_rgb;
     for (const symbol of paletteOf(read && read.facelets ? read.facelets : draft)) {
+      // The swatch shows the colour the scan saw, its name and its face letter.
+      const name = colourName(symbol, seen);
       palette.append(el("button", {
-        type: "button", class: "swatch", "aria-label": `Colour ${symbol}`, title: colourName(symbol),
-        style: `background: ${colourOf(symbol, read && read.colours_rgb)}`, onclick: () => choose(symbol),
-      }, symbol));
+        type: "button", class: "swatch", "data-colour": symbol, "aria-label": `Colour ${symbol}: ${name}`, title: name,
+        style: `background: ${colourOf(symbol, seen)}`, onclick: () => choose(symbol),
+      }, el("span", { class: "letter", text: symbol }), el("span", { class: "name", text: seenName(symbol, seen) })));
     }
   }
 
@@ -122,7 +125,9 @@ export function setupCube(section, app) {
       net.setAttribute("aria-invalid", "true");
       const stickers = result.data.stickers || [];
       marked = stickers.map((s) => (typeof s === "number" ? faceletName(s) : s));
-      verdict.textContent = text;
+      // The letters explained by the colours seen; the stickers named are marked on the net.
+      verdict.textContent = explainLetters(text, read && read.colours_rgb)
+        + (marked.length ? ` (marked on the net: ${marked.join(" ")})` : "");
       verdict.className = "verdict bad";
     }
     render();
