@@ -104,8 +104,15 @@ def test_jog_inverted_arm_makes_exact_steps_and_says_what_it_switched_on(emu, tm
 
 @needs_emulator
 def test_jog_with_the_cube_takes_it_with_the_arms_pair(emu, capsys):
-    code, out, err = run(["jog", "L", "-90", "--with-cube", "--port", emu.port, "--json"], capsys)
+    # Just powered up: nobody knows where R and L stand, so their grippers must not close on the cube.
+    code, out, err = run(["jog", "L", "-90", "--with-cube", "--port", emu.port], capsys)
+    assert code == 1 and "the position of arm(s) R, L is unknown" in err and "cube-robot home --arms RL" in err, err
+    assert "--arms-straight" in err
+    assert emu.arm_position("L") == 0 and "grippers: R never set, L never set" in out + err  # nothing moved
+    # The board forgets positions when a command opens its port: the user's word that they stand straight.
+    code, out, err = run(["jog", "L", "-90", "--with-cube", "--arms-straight", "--port", emu.port, "--json"], capsys)
     assert code == 0, err
+    assert "R, L taken as straight, on your word" in err
     result = json.loads(out)
     assert result["where"]["grippers"] == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
     assert emu.arm_position("L") == -100

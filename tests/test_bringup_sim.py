@@ -211,7 +211,9 @@ def test_jog_in_the_air_is_refused_while_the_arms_pair_holds_the_cube(backend, c
             actions.jog(robot.link, "R", 100, lambda text: None)
         assert robot.link.where().grippers == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
         assert robot.arm_angle("R") == before
-        actions.jog(robot.link, "R", 100, lambda text: None, with_cube=True)  # the layer turn is allowed
+        with pytest.raises(actions.BringupError, match="position of arm.s. R, L is unknown"):
+            actions.jog(robot.link, "R", 100, lambda text: None, with_cube=True)  # nobody said where R, L stand
+        actions.jog(robot.link, "R", 100, lambda text: None, with_cube=True, arms_straight=True)  # the layer turn
         assert robot.arm_angle("R") == before + 100
         actions.jog(robot.link, "F", 100, lambda text: None)  # F's pair is open: in the air
 

@@ -147,6 +147,7 @@ def test_unknown_action_and_a_body_that_is_not_an_object_are_refused(robot):
 def test_grip_load_and_the_jog_refused_while_the_pair_holds_the_cube(robot):
     target = Target(robot)
     assert _refused("grip", {"target": "RF", "close": True}, target, 400).field == "target"
+    _square_straight(robot, target, "RL")  # a pair closes on the cube only where its arms are known
     api.perform("load", {}, target)
     answer = api.perform("load", {"pair": "RL", "cube_in": True}, target)
     assert answer["where"]["grippers"] == {"R": "closed", "L": "closed", "F": "open", "B": "open"}
@@ -160,6 +161,29 @@ def test_grip_load_and_the_jog_refused_while_the_pair_holds_the_cube(robot):
     assert released["where"]["grippers"] == {arm: "open" for arm in P.ARMS}
     closed = api.perform("grip", {"target": "FB", "close": True}, target)
     assert closed["arms"] == "FB" and closed["where"]["grippers"]["F"] == "closed"
+
+
+def _square_straight(robot, target, arms: str) -> None:
+    for arm in arms:
+        if robot.arm_angle(arm):  # where the simulated hand left it
+            api.perform("square", {"arm": arm, "steps": -robot.arm_angle(arm)}, target)
+        api.perform("square", {"arm": arm, "straight": True}, target)
+        assert robot.arm_angle(arm) == 0
+
+
+def test_a_jog_with_the_cube_is_refused_while_its_pairs_arm_positions_are_unknown(robot):
+    """Just after Motors off nobody knows where the arms stand: closing the pair there could jam the cube."""
+    target = Target(robot)
+    _square_straight(robot, target, "RL")
+    api.perform("motors", {"on": False}, target)
+    before = _angles(robot)
+    refusal = _refused("jog", {"arm": "R", "steps": 50, "with_cube": True}, target, 409)
+    assert "the position of arm(s) R, L is unknown" in refusal.message and refusal.message.startswith("SIMULATED")
+    assert "Home" in refusal.message, refusal.message  # the fix
+    assert _angles(robot) == before and refusal.details["where"]["grippers"]["R"] != "closed"  # nothing moved
+    _square_straight(robot, target, "RL")
+    done = api.perform("jog", {"arm": "R", "steps": 50, "with_cube": True}, target)
+    assert done["where"]["grippers"]["R"] == "closed" and robot.arm_angle("R") == 50
 
 
 def test_load_opens_all_grippers_then_closes_the_pair_once_the_cube_is_in(robot):

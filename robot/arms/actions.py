@@ -64,9 +64,21 @@ def pair_of(arm: str) -> str:
     return next(pair for pair in PAIRS if arm in pair)
 
 
-def jog(link, arm: str, steps: int, tell_maker, with_cube: bool = False) -> P.Where:
+def jog(link, arm: str, steps: int, tell_maker, with_cube: bool = False, arms_straight: bool = False) -> P.Where:
     """Turn one arm by `steps`: in the air (its gripper opened first if needed), or with_cube: its pair
-    takes the cube (GRIP) and turns that layer."""
+    takes the cube (GRIP) and turns that layer.  With the cube, the pair's arms' positions must be known
+    (and straight if the pair has yet to close on it): a gripper closed off a quarter position jams it.
+    arms_straight: the user's word that the pair's arms of unknown position stand straight (ZERO)."""
+    if with_cube:
+        where = link.where()
+        unknown = "".join(a for a in pair_of(arm) if where.positions[a] is None)
+        if unknown and arms_straight:
+            ensure_motors(link, tell_maker)  # ZERO needs the drivers on
+            link.request(P.zero_command(unknown))
+            tell_maker(f"Arm(s) {', '.join(unknown)} taken as straight, on your word (--arms-straight): "
+                       "their positions are now 0.")
+            where = link.where()
+        _check_pair_for_the_cube(where, pair_of(arm), link.motion.steps_per_rev)
     where = ensure_motors(link, tell_maker)
     actions = []
     if with_cube:
@@ -88,6 +100,22 @@ def jog(link, arm: str, steps: int, tell_maker, with_cube: bool = False) -> P.Wh
         "A positive turn must be clockwise seen from outside the arm's face; if it went the other way, set "
         f"motion.arms.{arm}.invert in config.yaml (or swap the motor's 1A/1B wires with the power off).")
     return link.where()
+
+
+def _check_pair_for_the_cube(where: P.Where, pair: str, steps_per_rev: int) -> None:
+    """BringupError naming the arms of `pair` whose state is not trusted for touching the cube."""
+    unknown = [a for a in pair if where.positions[a] is None]
+    if unknown:
+        raise BringupError(
+            f"the position of arm(s) {', '.join(unknown)} is unknown (the drivers were off since): pair {pair} "
+            f"could close on the cube between quarter positions and jam it. Home them first (`cube-robot home "
+            f"--arms {''.join(unknown)}`), or, if they stand straight, confirm it (`--arms-straight`)")
+    crooked = [a for a in pair if not where.straight(a, steps_per_rev)]
+    if crooked and not _pair_holds(where, pair):
+        raise BringupError(
+            f"arm(s) {', '.join(f'{a} at {where.positions[a]} steps' for a in crooked)} stand between quarter "
+            f"positions: pair {pair} would close on the cube crooked and jam it. Turn them straight in the air "
+            f"first (`cube-robot jog {crooked[0]} ...`, or `cube-robot home --arms {''.join(crooked)}`)")
 
 
 def _pair_holds(where: P.Where, pair: str) -> bool:

@@ -82,6 +82,9 @@ def register(subparsers) -> None:
                      help="angle, clockwise-positive seen from outside the arm's face")
     jog.add_argument("--steps", type=int, help="turn by this many (micro)steps instead of DEGREES")
     jog.add_argument("--with-cube", action="store_true", help="the arm's pair takes the cube, the arm turns its layer")
+    jog.add_argument("--arms-straight", action="store_true",
+                     help="with --with-cube: the pair's arms stand straight (your word; the board forgets their "
+                          "positions when the port opens)")
     _common(jog)
     jog.set_defaults(handler=run_jog)
 
@@ -261,7 +264,7 @@ def run_jog(args) -> int:
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
             out.tell_maker(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
-        actions.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube)
+        actions.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube, arms_straight=args.arms_straight)
         return True, {"arm": arm, "steps": steps}
 
     return _run(args, body, check=steps_of)
