@@ -189,7 +189,7 @@ def test_a_jog_with_the_cube_is_refused_while_its_pairs_arm_positions_are_unknow
 def test_load_opens_all_grippers_then_closes_the_pair_once_the_cube_is_in(robot):
     target = Target(robot)
     refusal = _refused("load", {"cube_in": True}, target, 409)  # never opened: a held cube would drop
-    assert refusal.field == "cube_in" and "without \"cube_in\" first" in refusal.message
+    assert refusal.field == "cube_in" and "\"Load: open the grippers\" first (load {})" in refusal.message
     assert api.where(robot.link, robot.config)["grippers"] == {arm: None for arm in P.ARMS}
     opened = api.perform("load", {}, target)
     assert opened["where"]["grippers"] == {arm: "open" for arm in P.ARMS}
@@ -290,3 +290,46 @@ def test_save_trims_is_refused_on_the_simulated_robot_and_on_a_read_only_config(
 def test_a_firmware_refusal_names_its_code_and_what_to_do():
     text = api.refused(CommandRejectedError("JOG R 10", P.ErrorCode.MOTORS_OFF))
     assert "MOTORS_OFF" in text and "motors" in text and "\"on\": true" in text
+
+
+def test_every_answer_names_the_pages_controls_not_a_terminals_commands(robot):
+    """What each action really says (robot/arms/actions.py is shared with the commands), rewritten in one
+    place (robot/panel/words.py) into the page's words: no `cube-robot ...`, no flags, no prompts."""
+    target = Target(robot)
+    said: list[str] = []
+
+    def ok(action, body):
+        said.extend(api.perform(action, body, target)["messages"])
+
+    def no(action, body, status=409):
+        refusal = _refused(action, body, target, status)
+        said.extend(refusal.details.get("messages", []))
+        said.append(refusal.message)
+        return refusal.message
+
+    ok("motors", {"on": True})
+    ok("motors", {"on": False})
+    assert "finds them again" in said[-1] and "Straight" in said[-1] and "Home with the sensors" in said[-1]
+    unknown = no("jog", {"arm": "L", "steps": 10, "with_cube": True})
+    assert "Home them first: Home with the sensors, or without sensors square each by eye" in unknown, unknown
+    assert "no homing sensors" in no("home", {}) and "its +/- buttons" in said[-1]
+    _square_straight(robot, target, "RL")
+    ok("jog", {"arm": "R", "steps": 10})  # in the air: R now stands between quarter positions
+    crooked = no("jog", {"arm": "R", "steps": 10, "with_cube": True})
+    assert "(Jog with \"With the cube\" unticked, or square each by eye" in crooked, crooked
+    ok("jog", {"arm": "R", "steps": -10})
+    ok("load", {})
+    assert "press \"Load: the cube is in\" (load {\"cube_in\": true})" in said[-1], said[-1]
+    ok("load", {"pair": "RL", "cube_in": True})
+    assert said[-1].endswith("Release opens all grippers."), said[-1]
+    holding = no("jog", {"arm": "R", "steps": 10})
+    assert "Jog with \"With the cube\" ticked (jog {\"with_cube\": true}) turns that layer" in holding, holding
+    assert "take the cube out first (Release)" in holding
+    assert "\"Load: open the grippers\" first" in no("load", {"cube_in": True})
+    ok("release", {})
+    ok("square", {"arm": "F", "steps": "+"})
+    ok("trim", {"arm": "F", "which": "open", "us": 1100})
+    assert "with the panel started with --port instead of --sim" in no("save-trims", {"widths": {"F": {"open": 1100}}})
+    for text in said:
+        assert "cube-robot" not in text and "`" not in text and "--arms-straight" not in text, text
+    assert "Motors on" in api.refused(CommandRejectedError("JOG R 10", P.ErrorCode.MOTORS_OFF))

@@ -260,6 +260,7 @@ def test_a_real_robot_whose_arms_are_not_known_is_refused_before_anything_moves(
             calibration.start(CLIENT)
         assert refused.value.status == 409 and "the arms are not ready" in refused.value.message
         assert "Bring-up" in refused.value.message and calibration.state()["step"] == "idle"
+        assert "cube-robot" not in refused.value.message  # the page's controls, not the command
     finally:
         session.close()
 

@@ -54,6 +54,9 @@ def test_the_doctors_rows_from_what_the_panel_holds_move_nothing(held):
     # The arms check reads the board and says what a run will do; it homes nothing from a GET.
     arms = rows_by["motors and homing"]
     assert "drivers off" in arms["detail"] and "a run" in arms["detail"], arms
+    # In the page's words: its Bring-up controls, not a terminal's command and prompt.
+    assert "Bring-up, square each arm by eye (its +/- buttons, then Straight) before Start" in arms["detail"], arms
+    assert not any("`cube-robot " in row["detail"] or "at its prompt" in row["detail"] for row in rows), rows
     assert _board(robot) == before
     assert camera.is_open  # the check read a frame and left the panel's camera open
     assert not any(row["detail"].startswith("SIMULATED") for row in rows)

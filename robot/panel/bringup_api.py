@@ -27,17 +27,20 @@ from ..link import protocol as P
 from ..link.driver import Link
 from ..link.errors import AlarmError, CommandRejectedError, DisconnectedError, LinkError
 from .errors import RequestError, boolean, fields, integer, number, only, require
+from .words import panel_words
 
 _LIMITS = firmware_header.limits()
 SERVO_RANGE = (_LIMITS["SERVO_US_MIN"], _LIMITS["SERVO_US_MAX"])  # the firmware refuses widths outside it
 JOG_STEPS_MAX = _LIMITS["JOG_STEPS_MAX"]
-CLEAR_ALARM = ("check the robot, then clear the alarm (POST /api/alarm/clear, as `cube-robot link reset-alarm`)")
+CLEAR_ALARM = "check the robot, then press Clear alarm (POST /api/alarm/clear)"
 # What to do about a refusal, by the firmware's code (its own words say what was wrong).
 REJECTED_ADVICE = {
     P.ErrorCode.ALARM_ACTIVE: CLEAR_ALARM,
-    P.ErrorCode.MOTORS_OFF: "switch the drivers on first (motors {\"on\": true})",
-    P.ErrorCode.ARM_BLOCKED: "open that arm's gripper, or let its pair take the cube (jog with \"with_cube\": true)",
-    P.ErrorCode.NOT_HOLDING: "let the arm's pair take the cube first (load, or jog with \"with_cube\": true)",
+    P.ErrorCode.MOTORS_OFF: "press Motors on first (motors {\"on\": true})",
+    P.ErrorCode.ARM_BLOCKED: "open that arm's gripper, or let its pair take the cube (Jog with \"With the cube\" "
+                             "ticked: jog {\"with_cube\": true})",
+    P.ErrorCode.NOT_HOLDING: "let the arm's pair take the cube first (Load, or Jog with \"With the cube\" ticked: "
+                             "jog {\"with_cube\": true})",
     P.ErrorCode.BUSY: "wait until the robot is idle and ask again",
     P.ErrorCode.QUEUE_FULL: "wait until the robot is idle and ask again",
 }
@@ -156,8 +159,9 @@ def _home(body: dict, target: Target, tell: Tell) -> dict:
     arms = _arms_field(body, "arms", default="RLFB")
     if not target.config.motion.homing.sensors:
         raise RequestError(409, f"no homing sensors (motion.homing.sensors is false in {target.config.path}): "
-                                "square each arm by eye instead (square {\"arm\": \"R\", \"steps\": \"+\"} until it "
-                                "stands straight, then square {\"arm\": \"R\", \"straight\": true})")
+                                "square each arm by eye instead: its +/- buttons until it stands straight, then "
+                                "Straight (square {\"arm\": \"R\", \"steps\": \"+\"}, then square {\"arm\": \"R\", "
+                                "\"straight\": true})")
     actions.home_with_sensors(target.link, arms, tell)
     _say_simulated_angles(target, arms, tell)
     return {"arms": arms, "method": "sensors"}
@@ -240,8 +244,9 @@ def _load(body: dict, target: Target, tell: Tell) -> dict:
     cube_in = boolean(body, "cube_in", default=False)
     if cube_in and any(state != "open" for state in target.link.where().grippers.values()):
         # load would open them and close the pair at once: a cube held now would drop in between
-        raise RequestError(409, "the grippers are not all open: load without \"cube_in\" first (it opens them), "
-                                "put the cube in, then load with \"cube_in\": true", field="cube_in")
+        raise RequestError(409, "the grippers are not all open: press \"Load: open the grippers\" first (load {}), "
+                                "put the cube in, then \"Load: the cube is in\" (load {\"cube_in\": true})",
+                           field="cube_in")
 
     def wait() -> None:
         if not cube_in:
@@ -257,7 +262,8 @@ def _load(body: dict, target: Target, tell: Tell) -> dict:
             if not text.startswith("All grippers open:"):
                 tell(text)
             elif not cube_in:
-                tell("All grippers open: put the cube between them, then load with \"cube_in\": true.")
+                tell("All grippers open: put the cube between them, then press \"Load: the cube is in\" "
+                     "(load {\"cube_in\": true}).")
     return {"pair": pair, "cube_in": cube_in}
 
 
@@ -353,17 +359,17 @@ def perform(action: str, body: object, target: Target) -> dict:
         return cli_common.simulated(text) if target.simulated else text
 
     def tell(text: str) -> None:
-        messages.append(mark(text))
+        messages.append(mark(panel_words(text)))
 
     try:
         done = handler(body, target, tell)
     except RequestError as exc:
         if exc.status == 409:
-            exc.message = mark(exc.message)
+            exc.message = mark(panel_words(exc.message))
             exc.details.setdefault("messages", messages)
         raise
     except (actions.BringupError, tune.TuneError, LinkError) as exc:
-        refusal = RequestError(409, mark(refused(exc)), details={"messages": messages})
+        refusal = RequestError(409, mark(panel_words(refused(exc))), details={"messages": messages})
         try:
             refusal.details["where"] = where(target.link, target.config)
         except Exception:  # the state cannot be read (the link is gone): the refusal says why
@@ -377,7 +383,7 @@ def refused(exc: Exception) -> str:
     """A refusal's message: the code (the firmware's, or the alarm's) and what to do."""
     first = str(exc)
     if isinstance(exc, AlarmError):  # its message already says to check the robot and clear the alarm
-        return f"{first} In the panel: POST /api/alarm/clear clears it."
+        return f"{first} In the panel: Clear alarm (POST /api/alarm/clear) clears it."
     if isinstance(exc, CommandRejectedError):
         advice = REJECTED_ADVICE.get(exc.code)
         return f"{first}; {advice}" if advice else first

@@ -30,6 +30,7 @@ from ..cli_common import simulated
 from .calibrate_fields import (StepGuard, as_put_in, check_names, floats, offset_field, quad_field, rounded, same_cube,
                                sample_json, source_words, sticker_index, within)
 from .errors import RequestError
+from .words import panel_words
 
 if TYPE_CHECKING:
     from ..scan_sequence import ScanSequence
@@ -472,8 +473,7 @@ class PanelCalibration:
             else:
                 problems = arms_problems(held.link.where(), self.session.config.motion.steps_per_rev)
                 if problems:
-                    raise RequestError(409, "the arms are not ready: " + "; ".join(problems)
-                                       + " (home or square them in Bring-up first)")
+                    raise RequestError(409, panel_words("the arms are not ready: " + "; ".join(problems)))
             self._mover(held).learn()  # which pair holds: its first GRIP is not sent
         except RequestError:
             raise
@@ -528,7 +528,7 @@ class PanelCalibration:
     def _refusal(self, exc: Exception) -> RequestError:
         from .bringup_api import refused
 
-        return RequestError(409, self._mark(f"the robot stopped: {refused(exc)}"))
+        return RequestError(409, self._mark(panel_words(f"the robot stopped: {refused(exc)}")))
 
     @staticmethod
     def _shown_views(walk: Walk) -> list[str]:

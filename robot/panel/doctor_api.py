@@ -26,6 +26,7 @@ from ..doctor import preflight
 from ..doctor.commands import CHECKS
 from ..doctor.simulated import SIM_NOTES
 from ..run.ready import HeldCamera
+from .words import panel_words
 
 HANDSHAKE = "firmware handshake"
 CAMERA = "camera"
@@ -87,7 +88,7 @@ def _rows(config: Config, context: DoctorContext) -> list[tuple[str, Result]]:
 def checks(config: Config, context: DoctorContext) -> list[dict]:
     """The doctor's rows, in its order: {title, item, status ("ok", "warn", "FAIL", "info"), detail,
     fix, simulated}.  A check's detail says what it found and what to do; `fix` is null, as the checks
-    give the fix within the detail.  Reads only."""
+    give the fix within the detail, in the page's words (robot/panel/words.py).  Reads only."""
     answer = []
     for title, result in _rows(config, context):
         if context.simulated:
@@ -96,6 +97,6 @@ def checks(config: Config, context: DoctorContext) -> list[dict]:
             if title in SIM_NOTES:
                 result = dataclasses.replace(result, detail=f"{result.detail} ({SIM_NOTES[title]})")
             result = dataclasses.replace(result, detail=cli_common.simulated(result.detail))
-        answer.append({"title": title, "item": result.item, "status": result.status, "detail": result.detail,
+        answer.append({"title": title, "item": result.item, "status": result.status, "detail": panel_words(result.detail),
                        "fix": None, "simulated": context.simulated})
     return answer
