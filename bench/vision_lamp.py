@@ -68,8 +68,8 @@ def sweep(config, settings, scans) -> list[dict]:
         found, brightness = lamp.preset_lamp(pose, name, strength=strength)
         washed = sum(int(np.sum(m >= WASHED)) for m in lamp.view_mix(pose, found, sequence)) if found else 0
         row = {"preset": name, "strength": strength, "scans": 0, "exact": 0, "refused": 0, "wrong": 0,
-               "reasons": {}, "right_best": 0, "washed": washed, "ms": []}
-        for start, light, seed in scans:
+               "reasons": {}, "right_best": 0, "washed": washed, "ms": [], "wrong_cases": []}
+        for number, (start, light, seed) in enumerate(scans):
             frames, _ = render.render_scan(start, sequence, pose, lamp.lit(light, found, brightness), seed=seed)
             t0 = time.perf_counter()
             result = read_frames(frames, sequence, regions, config=config)
@@ -86,6 +86,7 @@ def sweep(config, settings, scans) -> list[dict]:
                 row["exact"] += 1
             else:
                 row["wrong"] += 1
+                row["wrong_cases"].append(f"cube {number}: start {start}, render seed {seed}")
         rows.append(row)
     return rows
 
@@ -117,6 +118,9 @@ def main() -> None:
         print(f"{r['preset']:<8}{r['strength']:>9.2f}{r['washed']:>8}{r['scans']:>7}{r['exact']:>8}{r['refused']:>9}"
               f"{r['wrong']:>7}{100 * r['exact'] / max(1, r['scans']):>8.1f}%{r['right_best']:>9}"
               f"{float(np.median(r['ms'])):>11.1f}  {reasons}")
+    for r in rows:  # a confident wrong cube, to replay: the cube's index among the seeded ones and its seeds
+        for case in r["wrong_cases"]:
+            print(f"WRONG {r['preset']} {r['strength']:.2f}: {case}")
     print(f"(washed: stickers per scan whose centre mixes >= {WASHED} white, over all views; best ok: refusals whose "
           "best legal cube was the right one; median ms: sampling + decoding, no rendering)")
     print(f"(bench wall time {time.perf_counter() - start:.0f} s; load average {load_before[0]:.2f} before, "
