@@ -130,15 +130,16 @@ def test_light_glare_reaches_the_renderer_in_a_run(tmp_path, monkeypatch):
     real = render.render_state
 
     def recording(facelets, pose, lighting=render.Lighting(), rng=None, palette=render.STANDARD_PALETTE):
-        drawn.append(lighting.lamp)
+        drawn.append((facelets, lighting.lamp))
         return real(facelets, pose, lighting, rng, palette)
 
     monkeypatch.setattr(render, "render_state", recording)
     config = config_module.load(scratch_config(tmp_path))
     report = run_simulated(config, RunOptions(sim=True, firmware="mock", seed=4, light="glare"), lambda text: None)
     assert report.solved and report.verify  # the check rescan ran, under the lamp too
-    assert len(drawn) > len(SEQUENCE.views)  # each state once (cached): the scan's and the check rescan's
-    assert all(found is not None and found.name == "glare" for found in drawn)
+    assert all(found is not None and found.name == "glare" for _, found in drawn)
+    solved_faces = [facelets for facelets, _ in drawn if all(len(set(facelets[f * 4:f * 4 + 4])) == 1 for f in range(6))]
+    assert solved_faces and len(solved_faces) < len(drawn)  # the check rescan's solved cube too, under the lamp
     assert "SIMULATED lamp" in report.sim_light and "glare" in report.sim_light
     assert "light       SIMULATED lamp on every scan: glare" in report.format()
 
@@ -169,3 +170,11 @@ def test_render_looks_gives_each_view_its_own_readings_and_mixes():
         clean = [i for i in seen if look.mix[i] < 0.001]  # the front face's stickers in the first two views
         assert len(clean) == (4 if v < 2 else 0)
         assert np.allclose(look.rgb[clean], before.rgb[clean], atol=4)
+
+
+def test_the_run_command_refuses_a_light_named_wrong_naming_the_choices(capsys):
+    from robot.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--sim", "--light", "bright"])
+    assert "choose from 'none', 'glare', 'side', 'dim'" in capsys.readouterr().err
