@@ -364,6 +364,25 @@ def test_the_page_walks_the_calibration_on_the_simulated_robot(panel_server, pag
     assert [path.read_bytes() if path.exists() else None for path in files] == before
 
 
+def test_another_tabs_steps_show_on_an_open_page_without_a_reload(panel_server, page):
+    """The calibration's state goes to every page after each step: a page that only watches follows
+    the steps another client takes."""
+    from playwright.sync_api import expect
+
+    from panel_fixtures import post
+
+    page.goto(panel_server.url)
+    expect(page.locator("#calibrate-step")).to_contain_text("Start calibration puts a solved cube in")
+    page.evaluate("window.sameDocument = true")
+    assert post(panel_server, "/api/control", {}, client="other-tab").status == 200
+    assert post(panel_server, "/api/calibrate/start", {}, client="other-tab").status == 200
+    expect(page.locator("#calibrate-step")).to_contain_text("Present next view")
+    assert post(panel_server, "/api/calibrate/present", {}, client="other-tab").status == 200
+    expect(page.locator("#calibrate-views li[data-view='top-front']")).to_have_attribute("data-state", "presented")
+    expect(page.locator("#calibrate-messages li").last).to_contain_text("'top-front' presented (stickers U1")
+    assert page.evaluate("window.sameDocument") is True  # followed, not reloaded
+
+
 def test_the_routes_move_nothing_on_a_get_and_name_a_bad_field(panel_server):
     from panel_fixtures import post
 

@@ -106,6 +106,10 @@ class PanelCalibration:
                              "image_size": list(walk.image_size), "findings": walk.findings, "check": walk.check,
                              "verified": walk.verified, "saved": walk.saved, "stale": self._stale(walk)}
 
+    def publish(self) -> None:
+        """Every open page follows the walk-through: the state after a step, sent as a Calibration message."""
+        self.session.send({"type": "Calibration", **self.state()})
+
     # -- the steps ---------------------------------------------------------------------------
 
     def start(self, client: str) -> dict:

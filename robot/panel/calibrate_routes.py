@@ -12,6 +12,8 @@
     POST /api/calibrate/verify              {"matches": true | false}
     POST /api/calibrate/save                {"anyway": optional, after a check that could not be read}
     POST /api/calibrate/cancel              {}
+
+After each step the state goes to every page over the websocket: {"type": "Calibration", ...state}.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ def routes(args: dict, base: Any) -> list:
 
             def work() -> dict:
                 only(self.body, allowed)
-                return action(self.calibration, self.client, self.body)
+                try:
+                    return action(self.calibration, self.client, self.body)
+                finally:  # the other tabs see each step (a refused one may have said something too)
+                    self.calibration.publish()
             await self.call(work)  # on a worker thread: a step may move the robot and wait for the camera
 
     return [
