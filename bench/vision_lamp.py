@@ -10,7 +10,8 @@ stays where it is, so each view washes the stickers that sit under its reflectio
 the nominal regions and decodes the 24 readings with the single-look decoder (robot/vision/scan.py
 read_frames: sampling, then robot/vision/decode.py), as the run's full scan does (no colour calibration,
 as a simulated run).  Prints exact / refused / wrong per setting (wrong: a confident wrong cube, must be
-0), the refusals by rule (VisionError.reason) and how many refusals had the right best cube, and the
+0), the same for the run's adaptive scan (it stops early when the views so far decide the cube) with its
+mean views, the refusals by rule (VisionError.reason) and how many refusals had the right best cube, and the
 washed stickers per scan (mix >= 0.2 at the centre).  The first row is the same cubes without a lamp.
 
 The light is a simulated run's (robot/sim/render.py Lighting(): brightness 1, 6500 K, noise 2, shading,
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from robot import config as config_module  # noqa: E402
 from robot import cube  # noqa: E402
 from robot.sim import lamp, render  # noqa: E402
-from robot.vision import camera_geometry  # noqa: E402
+from robot.vision import adaptive, camera_geometry  # noqa: E402
 from robot.vision.scan import ScanSequence, read_frames  # noqa: E402
 
 STRENGTHS = (0.2, 0.4, 0.55, 0.7)
@@ -68,7 +69,8 @@ def sweep(config, settings, scans) -> list[dict]:
         found, brightness = lamp.preset_lamp(pose, name, strength=strength)
         washed = sum(int(np.sum(m >= WASHED)) for m in lamp.view_mix(pose, found, sequence)) if found else 0
         row = {"preset": name, "strength": strength, "scans": 0, "exact": 0, "refused": 0, "wrong": 0,
-               "reasons": {}, "right_best": 0, "washed": washed, "ms": [], "wrong_cases": []}
+               "reasons": {}, "right_best": 0, "washed": washed, "ms": [], "wrong_cases": [],
+               "adaptive": {"exact": 0, "refused": 0, "wrong": 0, "views": 0}}
         for number, (start, light, seed) in enumerate(scans):
             frames, _ = render.render_scan(start, sequence, pose, lamp.lit(light, found, brightness), seed=seed)
             t0 = time.perf_counter()
@@ -76,19 +78,50 @@ def sweep(config, settings, scans) -> list[dict]:
             row["ms"].append((time.perf_counter() - t0) * 1000)
             truth = sequence.final_state(start)
             row["scans"] += 1
+            early = adaptive_outcome(frames, start, sequence, regions, config)
+            outcome = early[0] if early is not None else None
             if result.error is not None:
                 row["refused"] += 1
                 reason = getattr(result.error, "reason", type(result.error).__name__)
                 row["reasons"][reason] = row["reasons"].get(reason, 0) + 1
                 best = getattr(result.error, "result", None)
                 row["right_best"] += best is not None and same_partition(best.facelets, truth)
+                outcome = outcome or "refused"
             elif same_partition(result.decoded.facelets, truth):
                 row["exact"] += 1
+                outcome = outcome or "exact"
             else:
                 row["wrong"] += 1
                 row["wrong_cases"].append(f"cube {number}: start {start}, render seed {seed}")
+                outcome = outcome or "wrong"
+            row["adaptive"][outcome] += 1
+            row["adaptive"]["views"] += early[1] if early is not None else len(sequence.views)
         rows.append(row)
     return rows
+
+
+def adaptive_outcome(frames, start: str, sequence, regions, config) -> tuple[str, int] | None:
+    """What the run's adaptive scan (robot/vision/adaptive.py, scan.adaptive_from) decided before its last
+    view: (exact | wrong, views taken), or None when it took every view (then it reads as the full scan)."""
+    first = max(1, config.scan.adaptive_from)
+    if not config.scan.adaptive_from or sequence.finish:
+        return None
+    sampling = config.scan.sampling
+    samples = []
+    for k in range(1, len(sequence.views)):
+        samples.append(adaptive.sample_view(frames[sequence.views[k - 1].name], k - 1, sequence, regions, sampling))
+        if k < first:
+            continue
+        taken = sequence.prefix(k)
+        _, decoded, _ = adaptive.decode_partial(samples, taken, None, config)
+        if decoded is not None:
+            return ("exact" if same_partition(decoded.facelets, taken.final_state(start)) else "wrong"), k
+    return None
+
+
+def adaptive_cell(row: dict) -> str:
+    a = row["adaptive"]
+    return f"{a['exact']}/{a['refused']}/{a['wrong']}, {a['views'] / max(1, row['scans']):.2f}"
 
 
 def main() -> None:
@@ -112,17 +145,19 @@ def main() -> None:
     print(f"Lamp sweep, SIMULATED pictures: {args.cubes} seeded cubes per setting (seed {args.seed}), {views} views "
           f"each, single-look decoder; light: {'moderate random room' if args.room else 'a simulated run'}'s")
     print(f"{'preset':<8}{'strength':>9}{'washed':>8}{'scans':>7}{'exact':>8}{'refused':>9}{'wrong':>7}"
-          f"{'exact %':>9}{'best ok':>9}{'median ms':>11}  refusals by rule")
+          f"{'exact %':>9}{'best ok':>9}{'median ms':>11}  {'adaptive: exact/refused/wrong, views':<37}refusals by rule")
     for r in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(r["reasons"].items(), key=lambda kv: -kv[1]))
         print(f"{r['preset']:<8}{r['strength']:>9.2f}{r['washed']:>8}{r['scans']:>7}{r['exact']:>8}{r['refused']:>9}"
               f"{r['wrong']:>7}{100 * r['exact'] / max(1, r['scans']):>8.1f}%{r['right_best']:>9}"
-              f"{float(np.median(r['ms'])):>11.1f}  {reasons}")
+              f"{float(np.median(r['ms'])):>11.1f}  {adaptive_cell(r):<37}{reasons}")
     for r in rows:  # a confident wrong cube, to replay: the cube's index among the seeded ones and its seeds
         for case in r["wrong_cases"]:
             print(f"WRONG {r['preset']} {r['strength']:.2f}: {case}")
     print(f"(washed: stickers per scan whose centre mixes >= {WASHED} white, over all views; best ok: refusals whose "
-          "best legal cube was the right one; median ms: sampling + decoding, no rendering)")
+          "best legal cube was the right one; median ms: sampling + decoding, no rendering; adaptive: the run's scan, "
+          "which stops after a view once the stickers seen so far decide the cube (scan.adaptive_from), and the "
+          "mean views it took)")
     print(f"(bench wall time {time.perf_counter() - start:.0f} s; load average {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after (1 min), {load_after[1]:.2f} (5 min), on {os.cpu_count()} cores)")
 
