@@ -108,7 +108,7 @@ def test_a_stop_mid_run_shows_the_stop_and_the_cube_state(panel_server, page, ho
         page.wait_for_function("window.panelEstop.ok === true")
         assert page.evaluate("window.panelEstop.presses") == 1
     expect(page.locator("#run-stopped")).to_be_visible()
-    expect(button(page, "Start")).to_be_enabled()  # the run has ended
+    expect(button(page, "Stop")).to_be_disabled()  # the run has ended
     state = page_state(page)
     report = get(panel_server, "/api/report").json()
     assert report["outcome"] != "SOLVED", report
@@ -129,6 +129,8 @@ def test_a_stop_mid_run_shows_the_stop_and_the_cube_state(panel_server, page, ho
     # Back from the emergency stop in the page: the latched alarm cleared, a jammed virtual cube replaced,
     # and the next run solves.
     expect(page.locator("#alarm-box")).to_be_visible()
+    expect(button(page, "Start")).to_be_disabled()  # until the alarm is cleared
+    expect(page.locator("#run-start-note")).to_contain_text("Clear the alarm first")
     button(page, "Clear alarm").click()
     expect(page.locator("#alarm-box")).to_be_hidden()
     if page_state(page)["jammed"]:
@@ -153,6 +155,11 @@ def test_a_jog_moves_the_virtual_arm(panel_server, page):
         arm = "R"
         where = get(panel_server, "/api/bringup/where").json()["board"]
     before = where["arms"][arm]["steps"] or 0
+    # No homing sensors in the test config: homing is squaring each arm by eye.
+    assert where["homing_sensors"] is False, where
+    expect(button(page, "Home with the sensors")).to_be_disabled()
+    expect(page.locator("#bringup-home-note")).to_contain_text("No homing sensors")
+    expect(button(page, f"{arm} is straight")).to_be_enabled()
     page.select_option("#jog-arm", arm)
     page.fill("#jog-steps", "25")
     button(page, "Jog plus steps").click()
@@ -260,6 +267,9 @@ def test_a_second_tab_only_watches_until_it_takes_control(panel_server, page, br
 
         button(watcher, "Take control").click()
         expect(watcher.locator("#control-note")).to_contain_text("You control the robot")
+        # That stop latched the board's alarm: Start waits for it to be cleared.
+        expect(watcher.locator("#run-start-note")).to_contain_text("Clear the alarm first")
+        button(watcher, "Clear alarm").click()
         expect(button(watcher, "Start")).to_be_enabled()
         expect(page.locator("#control-note")).to_contain_text("Watching")
         expect(button(page, "Start")).to_be_disabled()
@@ -393,6 +403,8 @@ def test_a_page_opened_during_a_run_watches_it_to_its_result_and_then_reads_the_
         run = get(panel_server, "/api/state").json()["run"]
         if run["state"] == "idle" or run["stage"] in ("execute", "verify"):
             break
+    doctor_answers: list[int] = []
+    page.on("response", lambda r: doctor_answers.append(r.status) if "/api/doctor" in r.url else None)
     open_page(page, panel_server)
     expect(page.locator("#control-note")).to_contain_text("Watching: script controls the robot")
     expect(button(page, "Start")).to_be_disabled()
@@ -405,3 +417,91 @@ def test_a_page_opened_during_a_run_watches_it_to_its_result_and_then_reads_the_
     # The doctor reads the board, which the run held: asked again once the run has ended.
     expect(page.locator("#doctor-table tbody tr").first).to_be_visible()
     assert page.locator("#doctor .errors").inner_text() == ""
+    # Not asked while the run held the board (it would be refused, an error in the console): asked once.
+    assert doctor_answers == [200], doctor_answers
+
+
+def test_new_cube_says_it_is_made_and_forgets_the_old_run_and_a_latched_alarm_holds_start(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    button(page, "Start").click()
+    expect(page.locator("#run-result-line")).to_have_text(SOLVED_RESULT)
+    expect(page.locator("#run-after")).to_be_visible()
+    # Every text the New cube status line shows, with the button's state at that moment.
+    page.evaluate("""() => {
+        const status = document.querySelector('#run-new-cube-status');
+        const newCube = document.querySelector('#run-new-cube');
+        window.newCubeSeen = [];
+        new MutationObserver(() => window.newCubeSeen.push([status.textContent, newCube.disabled]))
+            .observe(status, {childList: true, characterData: true, subtree: true});
+    }""")
+    button(page, "New cube").click()
+    expect(page.locator("#run-new-cube-status")).to_contain_text("the new scrambled cube is in")
+    seen = page.evaluate("window.newCubeSeen")
+    making = [disabled for text, disabled in seen if text.startswith("Making a new simulated robot")]
+    assert making == [True], seen  # said while it was made, the button off meanwhile
+    expect(button(page, "New cube")).to_be_enabled()
+    # The last run's result, its net and its stop box were about the old cube.
+    expect(page.locator("#run-result")).to_have_text("No run yet with this cube.")
+    expect(page.locator("#run-after")).to_be_hidden()
+    expect(page.locator("#run-stopped")).to_be_hidden()
+
+    # An emergency stop while idle latches the board's alarm: Start is off, and the page says why.
+    button(page, "Emergency stop").click()
+    expect(page.locator("#estop-said")).to_contain_text("the stop byte was sent")
+    expect(page.locator("#alarm-box")).to_be_visible()
+    expect(button(page, "Start")).to_be_disabled()
+    expect(page.locator("#run-start-note")).to_have_text("Clear the alarm first (at the top).")
+    button(page, "Clear alarm").click()
+    expect(page.locator("#alarm-box")).to_be_hidden()
+    # The stop's note in the header goes with the alarm it was about.
+    expect(page.locator("#estop-said")).to_be_hidden()
+    expect(button(page, "Start")).to_be_enabled()
+    expect(page.locator("#run-start-note")).to_be_hidden()
+
+
+@pytest.mark.viewport("phone")
+def test_phone_history_lists_the_last_runs_and_says_each_failure_in_full(panel_server, page):
+    import json
+
+    from playwright.sync_api import expect
+
+    # A solve log of 12 simulated runs: 10 solved, two failed for reasons that begin alike.
+    reasons = ["the arm R did not reach its step count within the time allowed: the driver may be off",
+               "the arm R did not reach its step count within the time allowed: the gripper slipped"]
+    lines = [{"time": f"2026-11-20T10:{m:02d}:00", "simulated": True, "outcome": "SOLVED",
+              "button_to_solved_ms": 20000 + 100 * m} for m in range(10)]
+    lines += [{"time": f"2026-11-21T11:0{i}:00", "simulated": True, "outcome": "NOT SOLVED", "errors": [why]}
+              for i, why in enumerate(reasons)]
+    log = panel_server.folder / "data" / "solve-log.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    open_page(page, panel_server)
+    # The section's heading is below the sticky header after its link is followed.
+    page.locator("nav.sections a[href='#history']").click()
+    page.wait_for_function("""() => {
+        const bar = document.querySelector('#bar').getBoundingClientRect();
+        const heading = document.querySelector('#history-title').getBoundingClientRect();
+        return location.hash === '#history' && heading.top < window.innerHeight && heading.top >= bar.bottom;
+    }""")
+    expect(page.locator("#history-table tbody tr")).to_have_count(10)  # the last 10, newest first
+    expect(page.locator("#history-table tbody tr").first).to_contain_text("2026-11-21T11:01:00")
+    more = button(page, "Show all 12 runs")
+    more.click()
+    expect(page.locator("#history-table tbody tr")).to_have_count(12)
+    # Each failure reason in full under the chart, with its count; the bars' labels stay inside the chart.
+    items = page.locator("#history-charts ol.reasons li")
+    expect(items).to_have_count(2)
+    texts = sorted(items.all_inner_texts())
+    assert [t.startswith("1 run: SIMULATED") and t.endswith(why) for t, why in zip(texts, sorted(reasons))] == [
+        True, True], texts
+    outside = page.evaluate("""() => [...document.querySelectorAll('#history-charts svg text')].filter(t => {
+        const box = t.getBoundingClientRect();
+        const chart = t.ownerSVGElement.getBoundingClientRect();
+        return box.left < chart.left - 1 || box.right > chart.right + 1;
+    }).map(t => t.textContent)""")
+    assert outside == [], outside
+    widest = page.evaluate("document.querySelector('#history').getBoundingClientRect().right")
+    assert widest <= 390, widest

@@ -35,6 +35,7 @@ async function estop() {
     ? `Emergency stop: the stop byte was sent to the board (${ms} ms).`
     : `Emergency stop FAILED: ${answer.data.error || answer.status}. Switch the robot's power off.`;
   estopSaid.className = answer.ok ? "said" : "said bad";
+  estopSaid.title = estopSaid.textContent;
 }
 
 estopButton.addEventListener("pointerdown", (event) => {
@@ -69,6 +70,14 @@ const app = {
     }
     return true;
   },
+  state() {
+    return state;
+  },
+  // The header's "stop byte was sent" is about a stop that is over once its alarm is cleared or a new
+  // cube or run begins.
+  clearEstopNote() {
+    if (!estopSaid.classList.contains("bad")) estopSaid.textContent = "";
+  },
   scrollToRun() {
     $("#run").scrollIntoView({ behavior: "smooth" });
   },
@@ -101,6 +110,7 @@ const history = setupHistory($("#history"));
 const doctor = setupDoctor($("#doctor"));
 
 function showState(next) {
+  const wasLatched = Boolean(state && state.board && state.board.alarm);
   state = next;
   document.body.classList.toggle("simulated", Boolean(state.simulated));
   const mode = $("#mode");
@@ -108,7 +118,9 @@ function showState(next) {
   mode.title = `backend: ${state.backend}`;
   $("#backend").textContent = state.backend || "";
   const r = state.run || {};
-  $("#run-state").textContent = r.state === "idle" ? "idle" : `${r.state}${r.stage ? `: ${r.stage}` : ""}`
+  // A run that waits for the person's check says so (its stage may still name the scan).
+  const stage = r.review ? "waiting for you to check the cube" : r.stage;
+  $("#run-state").textContent = r.state === "idle" ? "idle" : `${r.state}${stage ? `: ${stage}` : ""}`
     + (r.id !== null && r.id !== undefined ? ` (run ${r.id})` : "");
   const board = state.board;
   // The header says it short (the control box below says what it means and clears it).
@@ -120,6 +132,7 @@ function showState(next) {
   else controlNote.textContent = "Nobody controls the robot: the first button that moves it makes this tab the controller.";
   takeButton.hidden = !state.controller || state.you_control;
   const latched = board && board.alarm;
+  if (wasLatched && !latched) app.clearEstopNote();
   alarmBox.hidden = !latched;
   if (latched) {
     alarmBox.querySelector("p").textContent = `Alarm latched: ${board.alarm}`
@@ -130,6 +143,7 @@ function showState(next) {
   cube.update(state);
   run.update(state);
   bringup.update(state);
+  doctor.update(state);
 }
 
 async function refreshState() {
@@ -157,12 +171,11 @@ function connect() {
     } catch (e) {
       return;
     }
-    if (data.type === "RunStarted") estopSaid.textContent = ""; // said of the run before
+    if (data.type === "RunStarted") app.clearEstopNote(); // said of the stop before
     if (data.type === "State") showState(data);
     else run.onEvent(data);
     if (data.type === "Report") {
       history.load();
-      doctor.load(); // asked during the run, it was refused: the checks read the board the run used
     }
   });
   socket.addEventListener("close", () => {
@@ -173,8 +186,15 @@ function connect() {
   });
 }
 
+// The sticky header's height (it wraps on a phone, and grows with its notes): a section a link jumps to
+// starts below it (style.css scroll-margin-top).
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty("--bar-height", `${Math.ceil($("#bar").getBoundingClientRect().height)}px`);
+}).observe($("#bar"));
+
 startLive($("#live-canvas"), $("#live-status"));
 refreshState().then((first) => run.loadLast(first));
 connect();
 history.load();
-doctor.load();
+// The doctor reads the board, which a run holds: it is asked once the first state says no run is going.
+doctor.wanted();

@@ -5,8 +5,30 @@ import { clearErrors, el, getJSON, showError } from "./api.js";
 export function setupDoctor(section) {
   const table = section.querySelector("#doctor-table");
   const note = section.querySelector("#doctor-note");
+  const button = section.querySelector("#doctor-run");
+  let running = null; // null: no state yet; else whether a run holds the board
+  let pending = false; // the checks are wanted once the board is free
+  let loading = false;
+
+  // Asked now when the board is free, else once the run ends (during a run /api/doctor is refused).
+  function wanted() {
+    pending = true;
+    if (running === false) load();
+    else if (running) note.textContent = "The checks read the board, which the run holds: they run when it ends.";
+  }
 
   async function load() {
+    if (loading) return;
+    pending = false;
+    loading = true;
+    try {
+      await ask();
+    } finally {
+      loading = false;
+    }
+  }
+
+  async function ask() {
     clearErrors(section);
     note.textContent = "Checking...";
     const answer = await getJSON("/api/doctor");
@@ -27,6 +49,20 @@ export function setupDoctor(section) {
     table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows));
   }
 
-  section.querySelector("#doctor-run").addEventListener("click", load);
-  return { load };
+  button.addEventListener("click", wanted);
+  // Opening the section (its link, or the page opened at #doctor) asks for fresh checks.
+  const opened = () => { if (location.hash === "#doctor") wanted(); };
+  window.addEventListener("hashchange", opened);
+
+  return {
+    wanted,
+    update(state) {
+      const was = running;
+      running = Boolean(state.run && state.run.state !== "idle");
+      button.disabled = running;
+      if (running && !was) pending = true; // the board changes under the run: read it again after
+      if (!running && pending) load();
+      else if (running && pending) wanted();
+    },
+  };
 }

@@ -41,6 +41,12 @@ function links(run) {
   return cell;
 }
 
+// "2026-11-27T03:12:45.123" -> "11-27 03:12" (the full time is under the chart).
+function shortTime(time) {
+  const found = /^\d{4}-(\d\d-\d\d)[T ](\d\d:\d\d)/.exec(String(time || ""));
+  return found ? `${found[1]} ${found[2]}` : String(time || "?").slice(0, 16);
+}
+
 function timeChart(points, width) {
   const box = el("div", { class: "charts" });
   const groups = new Map();
@@ -62,8 +68,12 @@ function timeChart(points, width) {
     chart.append(svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis-line" }));
     chart.append(svg("text", { x: 2, y: top + 10, class: "axis" }, `${(most / 1000).toFixed(1)} s`));
     chart.append(svg("text", { x: 2, y: height - bottom, class: "axis" }, "0 s"));
-    chart.append(svg("text", { x: left, y: height - 8, class: "axis" },
-      `${points[0].time} ... ${points[points.length - 1].time} (in order)`));
+    // The first and last run's times at the two ends (short: a phone's chart has room for both).
+    chart.append(svg("text", { x: left, y: height - 8, class: "axis" }, shortTime(points[0].time)));
+    if (points.length > 1) {
+      chart.append(svg("text", { x: width - 5, y: height - 8, class: "axis", "text-anchor": "end" },
+        shortTime(points[points.length - 1].time)));
+    }
     const step = points.length > 1 ? (width - left - 20) / (points.length - 1) : 0;
     let path = "";
     points.forEach((p, i) => {
@@ -75,7 +85,9 @@ function timeChart(points, width) {
       chart.append(dot);
     });
     chart.prepend(svg("path", { d: path, class: "trend" }));
-    box.append(el("figure", {}, el("figcaption", { text: `Start press to solved: ${group}` }), chart));
+    box.append(el("figure", {}, el("figcaption", { text: `Start press to solved: ${group}` }), chart,
+      el("p", { class: "note", text: `${points.length} run${points.length === 1 ? "" : "s"} in order, the oldest left:`
+        + ` ${points[0].time || "?"} to ${points[points.length - 1].time || "?"}.` })));
   }
   return box;
 }
@@ -95,26 +107,49 @@ function failureChart(failures, width) {
   const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   const most = rows[0][1];
   const rowHeight = 40;
-  const fits = Math.floor(width / 6.6);
+  // A bar's label is cut to the chart's width; the numbered list under it says each reason in full, so
+  // two reasons that begin alike never look the same.
+  const fits = Math.floor(width / 6.6) - 4;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${rows.length * rowHeight}`, role: "img", class: "chart",
     "aria-label": `failures by reason: ${rows.map(([k, n]) => `${n} ${k}`).join("; ")}` });
   rows.forEach(([key, n], i) => {
     const y = i * rowHeight;
-    const label = svg("text", { x: 0, y: y + 14, class: "axis" }, key.length > fits ? key.slice(0, fits - 1) + "\u2026" : key);
+    const text = `${i + 1}. ${key}`;
+    const label = svg("text", { x: 0, y: y + 14, class: "axis" }, text.length > fits ? text.slice(0, fits - 1) + "\u2026" : text);
     label.append(svg("title", {}, key));
     chart.append(label);
     chart.append(svg("rect", { x: 0, y: y + 19, width: Math.max(2, ((width - 40) * n) / most), height: 14, class: "fail" }));
     chart.append(svg("text", { x: Math.max(2, ((width - 40) * n) / most) + 4, y: y + 31, class: "axis" }, String(n)));
   });
-  figure.append(chart);
+  figure.append(chart, el("ol", { class: "reasons" }, ...rows.map(([key, n]) =>
+    el("li", { text: `${n} run${n === 1 ? "" : "s"}: ${key}` }))));
   return figure;
 }
+
+// Runs listed at first (newest first); the rest behind "Show all".
+const SHOWN_RUNS = 10;
 
 export function setupHistory(section) {
   const table = section.querySelector("#history-table");
   const charts = section.querySelector("#history-charts");
   const note = section.querySelector("#history-note");
   const warnings = section.querySelector("#history-warnings");
+  const more = el("button", { type: "button", id: "history-more", hidden: true, text: "Show all runs" });
+  table.closest(".scroll").after(more);
+  let showAll = false;
+  let rows = [];
+
+  function showRows() {
+    const body = table.querySelector("tbody");
+    if (!body) return;
+    body.replaceChildren(...(showAll ? rows : rows.slice(0, SHOWN_RUNS)));
+    more.hidden = rows.length <= SHOWN_RUNS;
+    more.textContent = showAll ? `Show the last ${SHOWN_RUNS} runs only` : `Show all ${rows.length} runs`;
+  }
+  more.addEventListener("click", () => {
+    showAll = !showAll;
+    showRows();
+  });
 
   async function load() {
     clearErrors(section);
@@ -128,7 +163,7 @@ export function setupHistory(section) {
       : "The solve log is empty.";
     const head = el("tr", {}, ...["time", "mode", "outcome", "start press to solved", "why not solved", "pictures"]
       .map((t) => el("th", { scope: "col", text: t })));
-    const body = runs.slice().reverse().map((run) => el("tr", {},
+    rows = runs.slice().reverse().map((run) => el("tr", {},
       el("td", { "data-label": "time", text: run.time || "?" }),
       el("td", { "data-label": "mode", text: groupOf(run) }),
       el("td", { "data-label": "outcome", text: (simulated(run) ? "SIMULATED " : "") + outcome(run) }),
@@ -136,7 +171,8 @@ export function setupHistory(section) {
         ? `${(run.button_to_solved_ms / 1000).toFixed(3)} s` : "-" }),
       el("td", { "data-label": "why not solved", text: outcome(run) === "SOLVED" ? "" : reason(run) }),
       links(run)));
-    table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+    table.replaceChildren(el("thead", {}, head), el("tbody"));
+    showRows();
     const series = answer.data.series || {};
     // Drawn at the section's width, so the text keeps its size on a phone.
     const width = Math.max(300, Math.round(charts.clientWidth || 600));

@@ -45,6 +45,11 @@ export function setupRun(section, app) {
   let done = 0;
   let total = 0;
   let lastRead = null; // the facelets of the rescan after the solve
+  let making = false; // a new simulated cube is being made
+  let forgotten = null; // the result line of a run whose cube was replaced (not shown again)
+  const newCubeButton = section.querySelector("#run-new-cube");
+  const newCubeStatus = section.querySelector("#run-new-cube-status");
+  const startNote = section.querySelector("#run-start-note");
 
   function newRun(id) {
     runId = id;
@@ -178,7 +183,7 @@ export function setupRun(section, app) {
   }
 
   const handlers = {
-    RunStarted: (e) => newRun(e.run),
+    RunStarted: (e) => { newRun(e.run); newCubeStatus.textContent = ""; },
     StartPressed: () => { pressedAt = performance.now(); },
     StageStarted: (e) => {
       running = { stage: e.stage, since: pressedAt === null ? 0 : performance.now() - pressedAt };
@@ -219,13 +224,67 @@ export function setupRun(section, app) {
     if (!answer.ok) showError(section, answer, "stop");
   }
 
+  // The last run's result, net and stop box are about the cube that was replaced.
+  function forgetRun(line) {
+    forgotten = line;
+    runId = null;
+    newRun(null);
+    result.textContent = "No run yet with this cube.";
+    planInfo.textContent = "No plan yet.";
+    stage.textContent = "";
+  }
+
   // Simulation only: a fresh simulated robot with a newly scrambled cube (a jammed virtual cube needs one).
-  section.querySelector("#run-new-cube").addEventListener("click", async () => {
+  newCubeButton.addEventListener("click", async () => {
     clearErrors(section);
     if (!(await app.ensureControl(section))) return;
+    making = true;
+    newCubeButton.disabled = true;
+    newCubeStatus.className = "note";
+    newCubeStatus.textContent = "Making a new simulated robot with a scrambled cube...";
+    app.clearEstopNote();
+    const line = app.state() && app.state().run ? app.state().run.result_line : null;
     const answer = await postJSON("/api/sim/new-cube", {});
-    if (!answer.ok) showError(section, answer, "scramble");
+    making = false;
+    if (answer.ok) {
+      forgetRun(line);
+      newCubeStatus.textContent = "SIMULATED: the new scrambled cube is in. Start solves it.";
+    } else {
+      newCubeStatus.textContent = "";
+      showError(section, answer, "scramble");
+    }
+    if (app.state()) update(app.state());
   });
+
+  function update(state) {
+    const run = state.run || {};
+    const idle = run.state === "idle";
+    // A latched alarm: the board refuses every move, so Start would only fail.
+    const alarm = Boolean(state.board && state.board.alarm);
+    startButton.disabled = !idle || !app.mayMove() || alarm;
+    startNote.textContent = alarm && idle ? "Clear the alarm first (at the top)." : "";
+    review.disabled = !idle || !app.mayMove();
+    const jammed = section.querySelector("#run-jammed");
+    jammed.hidden = !state.jammed;
+    jammed.querySelector("p").textContent = state.jammed || "";
+    section.querySelector("#run-new-cube-row").hidden = !state.simulated;
+    newCubeButton.disabled = making || !idle || !app.mayMove();
+    if (!idle) newCubeStatus.textContent = "";
+    stopButton.disabled = idle || !app.mayMove(); // a watcher has the Emergency stop
+    if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
+    if (!idle && runId === null && run.id !== null && run.id !== undefined) {
+      // Opened while a run goes on: its earlier events were not seen here.
+      runId = run.id;
+      planInfo.textContent = `This page opened during run ${run.id}: what came before is not shown here; `
+        + "the report shows all of it when the run ends.";
+      result.textContent = "The run is going.";
+    }
+    const shown = result.querySelector("#run-result-line");
+    if (idle && run.result_line && run.result_line !== forgotten && (!shown || shown.textContent !== run.result_line)) {
+      showLine(run.result_line);
+    }
+  }
+
   startButton.addEventListener("click", start);
   stopButton.addEventListener("click", stop);
   drawWaterfall();
@@ -236,28 +295,7 @@ export function setupRun(section, app) {
       const handler = handlers[message.type];
       if (handler) handler(message);
     },
-    update(state) {
-      const run = state.run || {};
-      const idle = run.state === "idle";
-      startButton.disabled = !idle || !app.mayMove();
-      review.disabled = !idle || !app.mayMove();
-      const jammed = section.querySelector("#run-jammed");
-      jammed.hidden = !state.jammed;
-      jammed.querySelector("p").textContent = state.jammed || "";
-      section.querySelector("#run-new-cube-row").hidden = !state.simulated;
-      section.querySelector("#run-new-cube").disabled = !idle || !app.mayMove();
-      stopButton.disabled = idle || !app.mayMove(); // a watcher has the Emergency stop
-      if (run.state === "running" && run.stage) stage.textContent = `Stage: ${run.stage}`;
-      if (!idle && runId === null && run.id !== null && run.id !== undefined) {
-        // Opened while a run goes on: its earlier events were not seen here.
-        runId = run.id;
-        planInfo.textContent = `This page opened during run ${run.id}: what came before is not shown here; `
-          + "the report shows all of it when the run ends.";
-        result.textContent = "The run is going.";
-      }
-      const shown = result.querySelector("#run-result-line");
-      if (idle && run.result_line && (!shown || shown.textContent !== run.result_line)) showLine(run.result_line);
-    },
+    update: update,
     // The last run's report when the page opens (the events of a run that ended are gone).
     async loadLast(state) {
       const line = state && state.run ? state.run.result_line : null;
