@@ -32,7 +32,7 @@ async function estop() {
   const ms = Math.round(performance.now() - sentAt);
   Object.assign(window.panelEstop, { answerMs: performance.now() - sentAt, ok: answer.ok });
   estopSaid.textContent = answer.ok
-    ? `Emergency stop: the stop byte was sent to the board (${ms} ms).`
+    ? `Emergency stop: the stop byte was sent (${ms} ms).`
     : `Emergency stop FAILED: ${answer.data.error || answer.status}. Switch the robot's power off.`;
   estopSaid.className = answer.ok ? "said" : "said bad";
   estopSaid.title = estopSaid.textContent;
