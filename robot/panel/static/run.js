@@ -183,7 +183,7 @@ export function setupRun(section, app) {
   }
 
   const handlers = {
-    RunStarted: (e) => { newRun(e.run); newCubeStatus.textContent = ""; },
+    RunStarted: (e) => { newRun(e.run); newCubeStatus.textContent = ""; forgotten = null; },
     StartPressed: () => { pressedAt = performance.now(); },
     StageStarted: (e) => {
       running = { stage: e.stage, since: pressedAt === null ? 0 : performance.now() - pressedAt };
