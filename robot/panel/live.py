@@ -129,7 +129,11 @@ def draw_overlay(image: np.ndarray, overlay: Overlay, simulated: bool = False) -
 
 
 def _text(image: np.ndarray, text: str, origin: tuple[int, int], colour: Colour) -> None:
-    cv2.putText(image, text, origin, cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 4, cv2.LINE_AA)
+    # On a dark box of the text's own size: a thicker outline pass is wider than the text and read as a
+    # doubled last letter ("SIMULATEDD").
+    (width, height), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.6, 1)
+    x, y = origin
+    cv2.rectangle(image, (x - 3, y - height - 3), (x + width + 3, y + baseline + 1), (0, 0, 0), cv2.FILLED)
     cv2.putText(image, text, origin, cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 1, cv2.LINE_AA)
 
 
