@@ -110,6 +110,11 @@ def draw_overlay(image: np.ndarray, overlay: Overlay, simulated: bool = False) -
     """A copy of the BGR image with the regions' outlines, a swatch of each read colour at its sticker's
     centre, the label top-left and, for a simulated camera, SIMULATED bottom-left."""
     out = image.copy()  # the grabber's picture may be a view's too: never drawn on
+    height = out.shape[0]
+    if overlay.label:  # first: the regions' outlines are drawn over a label's box, never hidden by it
+        _text(out, overlay.label, (8, 22), LABEL_BGR)
+    if simulated:
+        _text(out, "SIMULATED", (8, height - 10), SIMULATED_BGR)
     if overlay.quads:
         cv2.polylines(out, list(overlay.quads), True, OUTLINE_BGR, OUTLINE_PX, cv2.LINE_AA)
     for quad, colour in zip(overlay.quads, overlay.colours):
@@ -120,11 +125,6 @@ def draw_overlay(image: np.ndarray, overlay: Overlay, simulated: bool = False) -
         half = max(3, int(min(size) * 0.18))
         cv2.rectangle(out, (cx - half, cy - half), (cx + half, cy + half), colour, -1)
         cv2.rectangle(out, (cx - half, cy - half), (cx + half, cy + half), (0, 0, 0), 1)
-    height = out.shape[0]
-    if overlay.label:
-        _text(out, overlay.label, (8, 22), LABEL_BGR)
-    if simulated:
-        _text(out, "SIMULATED", (8, height - 10), SIMULATED_BGR)
     return out
 
 
