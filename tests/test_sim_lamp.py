@@ -110,6 +110,9 @@ def test_config_sets_the_lamp(tmp_path):
     assert abs(max(lamp.position_mix(POSE, found).values()) - 0.6) < 1e-6
     dim, brightness = lamp.from_config(CONFIG, name="dim")
     assert dim is not None and brightness < 1.0
+    path.write_text("camera:\n  lighting:\n    preset: glare\n    position_mm: [150, 420, -46]\n")
+    placed, _ = lamp.from_config(config_module.load(path))
+    assert placed is not None and np.allclose(lamp.camera_frame_position(POSE, placed), (150.0, 420.0, -46.0))
 
 
 def test_the_default_config_draws_the_pictures_as_before():
@@ -129,9 +132,9 @@ def test_light_glare_reaches_the_renderer_in_a_run(tmp_path, monkeypatch):
     drawn = []
     real = render.render_state
 
-    def recording(facelets, pose, lighting=render.Lighting(), rng=None, palette=render.STANDARD_PALETTE):
+    def recording(facelets, pose, lighting=render.Lighting(), *args, **kwargs):
         drawn.append((facelets, lighting.lamp))
-        return real(facelets, pose, lighting, rng, palette)
+        return real(facelets, pose, lighting, *args, **kwargs)
 
     monkeypatch.setattr(render, "render_state", recording)
     config = config_module.load(scratch_config(tmp_path))
