@@ -109,6 +109,17 @@ class CameraLighting:  # SIMULATED: the simulated lamp (robot/sim/lamp.py)
 
 
 @dataclass(frozen=True)
+class CameraArms:  # SIMULATED: the arms in the simulated pictures (robot/sim/render_arms.py)
+    enabled: bool
+    jaw_width_mm: float
+    jaw_depth_mm: float
+    jaw_thickness_mm: float
+    open_gap_mm: float
+    shaft_radius_mm: float
+    shadow: float
+
+
+@dataclass(frozen=True)
 class CameraConfig:
     device: str
     width: int
@@ -125,6 +136,7 @@ class CameraConfig:
     settle_ms: float
     pose: CameraPose
     lighting: CameraLighting
+    arms: CameraArms
 
 
 @dataclass(frozen=True)

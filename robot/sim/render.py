@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import cube
 from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose, scan_regions, sticker_corners
+from . import render_arms
 from .lamp import Lamp, mix_map, view_looks
 
 # Typical sticker colours (sRGB) of a standard cube; the colour letters are the
@@ -97,8 +98,9 @@ _SUPERSAMPLE = 2
 
 
 def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng=None,
-                 palette: dict = STANDARD_PALETTE) -> np.ndarray:
-    """One BGR frame of a cube whose robot-frame facelet string is `facelets` (letters keyed in `palette`)."""
+                 palette: dict = STANDARD_PALETTE, arms=None) -> np.ndarray:
+    """One BGR frame of a cube whose robot-frame facelet string is `facelets` (letters keyed in `palette`);
+    `arms`: a robot/sim/render_arms.py ArmsView (the arms and their shadows), None: a bare cube."""
     rng = rng if rng is not None else np.random.default_rng(0)
     s = _SUPERSAMPLE
     big = replace(pose, width=pose.width * s, height=pose.height * s)
@@ -130,9 +132,15 @@ def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng
             quad = camera.project(corners)
             _fill(canvas, quad, colour * shade(normal))
             glare_targets.append(quad)
+    if arms is not None:
+        seen = [f for f in cube.FACES if camera.sees(np.array(cube.FACE_FRAMES[f][0], dtype=np.float64) * half,
+                                                     np.array(cube.FACE_FRAMES[f][0], dtype=np.float64))]
+        render_arms.draw_shadows(canvas, camera, arms, half, render_arms.light_direction(lighting), seen)
 
     if lighting.lamp is not None:  # glossy faces: the lamp's white, where it reflects towards the camera
         canvas += (255.0 - canvas) * mix_map(big, lighting.lamp, (lighting.offset_px[0] * s, lighting.offset_px[1] * s))
+    if arms is not None:
+        render_arms.draw_arms(canvas, camera, arms, half, render_arms.light_direction(lighting), lighting.shading, seen)
     image = cv2.resize(canvas, (pose.width, pose.height), interpolation=cv2.INTER_AREA)
     image *= (lighting.brightness * temperature_gain(lighting.temperature_k)).astype(np.float32)
     _vignette(image, lighting.vignetting)
@@ -178,18 +186,19 @@ def _vignette(image, strength: float) -> None:
 
 
 def render_scan(start_facelets: str, sequence, pose: Pose, lighting: Lighting = Lighting(), seed: int = 0,
-                palette: dict = STANDARD_PALETTE):
+                palette: dict = STANDARD_PALETTE, view_arms=None):
     """Frames of every scan view and their regions.
 
     start_facelets: the cube in the robot frame when the scan starts (letters
     keyed in `palette`).  Returns ({view name: BGR frame}, Regions).  The same
-    seed gives the same pictures.
+    seed gives the same pictures.  view_arms: one robot/sim/render_arms.py ArmsView per view (None: bare cube).
     """
     rng = np.random.default_rng(seed)
     frames = {}
     states = sequence.states_at_views(start_facelets)
-    for view, state in zip(sequence.views, states):
-        frames[view.name] = render_state(state, pose, lighting, rng, palette)
+    for number, (view, state) in enumerate(zip(sequence.views, states)):
+        arms = view_arms[number] if view_arms is not None else None
+        frames[view.name] = render_state(state, pose, lighting, rng, palette, arms)
     return frames, scan_regions(pose, sequence, lighting.offset_px)
 
 

@@ -30,6 +30,7 @@ class VirtualRobot:
     turned_quarters: int = 0
     history: list = field(default_factory=list)  # face moves applied, in order
     off_quarter: dict = field(default_factory=dict)  # face -> steps past its last quarter position (in the air)
+    arm_steps: dict = field(default_factory=dict)  # face -> steps turned since the start (where it stands: render_arms)
 
     def __post_init__(self):
         for _, faces in self.profile.pairs:
@@ -55,6 +56,7 @@ class VirtualRobot:
         """An arm turned by `steps` (signed: positive = clockwise seen from outside its face).  In the air
         (gripper open) it may stop anywhere, as homing does; holding the cube, only whole quarter turns."""
         quarter = self.steps_per_rev // 4
+        self.arm_steps[face] = self.arm_steps.get(face, 0) + steps
         if not self.closed[face]:  # an open gripper turns freely without touching the cube
             self.off_quarter[face] = (self.off_quarter[face] + steps) % quarter
             return

@@ -35,7 +35,7 @@ from ..arms.view_mover import ArmViewMover
 from ..vision.camera import FREEZE, Camera
 from ..vision.camera_geometry import Pose
 from ..vision.grabber import POS_MSEC, CameraTiming, FrameGrabber, RealClock, view_frames
-from . import render
+from . import render, render_arms
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -148,6 +148,9 @@ class SimulatedCamera(Camera):
         self._render_lock = threading.Lock()
         self._prerenderer: ThreadPoolExecutor | None = None  # the thread that renders a view's state while the arms move (prerender)
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
+        # SIMULATED arms in the pictures (config camera.arms; None: off, a bare cube as before)
+        self.arms_geometry = render_arms.ArmGeometry.from_config(robot.config)
+        self.arm_states = [render_arms.arms_of(robot.virtual, self.arms_geometry)]  # where the arms stood, per state
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
         self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
         # A live view's frames draw nothing from self.rng, so watching leaves a seeded run's pictures as they
@@ -176,14 +179,16 @@ class SimulatedCamera(Camera):
         """
         self.robot.sync()
         facelets = self.robot.virtual.facelets()
+        arms = render_arms.arms_of(self.robot.virtual, self.arms_geometry)
         now = self.clock.now()
         with self._lock:
-            if facelets == self.states[-1]:
+            if facelets == self.states[-1] and arms == self.arm_states[-1]:
                 return
             if motion is not None and motion is self._changed_by:  # the same motion, seen complete only now
-                self.states[-1] = facelets
+                self.states[-1], self.arm_states[-1] = facelets, arms
                 return
             self.states.append(facelets)
+            self.arm_states.append(arms)
             self.changes.append(motion or ((self.changes[-1][1] if self.changes else now), now))
             self._changed_by = motion
 
@@ -195,12 +200,13 @@ class SimulatedCamera(Camera):
 
     # -- pictures (grabber thread) ----------------------------------------------
 
-    def _clean(self, facelets: str, lighting) -> np.ndarray:
-        key = (facelets, lighting)
+    def _clean(self, facelets: str, lighting, arms=None) -> np.ndarray:
+        key = (facelets, lighting) if arms is None else (facelets, lighting, arms)
         with self._render_lock:  # another thread may be rendering this state already: wait for it
             if key not in self._cache:
                 clean = replace(lighting, noise_sigma=0.0)
-                self._cache[key] = render.render_state(facelets, self.pose, clean, self.rng).astype(np.float32)
+                extra = {} if arms is None else {"arms": arms}  # off: the call as before the arms
+                self._cache[key] = render.render_state(facelets, self.pose, clean, self.rng, **extra).astype(np.float32)
             return self._cache[key]
 
     def prerender(self, actions) -> None:
@@ -212,14 +218,16 @@ class SimulatedCamera(Camera):
 
         if self._prerenderer is None:
             self._prerenderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sim-prerender")
-        self._prerenderer.submit(self._render_after, self.robot.virtual.facelets(), list(actions), self.lighting)
+        self._prerenderer.submit(self._render_after, self.robot.virtual.facelets(), list(actions), self.lighting,
+                                 self.arm_states[-1])
 
-    def _render_after(self, facelets: str, actions, lighting) -> None:
+    def _render_after(self, facelets: str, actions, lighting, arms=None) -> None:
         from .. import cube
         from ..plan import Turn
 
         moves = [move for action in actions if isinstance(action, Turn) for move in action.moves()]
-        self._clean(cube.apply_moves(facelets, moves), lighting)
+        arms = render_arms.after_actions(arms, actions, self.robot.virtual.profile.faces_of)
+        self._clean(cube.apply_moves(facelets, moves), lighting, arms)
 
     def render_exposure(self, start: float, end: float) -> np.ndarray:
         image, lighting = self._blend(start, end, self._clean)
@@ -230,8 +238,8 @@ class SimulatedCamera(Camera):
         image, lighting = self._blend(start, end, self._clean_for_watchers)
         return self._add_noise(image, lighting, int(round(start / self.timing.period_s)) % NOISE_BANK)
 
-    def _clean_for_watchers(self, facelets: str, lighting) -> np.ndarray:
-        key = (facelets, lighting)
+    def _clean_for_watchers(self, facelets: str, lighting, arms=None) -> np.ndarray:
+        key = (facelets, lighting) if arms is None else (facelets, lighting, arms)
         with self._render_lock:
             if key in self._cache:
                 return self._cache[key]
@@ -239,8 +247,9 @@ class SimulatedCamera(Camera):
                 if len(self._watch_cache) >= WATCH_CACHE:
                     self._watch_cache.pop(next(iter(self._watch_cache)))
                 clean = replace(lighting, noise_sigma=0.0)
-                self._watch_cache[key] = render.render_state(facelets, self.pose, clean,
-                                                             self._watch_rng).astype(np.float32)
+                extra = {} if arms is None else {"arms": arms}
+                self._watch_cache[key] = render.render_state(facelets, self.pose, clean, self._watch_rng,
+                                                             **extra).astype(np.float32)
             return self._watch_cache[key]
 
     def _blend(self, start: float, end: float, clean) -> tuple[np.ndarray, render.Lighting]:
@@ -248,7 +257,7 @@ class SimulatedCamera(Camera):
             changes, lighting = list(self.changes), self.lighting
         image: np.ndarray | None = None
         for index, share in pose_weights(changes, start, end).items():
-            part = clean(self.states[index], lighting) * np.float32(share)
+            part = clean(self.states[index], lighting, self.arm_states[index]) * np.float32(share)
             image = part if image is None else image + part
         assert image is not None  # the weights share out the whole exposure
         return image, lighting
@@ -284,9 +293,9 @@ class SimulatedCamera(Camera):
         self.note_state(self.last_motion)  # the rest of the view's motion, or what the plan did since
         self.last_motion = None
         with self._lock:
-            latest, lighting = self.states[-1], self.lighting
+            latest, lighting, arms = self.states[-1], self.lighting, self.arm_states[-1]
         # Render the new state while the frame is awaited (the rendering's CPU time is the sim's, not the camera's).
-        image, self.last_capture = view_frames(grabber, motion_end, lambda: self._clean(latest, lighting),
+        image, self.last_capture = view_frames(grabber, motion_end, lambda: self._clean(latest, lighting, arms),
                                                still_since)
         return image
 
