@@ -181,3 +181,16 @@ def test_the_run_command_refuses_a_light_named_wrong_naming_the_choices(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--sim", "--light", "bright"])
     assert "choose from 'none', 'glare', 'side', 'dim'" in capsys.readouterr().err
+
+
+def test_the_lamp_bench_counts_every_scan_and_the_adaptive_views():
+    from benches import load_bench
+
+    bench = load_bench("vision_lamp")
+    rows = bench.sweep(CONFIG, [(lamp.NONE, 0.0), ("glare", 0.4)], bench.cubes(3, 1, room=False))
+    assert [(r["preset"], r["scans"], r["washed"]) for r in rows] == [("none", 3, 0), ("glare", 3, 8)]
+    assert rows[0]["exact"] == 3 and rows[0]["adaptive"]["exact"] == 3
+    for r in rows:
+        assert r["exact"] + r["refused"] + r["wrong"] == 3
+        assert sum(r["adaptive"][k] for k in ("exact", "refused", "wrong")) == 3
+        assert 2 * 3 <= r["adaptive"]["views"] <= 4 * 3  # adaptive_from 2: two views at least, four at most
