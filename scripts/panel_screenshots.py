@@ -160,14 +160,14 @@ def shoot(url: str, out: Path) -> list[tuple[str, int, int]]:
 
 
 def shrink(path: Path) -> None:
-    """Each channel rounded to 5 bits and the strongest compression: about a third smaller in the
+    """Each channel rounded to 6 bits and the strongest compression: about a quarter smaller in the
     repository, with no difference a reader sees."""
     import cv2
 
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
         raise Failed(f"{path} is not a PNG that OpenCV reads")
-    cv2.imwrite(str(path), image & 0xF8, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+    cv2.imwrite(str(path), image & 0xFC, [cv2.IMWRITE_PNG_COMPRESSION, 9])
 
 
 def _wait_until_loaded(page) -> None:
