@@ -187,6 +187,7 @@ function picture() {
   const view = shown();
   const wanted = !view ? null : view.state === "confirmed"
     ? `/api/calibrate/picture.jpg?view=${encodeURIComponent(view.name)}` : "/api/camera.jpg";
+  ui.figure.hidden = wanted === null; // no view presented yet: no empty picture
   if (wanted === null) {
     ui.image.removeAttribute("src");
     shownPicture = null;
