@@ -1,0 +1,181 @@
+"""SIMULATED arms in the pictures (robot/sim/render_arms.py, config camera.arms): what they hide, what the
+decoder makes of it, and what they cost a run.  Prints tables.
+
+    python bench/arms.py [--scans 200] [--seed 1] [--e2e 0]
+
+1. Per view of the configured scan, per sticker: the share of its sampled region (the inner 0.6 of
+   the region, as scan.sampling.inner_fraction) that an arm covers, and that an arm covers or shadows
+   (default light), with the arms where a scan puts them (homed, grippers open at the start).
+2. Rendered scans (seeded random cubes, bench/vision_images.py lighting ranges), read with the
+   calibrated (nominal) regions, every view: exact / refused / wrong with no arms, with the arms where
+   the scan puts them, and with the arms at random quarter angles (as a verify rescan after a solve
+   may find them); `same` = the decoded cube is the one read without arms.
+3. --e2e N: N seeded simulated runs (mock firmware, real time, no verify) with the arms off and on,
+   interleaved: button -> solved mean and p90 (the load average is printed: the renderer's CPU time
+   runs while the arms move).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from robot import config as config_module  # noqa: E402
+from robot import cube  # noqa: E402
+from robot.plan import RobotProfile  # noqa: E402
+from robot.sim import render  # noqa: E402
+from robot.sim import render_arms as ra  # noqa: E402
+from robot.vision import camera_geometry  # noqa: E402
+from robot.vision.scan import ScanSequence, read_frames  # noqa: E402
+
+RANGES = {"studio": {"brightness": (0.9, 1.1), "temperature_k": (5500.0, 7000.0), "noise_sigma": (1.0, 2.0),
+                     "glare_spots": (0, 0), "vignetting": (0.0, 0.1), "shading": (0.05, 0.15),
+                     "offset_px": (0.0, 1.0)},
+          "room": {}}
+
+
+def homed(geometry: ra.ArmGeometry) -> ra.ArmsView:
+    return ra.ArmsView(geometry, tuple((f, 0.0) for f in ra.ARM_FACES), tuple((f, False) for f in ra.ARM_FACES))
+
+
+def coverage(config) -> list[tuple[str, list[str]]]:
+    sequence, pose = ScanSequence.from_config(config), camera_geometry.Pose.from_config(config)
+    geometry = ra.ArmGeometry()
+    views = ra.scan_arms(homed(geometry), sequence, RobotProfile.from_config(config).faces_of)
+    flat = render.Lighting(noise_sigma=0.0, sticker_jitter=0.0)
+    start = cube.CubieCube().to_facelets(cube.FACES)
+    bare, regions = render.render_scan(start, sequence, pose, flat, seed=1)
+    shadowed, _ = render.render_scan(start, sequence, pose, flat, seed=1, view_arms=views)
+    plain = [dataclasses.replace(v, geometry=dataclasses.replace(geometry, shadow=0.0)) for v in views]
+    covered, _ = render.render_scan(start, sequence, pose, flat, seed=1, view_arms=plain)
+    inner = config.scan.sampling.inner_fraction
+    rows = []
+    for view in sequence.views:
+        b = bare[view.name].astype(int)
+        arm = np.abs(covered[view.name].astype(int) - b).max(axis=2) > 6
+        either = np.abs(shadowed[view.name].astype(int) - b).max(axis=2) > 6
+        cells = []
+        for name, quad in zip(view.facelets, regions.views[view.name]):
+            centre = quad.mean(axis=0)
+            mask = np.zeros(arm.shape, np.uint8)
+            cv2.fillConvexPoly(mask, np.round(centre + inner * (quad - centre)).astype(np.int32), 1)
+            m = mask.astype(bool)
+            cells.append(f"{name} {100 * arm[m].mean():3.0f}/{100 * either[m].mean():3.0f}")
+        rows.append((view.name, cells))
+    return rows
+
+
+def same_partition(a: str, b: str) -> bool:
+    return len(set(zip(a, b))) == len(set(a)) == len(set(b))
+
+
+def decode_table(config, scans: int, seed: int) -> list[dict]:
+    sequence, pose = ScanSequence.from_config(config), camera_geometry.Pose.from_config(config)
+    regions = camera_geometry.scan_regions(pose, sequence)
+    faces_of = RobotProfile.from_config(config).faces_of
+    geometry = ra.ArmGeometry()
+    rng = np.random.default_rng(seed)
+    out = []
+    for name, ranges in RANGES.items():
+        counts = {k: {"exact": 0, "refused": 0, "wrong": 0, "same": 0} for k in ("none", "scan", "after solve")}
+        for _ in range(scans // len(RANGES)):
+            start = cube.random_state(rng).to_facelets()
+            lighting = render.Lighting.random(rng, ranges)
+            frame_seed = int(rng.integers(1 << 31))
+            quarters = ra.ArmsView(geometry, tuple((f, 90.0 * int(rng.integers(4))) for f in ra.ARM_FACES),
+                                   tuple((f, False) for f in ra.ARM_FACES))
+            arms = {"none": None, "scan": ra.scan_arms(homed(geometry), sequence, faces_of),
+                    "after solve": ra.scan_arms(quarters, sequence, faces_of)}
+            bare = None
+            for key, view_arms in arms.items():
+                frames, _ = render.render_scan(start, sequence, pose, lighting, seed=frame_seed, view_arms=view_arms)
+                result = read_frames(frames, sequence, regions, config=config)
+                c = counts[key]
+                if result.error is not None or result.decoded is None:
+                    c["refused"] += 1
+                    got = None
+                else:
+                    got = result.decoded.facelets
+                    c["exact" if same_partition(got, sequence.final_state(start)) else "wrong"] += 1
+                if key == "none":
+                    bare = got
+                c["same"] += got == bare
+        out += [{"range": name, "arms": k, "scans": scans // len(RANGES), **v} for k, v in counts.items()]
+    return out
+
+
+def e2e(runs: int) -> list[dict]:
+    from robot.cli import build_parser
+    from robot.run.options import RunOptions
+    from robot.run.simulated import run_simulated
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
+        text = text.replace("images_dir: runs/scans", f"images_dir: {tmp}/scans").replace(
+            "save_images: true", "save_images: false").replace("data_dir: data", f"data_dir: {tmp}/data")
+        path = Path(tmp) / "config.yaml"
+        path.write_text(text)
+        base = config_module.load(path)
+        configs = {"off": base, "on": config_module.with_settings(base, {"camera.arms.enabled": True})}
+        results: dict = {k: [] for k in configs}
+        for seed in range(runs):
+            for key, config in configs.items():
+                argv = ["run", "--sim", "--firmware", "mock", "--seed", str(seed), "--realtime", "--no-verify"]
+                report = run_simulated(config, RunOptions.from_args(build_parser().parse_args(argv)),
+                                       lambda message: None).to_json()
+                results[key].append(report)
+                print(f"  e2e arms {key} seed {seed}: {report.get('button_to_solved_ms')} ms "
+                      f"solved {report['solved']}", file=sys.stderr, flush=True)
+        for key, reports in results.items():
+            times = [r["button_to_solved_ms"] for r in reports if r["solved"]]
+            out.append({"arms": key, "runs": runs, "solved": len(times),
+                        "mean": statistics.fmean(times) if times else float("nan"),
+                        "p90": float(np.percentile(times, 90)) if times else float("nan"),
+                        "facelets": [r.get("facelets") for r in reports]})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scans", type=int, default=200, help="rendered scans (split over the lighting ranges)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--e2e", type=int, default=0, help="seeded simulated runs, arms off and on")
+    args = parser.parse_args()
+    config = config_module.load()
+    began = time.perf_counter()
+    print(f"SIMULATED arms (default geometry); load average {os.getloadavg()[0]:.2f}")
+    print("1. sampled region covered by an arm / covered or shadowed, % (scan positions, default light)")
+    for name, cells in coverage(config):
+        print(f"  {name:<12} " + "  ".join(cells))
+    if args.scans:
+        print(f"2. rendered scans, every view ({args.scans}, seed {args.seed})")
+        print(f"  {'lighting':<8}{'arms':<13}{'scans':>6}{'exact':>7}{'refused':>9}{'wrong':>7}{'same':>6}")
+        for r in decode_table(config, args.scans, args.seed):
+            print(f"  {r['range']:<8}{r['arms']:<13}{r['scans']:>6}{r['exact']:>7}{r['refused']:>9}{r['wrong']:>7}"
+                  f"{r['same']:>6}")
+    if args.e2e:
+        rows = e2e(args.e2e)
+        print(f"3. simulated runs (mock firmware, real time), button -> solved ms; load average "
+              f"{os.getloadavg()[0]:.2f}")
+        for r in rows:
+            print(f"  arms {r['arms']:<4} runs {r['runs']:>3} solved {r['solved']:>3} mean {r['mean']:8.1f} "
+                  f"p90 {r['p90']:8.1f}")
+        same = sum(a == b for a, b in zip(rows[0]["facelets"], rows[1]["facelets"]))
+        print(f"  same scan result with and without arms: {same}/{args.e2e}")
+    print(f"(bench wall time {time.perf_counter() - began:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
