@@ -138,3 +138,33 @@ def test_arms_follow_the_scan_actions(setup):
     enabled = config_module.with_settings(config, {"camera.arms.enabled": True})
     geometry = ra.ArmGeometry.from_config(enabled)
     assert geometry is not None and geometry.jaw_width_mm == config.camera.arms.jaw_width_mm
+
+
+def test_a_simulated_run_draws_the_arms_where_the_firmware_put_them(tmp_path, monkeypatch):
+    from conftest import scratch_config
+
+    from robot.run.options import RunOptions
+    from robot.run.simulated import run_simulated
+
+    drawn = []
+    real = render.render_state
+
+    def recording(facelets, pose, lighting=render.Lighting(), *args, **kwargs):
+        drawn.append(kwargs.get("arms"))
+        return real(facelets, pose, lighting, *args, **kwargs)
+
+    monkeypatch.setattr(render, "render_state", recording)
+    path = scratch_config(tmp_path, lambda text: text.replace("  arms:\n    enabled: false", "  arms:\n    enabled: true"))
+    config = config_module.load(path)
+    assert config.camera.arms.enabled
+    run_simulated(config, RunOptions(sim=True, firmware="mock", seed=3, verify=False), lambda text: None)
+    assert drawn and all(isinstance(a, ra.ArmsView) for a in drawn)
+    # the first view: RL took the cube (homed arms); the second: R and L turned a half turn, still holding
+    first = next(a for a in drawn if a.is_closed("R"))
+    assert first.is_closed("L") and not first.is_closed("F") and first.angle("R") == 0.0
+    assert any(a.is_closed("R") and a.angle("R") == 180.0 for a in drawn)
+    drawn.clear()
+    (tmp_path / "off").mkdir()
+    run_simulated(config_module.load(scratch_config(tmp_path / "off")), RunOptions(sim=True, firmware="mock", seed=3,
+                                                                                   verify=False), lambda text: None)
+    assert drawn and all(a is None for a in drawn)  # off: not even asked
