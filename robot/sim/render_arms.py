@@ -170,13 +170,23 @@ def draw_shadows(canvas: np.ndarray, camera, arms: ArmsView, half: float, light:
     h, w = canvas.shape[:2]
     px_per_mm = camera.focal / float(np.linalg.norm(camera.position))
     parts = [_corners(b) for b in boxes(arms, half)]
+    sigma = max(0.5, g.shadow_blur_mm * px_per_mm)
     total = np.zeros((h, w), np.float32)
     for face in faces:
         normal, up, right = (np.array(v, dtype=np.float64) for v in cube.FACE_FRAMES[face])
         towards = float(normal @ light)
         if towards <= 1e-3:  # the face is turned away from the light: its shading already darkens it
             continue
-        shadow = np.zeros((h, w), np.float32)
+        # Only the face's own box (and a blur's reach around it): a whole-frame blur cost most of a frame's time.
+        square = camera.project(np.array([normal + up + right, normal + up - right, normal - up - right,
+                                          normal - up + right]) * half)
+        margin = int(np.ceil(3 * sigma)) + 2
+        x0, y0 = np.maximum(np.floor(square.min(axis=0)).astype(int) - margin, 0)
+        x1, y1 = np.minimum(np.ceil(square.max(axis=0)).astype(int) + margin, (w, h))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        origin = np.array([x0, y0], dtype=np.float64)
+        shadow = np.zeros((y1 - y0, x1 - x0), np.float32)
         for corners in parts:
             height = corners @ normal - half
             if height.max() <= 1e-6:
@@ -184,15 +194,14 @@ def draw_shadows(canvas: np.ndarray, camera, arms: ArmsView, half: float, light:
             # in front of the face: along the light onto it; behind: onto it straight (a part beside the face)
             flat = np.where((height > 0)[:, None], corners - np.outer(height / towards, light),
                             corners - np.outer(height, normal))
-            hull = cv2.convexHull(camera.project(flat).astype(np.float32))
+            hull = cv2.convexHull((camera.project(flat) - origin).astype(np.float32))
             cv2.fillConvexPoly(shadow, np.round(hull * 16).astype(np.int32), 1.0, lineType=cv2.LINE_8, shift=4)
-        sigma = max(0.5, g.shadow_blur_mm * px_per_mm)
         blurred = cv2.GaussianBlur(shadow, (0, 0), sigma)
-        face_mask = np.zeros((h, w), np.float32)
-        square = np.array([normal + up + right, normal + up - right, normal - up - right, normal - up + right]) * half
-        cv2.fillConvexPoly(face_mask, np.round(camera.project(square) * 16).astype(np.int32), 1.0,
+        face_mask = np.zeros_like(shadow)
+        cv2.fillConvexPoly(face_mask, np.round((square - origin) * 16).astype(np.int32), 1.0,
                            lineType=cv2.LINE_8, shift=4)
-        total = np.maximum(total, blurred * face_mask)
+        local = total[y0:y1, x0:x1]
+        np.maximum(local, blurred * face_mask, out=local)
     canvas *= (1.0 - g.shadow * total)[..., None]
 
 
