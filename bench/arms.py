@@ -161,9 +161,9 @@ def main() -> None:
         print(f"  {name:<12} " + "  ".join(cells))
     if args.scans:
         print(f"2. rendered scans, every view ({args.scans}, seed {args.seed})")
-        print(f"  {'lighting':<8}{'arms':<13}{'scans':>6}{'exact':>7}{'refused':>9}{'wrong':>7}{'same':>6}")
+        print(f"  {'lighting':<10}{'arms':<13}{'scans':>6}{'exact':>7}{'refused':>9}{'wrong':>7}{'same':>6}")
         for r in decode_table(config, args.scans, args.seed):
-            print(f"  {r['range']:<8}{r['arms']:<13}{r['scans']:>6}{r['exact']:>7}{r['refused']:>9}{r['wrong']:>7}"
+            print(f"  {r['range']:<10}{r['arms']:<13}{r['scans']:>6}{r['exact']:>7}{r['refused']:>9}{r['wrong']:>7}"
                   f"{r['same']:>6}")
     if args.e2e:
         rows = e2e(args.e2e)
