@@ -50,7 +50,7 @@ def _check_against_schema(kind, schema: dict, where: str) -> None:
     for key, spec in schema.items():
         inner = _dataclass_of(hints[key])
         if isinstance(spec, dict):
-            if key == "arms":  # motion.arms: a section per arm, held as a mapping of ArmConfig
+            if where == "config.motion" and key == "arms":  # a section per arm, held as a mapping of ArmConfig
                 _check_against_schema(inner, next(iter(spec.values())), f"{where}.{key}.<arm>")
             else:
                 _check_against_schema(inner, spec, f"{where}.{key}")
