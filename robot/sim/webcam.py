@@ -226,7 +226,8 @@ class SimulatedCamera(Camera):
         from ..plan import Turn
 
         moves = [move for action in actions if isinstance(action, Turn) for move in action.moves()]
-        arms = render_arms.after_actions(arms, actions, self.robot.virtual.profile.faces_of)
+        if arms is not None:  # drawn arms (camera.arms.enabled) stand where the actions leave them
+            arms = render_arms.after_actions(arms, actions, self.robot.virtual.profile.faces_of)
         self._clean(cube.apply_moves(facelets, moves), lighting, arms)
 
     def render_exposure(self, start: float, end: float) -> np.ndarray:
