@@ -247,6 +247,14 @@ def test_a_second_tab_only_watches_until_it_takes_control(panel_server, page, br
         open_page(watcher, panel_server)
         expect(watcher.locator("#control-note")).to_contain_text("Watching")
         expect(button(watcher, "Start")).to_be_disabled()
+        # A watcher cannot solve, so its net is not editable: no sticker is a button, no colour picker.
+        expect(watcher.locator("#cube .watch-note")).to_contain_text("correcting and solving the cube need control")
+        expect(watcher.locator("#cube-net [data-facelet]")).to_have_count(24)
+        expect(watcher.locator("#cube-net button")).to_have_count(0)
+        watcher.locator("#cube-net [data-facelet=U1]").click()
+        expect(watcher.locator("#cube-palette")).to_contain_text("Watching: correcting the cube needs control")
+        expect(watcher.locator("#cube-palette button")).to_have_count(0)
+        expect(page.locator("#cube-net button")).to_have_count(24)  # the controller's net stays editable
         expect(watcher.locator("#run .watch-note")).to_be_visible()
         expect(button(watcher, "Motors off")).to_be_disabled()
         expect(button(watcher, "Emergency stop")).to_be_enabled()  # every tab may stop the robot
@@ -263,7 +271,10 @@ def test_a_second_tab_only_watches_until_it_takes_control(panel_server, page, br
         # Emergency stop from the tab that does not control the robot: sent at once all the same.
         button(watcher, "Emergency stop").click()
         expect(watcher.locator("#estop-said")).to_contain_text("the stop byte was sent")
-        expect(page.locator("#run-messages li").last).to_have_text("Emergency stop: the stop byte was sent.")
+        # No run was going: the other tab says it at the top, not among a run's messages.
+        expect(page.locator("#estop-said")).to_have_text("Emergency stop: the stop byte was sent (from another tab).")
+        expect(page.locator("#alarm-box")).to_be_visible()
+        expect(page.locator("#run-messages li")).to_have_count(0)
 
         button(watcher, "Take control").click()
         expect(watcher.locator("#control-note")).to_contain_text("You control the robot")
@@ -505,3 +516,74 @@ def test_phone_history_lists_the_last_runs_and_says_each_failure_in_full(panel_s
     assert outside == [], outside
     widest = page.evaluate("document.querySelector('#history').getBoundingClientRect().right")
     assert widest <= 390, widest
+
+
+@pytest.mark.viewport("phone")
+def test_phone_bringup_answers_by_the_control_used_and_a_jammed_cube_holds_start(panel_server, page):
+    from playwright.sync_api import expect
+
+    open_page(page, panel_server)
+    said = page.locator("#bringup-said")
+    # A gripper's answer: right under its row, on screen where the button was pressed.
+    button(page, "Close R").click()
+    expect(said).to_contain_text("SIMULATED")
+    assert page.evaluate("document.querySelector('#bringup-said').previousElementSibling.contains("
+                         "[...document.querySelectorAll('#bringup-grippers button')].find(b => b.textContent === 'Close R'))")
+    expect(said).to_be_in_viewport()
+    # Half a turn of a layer leaves the virtual cube between positions: the simulation's hint is said by
+    # the Jog button too.
+    page.fill("#jog-degrees", "45")
+    page.check("#jog-with-cube")
+    button(page, "Jog").click()
+    expect(said).to_contain_text("press New cube")
+    assert page.evaluate("document.querySelector('#bringup-said').previousElementSibling"
+                         ".contains(document.querySelector('#jog-by-degrees'))")
+    expect(said).to_be_in_viewport()
+    # Start is off while the cube is jammed (it would only be refused), and the page says why.
+    expect(page.locator("#run-jammed")).to_be_visible()
+    expect(button(page, "Start")).to_be_disabled()
+    expect(page.locator("#run-start-note")).to_have_text("Put a new cube in first (New cube).")
+    button(page, "New cube").click()
+    expect(page.locator("#run-jammed")).to_be_hidden()
+    expect(button(page, "Start")).to_be_enabled()
+    expect(page.locator("#run-start-note")).to_be_hidden()
+
+
+def test_the_stop_box_keeps_what_it_was_told_and_the_report_has_the_last_word(panel_server, page):
+    """Events put into the page's own websocket (the server's still come through): a later Stopped with
+    no advice keeps the advice; the report's advice and cube state replace the events'; an emergency stop
+    after the run ended is not listed under it."""
+    import json
+
+    from playwright.sync_api import expect
+
+    sockets = []
+
+    def route(ws):
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    page.route_web_socket(re.compile(r"/api/events"), route)
+    open_page(page, panel_server)
+    expect(page.locator("#connection")).to_have_text("live")
+
+    def send(**event):  # to app.js's socket (the one that names this tab)
+        next(ws for ws in sockets if "client=" in ws.url).send(json.dumps(event))
+
+    send(type="RunStarted", run=90)
+    expect(page.locator("#run-result")).to_have_text("The run is going.")
+    send(type="Stopped", run=90, errors=["stopped by the test"], cube_state="between positions", advice="Turn R back")
+    expect(page.locator("#run-advice")).to_have_text("Turn R back")
+    send(type="Stopped", run=90, cube_state="SIMULATED: the virtual cube is stuck", advice=None)
+    expect(page.locator("#run-cube-state")).to_have_text("SIMULATED: the virtual cube is stuck")
+    expect(page.locator("#run-advice")).to_have_text("Turn R back")
+    send(type="RunEnded", run=90, outcome="STOPPED")
+    send(type="Report", run=90, result_line="SIMULATED STOPPED (test)", text="",
+         report={"outcome": "STOPPED", "advice": "Press New cube", "cube_state_after_stop": "left mid-turn"})
+    expect(page.locator("#run-advice")).to_have_text("Press New cube")
+    expect(page.locator("#run-cube-state")).to_have_text("left mid-turn")
+    expect(page.locator("#run-stage")).to_have_text("Ended: STOPPED")
+    send(type="EmergencyStop", run=90)
+    expect(page.locator("#estop-said")).to_have_text("Emergency stop: the stop byte was sent (from another tab).")
+    expect(page.locator("#run-messages li")).to_have_count(0)
+    expect(page.locator("#run-result-line")).to_have_text("SIMULATED STOPPED (test)")

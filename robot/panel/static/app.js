@@ -172,6 +172,12 @@ function connect() {
       return;
     }
     if (data.type === "RunStarted") app.clearEstopNote(); // said of the stop before
+    // A stop pressed elsewhere is said at the top here too (this tab's own press has already said it).
+    if (data.type === "EmergencyStop" && !estopSaid.textContent) {
+      estopSaid.className = "said";
+      estopSaid.textContent = "Emergency stop: the stop byte was sent (from another tab).";
+      estopSaid.title = estopSaid.textContent;
+    }
     if (data.type === "State") showState(data);
     else run.onEvent(data);
     if (data.type === "Report") {

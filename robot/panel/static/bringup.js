@@ -16,6 +16,12 @@ export function setupBringup(section, app) {
   const summary = section.querySelector("#bringup-summary");
   const homeNote = section.querySelector("#bringup-home-note");
   let mayMove = false;
+  // The control last used (seen before its own handler runs): its answer is said right under its group,
+  // not at the top of this long section, which on a phone is thousands of pixels away.
+  let used = null;
+  const remember = (event) => { if (event.target instanceof HTMLElement) used = event.target.closest("button, input"); };
+  section.addEventListener("click", remember, true);
+  section.addEventListener("change", remember, true);
 
   function say(lines) {
     said.replaceChildren(...lines.map((line) => el("li", { text: line })));
@@ -23,13 +29,19 @@ export function setupBringup(section, app) {
 
   async function act(path, body, field) {
     clearErrors(section);
+    if (used && section.contains(used)) (used.closest(".row, .trim") || used).after(said);
     if (!(await app.ensureControl(section))) return null;
     say(["..."]);
     const answer = await postJSON(path.startsWith("/") ? path : `/api/bringup/${path}`, body);
     const data = answer.data || {};
     say(data.messages || []);
-    if (!answer.ok) showError(section, answer, field);
-    else if (!data.messages || !data.messages.length) say([`${path.split("/").pop()}: done`]);
+    if (!answer.ok) {
+      // Said with the messages, by the control (the field's own element may be elsewhere in the section).
+      const text = data.error || `refused (${answer.status})`;
+      said.append(el("li", { class: "field-error", role: "alert", text }));
+      const target = section.querySelector(`[data-field="${CSS.escape(data.field || field || "")}"]`);
+      if (target && target.contains(used)) target.setAttribute("aria-invalid", "true");
+    } else if (!data.messages || !data.messages.length) say([`${path.split("/").pop()}: done`]);
     if (data.where) showWhere(data.where);
     else if (data.board) showWhere(data.board);
     return answer.ok ? data : null;

@@ -34,10 +34,14 @@ export function setupCube(section, app) {
     // Set by hand: differing from the read here, or named by the run that solved a corrected cube.
     const corrected = ((read && read.corrected) || []).map((i) => faceletName(i));
     for (let i = 0; i < 24; i++) if (read && read.facelets && draft[i] !== read.facelets[i]) corrected.push(faceletName(i));
+    // A watching tab cannot solve, so it does not edit either (its stickers are not buttons).
+    const editable = app.mayMove();
+    if (!editable) selected = null;
     drawNet(net, draft, {
       seen: read && read.facelets ? read.seen : null, unread: (read && read.unread) || [],
       colours: read && read.colours_rgb, marked, selected, corrected,
-      onPick: pick, label: "The cube as read; choose a sticker to correct it",
+      onPick: editable ? pick : null,
+      label: editable ? "The cube as read; choose a sticker to correct it" : "The cube as read (watching: not editable)",
     });
     const parts = [];
     if (read && read.facelets) {
@@ -71,7 +75,8 @@ export function setupCube(section, app) {
   function renderPalette() {
     palette.replaceChildren();
     if (selected === null) {
-      palette.append(el("p", { class: "note", text: "Choose a sticker on the net to change its colour." }));
+      palette.append(el("p", { class: "note", text: app.mayMove() ? "Choose a sticker on the net to change its colour."
+        : "Watching: correcting the cube needs control of the robot." }));
       return;
     }
     palette.append(el("p", { class: "note", text: `Colour for ${selected}:` }));

@@ -47,6 +47,8 @@ export function setupRun(section, app) {
   let lastRead = null; // the facelets of the rescan after the solve
   let making = false; // a new simulated cube is being made
   let forgotten = null; // the result line of a run whose cube was replaced (not shown again)
+  let going = false; // a run is going (its events belong under it; an emergency stop after it does not)
+  let stopInfo = {}; // what the stop box shows: each field kept until an event or the report gives a new one
   const newCubeButton = section.querySelector("#run-new-cube");
   const newCubeStatus = section.querySelector("#run-new-cube-status");
   const startNote = section.querySelector("#run-start-note");
@@ -58,6 +60,7 @@ export function setupRun(section, app) {
     pressedAt = null;
     sent = done = total = 0;
     lastRead = null;
+    stopInfo = {};
     planList.replaceChildren();
     messages.replaceChildren();
     planInfo.textContent = "No plan yet: the cube is scanned first.";
@@ -139,17 +142,21 @@ export function setupRun(section, app) {
     drawWaterfall();
   }
 
+  // A field null or absent in this event leaves what was shown (a later Stopped may only add a note).
   function showStopped(event) {
+    if (event.errors && event.errors.length) stopInfo.errors = event.errors;
+    if (event.cube_state) stopInfo.cube_state = event.cube_state;
+    if (event.advice) stopInfo.advice = event.advice;
     stopBox.hidden = false;
     stopBox.replaceChildren(el("h3", { text: "The run stopped" }));
-    if (event.errors && event.errors.length) stopBox.append(el("p", { text: event.errors.join("; ") }));
-    if (event.cube_state) {
+    if (stopInfo.errors) stopBox.append(el("p", { text: stopInfo.errors.join("; ") }));
+    if (stopInfo.cube_state) {
       stopBox.append(el("p", { class: "cube-state" }, el("strong", { text: "Cube state after the stop: " }),
-        el("span", { id: "run-cube-state", text: event.cube_state })));
+        el("span", { id: "run-cube-state", text: stopInfo.cube_state })));
     }
-    if (event.advice) {
+    if (stopInfo.advice) {
       stopBox.append(el("p", { class: "advice" }, el("strong", { text: "What to do: " }),
-        el("span", { id: "run-advice", text: event.advice })));
+        el("span", { id: "run-advice", text: stopInfo.advice })));
     }
   }
 
@@ -173,7 +180,8 @@ export function setupRun(section, app) {
     } else if (lastRead) {
       showAfter("The rescan after the solve read", lastRead);
     }
-    if (report.cube_state_after_stop && stopBox.hidden) {
+    // The report has the last word on the stop: its state and advice replace what the events said.
+    if (report.cube_state_after_stop || (report.advice && !stopBox.hidden)) {
       showStopped({ errors: report.errors, cube_state: report.cube_state_after_stop, advice: report.advice });
     }
     if (message.text) {
@@ -183,7 +191,7 @@ export function setupRun(section, app) {
   }
 
   const handlers = {
-    RunStarted: (e) => { newRun(e.run); newCubeStatus.textContent = ""; forgotten = null; },
+    RunStarted: (e) => { newRun(e.run); going = true; newCubeStatus.textContent = ""; forgotten = null; },
     StartPressed: () => { pressedAt = performance.now(); },
     StageStarted: (e) => {
       running = { stage: e.stage, since: pressedAt === null ? 0 : performance.now() - pressedAt };
@@ -197,6 +205,7 @@ export function setupRun(section, app) {
     ActionDone: (e) => { done = Math.max(done, e.completed); sent = Math.max(sent, done); total = e.total; mark(); },
     Stopped: showStopped,
     RunEnded: (e) => {
+      going = false;
       running = null;
       if (!total) planInfo.textContent = "No plan: the run ended before one was found.";
       tick();
@@ -210,18 +219,21 @@ export function setupRun(section, app) {
     EmergencyStop: () => messages.append(el("li", { class: "bad", text: "Emergency stop: the stop byte was sent." })),
   };
 
+  // Said once, in the section's error line: not between Start and Stop, where it pushed Stop away.
+  const lineOnly = (answer) => ({ ...answer, data: { ...(answer.data || {}), field: null } });
+
   async function start() {
     clearErrors(section);
     if (!(await app.ensureControl(section))) return;
     const answer = await postJSON("/api/run/start", { review: review.checked });
-    if (!answer.ok) showError(section, answer, "start");
+    if (!answer.ok) showError(section, lineOnly(answer));
   }
 
   async function stop() {
     clearErrors(section);
     if (!(await app.ensureControl(section))) return;
     const answer = await postJSON("/api/run/stop", {});
-    if (!answer.ok) showError(section, answer, "stop");
+    if (!answer.ok) showError(section, lineOnly(answer));
   }
 
   // The last run's result, net and stop box are about the cube that was replaced.
@@ -261,8 +273,12 @@ export function setupRun(section, app) {
     const idle = run.state === "idle";
     // A latched alarm: the board refuses every move, so Start would only fail.
     const alarm = Boolean(state.board && state.board.alarm);
-    startButton.disabled = !idle || !app.mayMove() || alarm;
-    startNote.textContent = alarm && idle ? "Clear the alarm first (at the top)." : "";
+    // A jammed virtual cube: the panel refuses Start until a new cube is in.
+    startButton.disabled = !idle || !app.mayMove() || alarm || Boolean(state.jammed);
+    startNote.textContent = !idle ? "" : alarm ? "Clear the alarm first (at the top)."
+      : state.jammed ? "Put a new cube in first (New cube)." : "";
+    if (idle) going = false;
+    else if (run.id !== null && run.id !== undefined) going = true;
     review.disabled = !idle || !app.mayMove();
     const jammed = section.querySelector("#run-jammed");
     jammed.hidden = !state.jammed;
@@ -291,6 +307,8 @@ export function setupRun(section, app) {
 
   return {
     onEvent(message) {
+      // An emergency stop while no run goes is said at the top (header, alarm), not under the last run.
+      if (message.type === "EmergencyStop" && !going) return;
       if (message.run !== undefined && message.run !== runId && message.type !== "RunStarted") newRun(message.run);
       const handler = handlers[message.type];
       if (handler) handler(message);
