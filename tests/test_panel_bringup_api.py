@@ -195,6 +195,13 @@ def test_load_opens_all_grippers_then_closes_the_pair_once_the_cube_is_in(robot)
     assert opened["where"]["grippers"] == {arm: "open" for arm in P.ARMS}
     assert any("\"cube_in\": true" in text for text in opened["messages"])
     assert not any("Enter" in text for text in opened["messages"])
+    # the board does not know where F and B stand (a fresh robot): closing them on the cube could jam it
+    unknown = _refused("load", {"pair": "FB", "cube_in": True}, target, 409)
+    assert "F, B is unknown" in unknown.message, unknown.message
+    assert api.where(robot.link, robot.config)["grippers"] == {arm: "open" for arm in P.ARMS}  # nothing closed
+    for arm in "FB":  # squared by eye, as the page's +/- and Straight do
+        api.perform("square", {"arm": arm, "steps": -SIM_HAND_OFFSETS[arm]}, target)
+        api.perform("square", {"arm": arm, "straight": True}, target)
     loaded = api.perform("load", {"pair": "FB", "cube_in": True}, target)
     assert loaded["where"]["grippers"] == {"R": "open", "L": "open", "F": "closed", "B": "closed"}
     assert any("Cube held by pair FB" in text for text in loaded["messages"])

@@ -176,7 +176,9 @@ def test_the_emergency_stop_mid_run_latches_the_alarm_names_the_cube_state_and_s
         assert report["outcome"] == "EMERGENCY STOP", report  # this host's stop byte, as after Ctrl-C
         assert any("the panel's Emergency stop sent the stop byte" in error and "ESTOP_BYTE" in error
                    for error in report["errors"]), report
-        assert "press Clear alarm and Start in the panel" in report["advice"], report["advice"]
+        assert "clear the alarm (Clear alarm in the panel), then Start again" in report["advice"], report["advice"]
+        assert "USB cable" not in report["advice"]  # the panel sent the byte: no line noise to suspect
+        assert "execute (stopped)" in [entry["stage"] for entry in report["waterfall"]]  # the stage it cut short
         assert session.state()["board"]["alarm"] == "ESTOP_BYTE"
 
         # The cube state named: the scanned cube after the actions the board did (at least the first turn),
@@ -267,7 +269,7 @@ def test_a_stop_mid_turn_leaves_the_virtual_cube_jammed_until_a_new_cube_is_put_
         assert any("ESTOP_BYTE" in error for error in report["errors"]), report
         jammed = session.state()["jammed"]
         assert jammed and jammed.startswith("SIMULATED") and "between positions" in jammed, jammed
-        assert "/api/sim/new-cube" in jammed
+        assert "press New cube" in jammed
 
         refusal = refused(lambda: session.start_run("tab-a"))
         assert refusal.status == 409 and refusal.message == jammed

@@ -78,7 +78,7 @@ def jog(link, arm: str, steps: int, tell_maker, with_cube: bool = False, arms_st
             tell_maker(f"Arm(s) {', '.join(unknown)} taken as straight, on your word (--arms-straight): "
                        "their positions are now 0.")
             where = link.where()
-        _check_pair_for_the_cube(where, pair_of(arm), link.motion.steps_per_rev)
+        check_pair_for_the_cube(where, pair_of(arm), link.motion.steps_per_rev)
     where = ensure_motors(link, tell_maker)
     actions = []
     if with_cube:
@@ -102,7 +102,7 @@ def jog(link, arm: str, steps: int, tell_maker, with_cube: bool = False, arms_st
     return link.where()
 
 
-def _check_pair_for_the_cube(where: P.Where, pair: str, steps_per_rev: int) -> None:
+def check_pair_for_the_cube(where: P.Where, pair: str, steps_per_rev: int) -> None:
     """BringupError naming the arms of `pair` whose state is not trusted for touching the cube."""
     unknown = [a for a in pair if where.positions[a] is None]
     if unknown:

@@ -247,6 +247,8 @@ def _load(body: dict, target: Target, tell: Tell) -> dict:
         raise RequestError(409, "the grippers are not all open: press \"Load: open the grippers\" first (load {}), "
                                 "put the cube in, then \"Load: the cube is in\" (load {\"cube_in\": true})",
                            field="cube_in")
+    if cube_in:  # the panel keeps the port open, so the arms' positions are known unless the drivers went off
+        actions.check_pair_for_the_cube(target.link.where(), pair, config.motion.steps_per_rev)
 
     def wait() -> None:
         if not cube_in:

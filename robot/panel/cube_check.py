@@ -15,5 +15,6 @@ def check_facelets(facelets: object) -> dict:
     try:
         cube.parse_facelets(facelets)
     except cube.CubeError as exc:
-        raise RequestError(422, str(exc), "facelets", details={"stickers": list(exc.facelets)}) from None
+        raise RequestError(422, exc.args[0], "facelets", details={"stickers": list(exc.facelets),
+                                                               "problem": type(exc).__name__}) from None
     return {"ok": True, "facelets": facelets}

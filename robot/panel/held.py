@@ -167,8 +167,8 @@ class BorrowedRobot:
 
     @property
     def start_note(self) -> str:
-        if self.held.simulated:
-            return self.held.robot.start_note
+        if self.held.simulated:  # the panel's Start presses the emulated button, as a person presses the robot's
+            return "Start was pressed in the panel: pressing the emulated start button (SIMULATED)..."
         return "Start was pressed in the panel."
 
     def __enter__(self) -> "BorrowedRobot":

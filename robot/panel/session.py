@@ -274,7 +274,7 @@ class PanelSession:
         try:
             self.held.sync()
         except MechanicalError as exc:
-            self.jammed = (f"{VIRTUAL_CUBE_STUCK} ({exc}): press New cube (POST /api/sim/new-cube)")
+            self.jammed = f"{VIRTUAL_CUBE_STUCK} ({exc}): press New cube"
 
     def _run_on(self, robot, options: RunOptions, tell_maker, bus: EventBus) -> RunReport:
         if self.held.simulated:
@@ -307,7 +307,7 @@ class PanelSession:
         elif isinstance(event, ev.RunWarning) and event.text.startswith(VIRTUAL_CUBE_STUCK):
             # run/simulated.py's own sync at the run's end found the virtual cube stuck (a stop mid-turn);
             # the session's sync after the run then finds nothing new, so this is where it is learnt.
-            self.jammed = f"{event.text}: press New cube (POST /api/sim/new-cube)"
+            self.jammed = f"{event.text}: press New cube"
         self.send(event_json(event, run_id))
         if isinstance(event, (ev.StageStarted, ev.ViewsDecoded, ev.CubeCorrected)):
             self.changed()
@@ -428,6 +428,8 @@ class PanelSession:
             self.require_control(client)
             if self.run_state != "idle":
                 raise RequestError(409, f"run {self.run_id} is going: bring-up waits until it ends")
+            if self.jammed:  # the simulation cannot move a cube it left between positions
+                raise RequestError(409, self.jammed)
             try:
                 result = perform(action, body, self.held)
                 if action == "save-trims" and result.get("config"):  # the saved widths are the config's now
@@ -437,6 +439,9 @@ class PanelSession:
             finally:
                 self._sync_held()
                 self.refresh_board()
+            if self.jammed:  # what the firmware did left the virtual cube between positions: said with the answer
+                result["messages"] = list(result.get("messages", [])) + [self.jammed]
+                result["jammed"] = self.jammed
         self.changed()
         return result
 
@@ -483,6 +488,8 @@ class PanelSession:
             if self.run_state != "idle":
                 raise RequestError(409, f"run {self.run_id} is going: the checks read the board, which the run "
                                         "is using; ask again when it has ended")
+            if self.jammed:  # the simulated camera cannot draw a cube left between positions
+                raise RequestError(409, f"{self.jammed}, then run the checks")
             held = self.held
             context = DoctorContext(link=held.link, camera=held.camera, simulated=held.simulated,
                                     config_arg=str(self.config.path) if self.config.path else None)

@@ -54,6 +54,11 @@ KEPT_ROBOT_WORDS = (("run 'cube-robot link reset-alarm'", "press Clear alarm in 
                      "press Clear alarm, then Start, in the panel (the cube is rescanned)"))
 
 
+# After this host's own stop byte (not line noise): no cable to check.
+HOST_STOP_ADVICE = ("check the cube sits straight in the grippers (turn a layer stopped part-way to the nearest "
+                    "quarter), clear the alarm (cube-robot link reset-alarm), then run again (the cube is rescanned)")
+
+
 class RunFailed(RuntimeError):
     """A run that stopped safely; the message says what to do next."""
 
@@ -82,6 +87,8 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
                 pipeline.stopped_nothing = not pipeline.streaming and board_idle(robot)
                 if not pipeline.stopped_nothing:
                     pipeline.learn_after_stop(emergency_stop(robot))
+                if pipeline.executing and pipeline.execute_started is not None:  # the stage the stop cut short
+                    pipeline.waterfall.add("execute (stopped)", pipeline.execute_started, time.perf_counter())
                 raise
     except KeyboardInterrupt as exc:  # Ctrl-C (or the panel's Stop): report what is known, then the run is logged
         who = stop_name(exc)
@@ -214,6 +221,7 @@ class Pipeline:
         self.stopped_nothing = False  # a Ctrl-C came while nothing moved: no stop byte was sent
         self.scan_confidence = 0.0  # the decoder's, for the scan the run goes on with
         self.corrected = False  # a person corrected the scanned cube
+        self.execute_started: float | None = None  # when the plan's stream began (perf_counter)
         self.review_s = 0.0  # how long a person took to check the scanned cube (left out of button->solved)
         self.scan_prefix = ""  # the scan being taken, as its waterfall names it ("scan 2: ", "verify: ")
 
@@ -266,7 +274,13 @@ class Pipeline:
         elif self.verifying:
             note += ("; the plan ran to the end: the stop came during the check rescan, whose motions turn the "
                      "whole cube, not a layer")
-        return f"{state.to_facelets(self.scan_colours)} ({note})"
+        return self._as_corrected(f"{state.to_facelets(self.scan_colours)} ({note})")
+
+    def _as_corrected(self, state: str) -> str:
+        """A cube state worked out from a cube a person corrected is only as right as the correction."""
+        if not self.corrected:
+            return state
+        return f"{state}; worked out from the cube as corrected by hand, which may not be the cube in the robot"
 
     def run(self) -> None:
         from ..vision.scan import ScanSequence
@@ -380,7 +394,7 @@ class Pipeline:
             publish(ev.ActionSent(action, total))
 
         publish(ev.StageStarted("execute"))
-        t = time.perf_counter()
+        t = self.execute_started = time.perf_counter()
         self.executing = True
         try:
             result = self._execute(plan, progress, sent)
@@ -413,8 +427,10 @@ class Pipeline:
                              if where else "; " + interrupted_note(k, plan.actions[k], "was"))
                 state_said = f"{facelets} ({note})"
             publish(ev.Stopped(stopped_at_action=completed, interrupted_action=cut))
+            self.waterfall.add("execute (stopped)", t, time.perf_counter())  # the stage the stop cut short
             message = self._alarm_said(exc) if isinstance(exc, AlarmError) else str(exc)
-            raise RunFailed(message, stop_advice(exc), state_said, self._stop_outcome(exc)) from None
+            advice = (HOST_STOP_ADVICE if self._host_stopped(exc) else stop_advice(exc))
+            raise RunFailed(message, advice, self._as_corrected(state_said), self._stop_outcome(exc)) from None
         publish(ev.StreamEnded(total, total))
         self.executing, self.completed = False, total
         done_at = time.perf_counter()  # timing mark: the last action's `done` has arrived
