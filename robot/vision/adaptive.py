@@ -145,17 +145,9 @@ def sampling_worker():
 def _full_result(scanner, readings: StickerReadings, frames, decoded_as=None) -> ScanResult:
     """What read_frames makes of every view (the same decode and warnings), pictures in the background.
     decoded_as: (decoded, error, seconds) when the readings were decoded already (robot/vision/second_look.py)."""
-    from .decode import VisionError, decode
-
     scan_cfg = scanner.config.scan
     if decoded_as is None:
-        started = time.perf_counter()
-        decoded, error = None, None
-        try:
-            decoded = decode(readings.rgb, scanner.calibration, scanner.config)
-        except VisionError as exc:
-            error = exc
-        decode_s = time.perf_counter() - started
+        decoded, error, decode_s = timed_decode(scanner, readings)
     else:
         decoded, error, decode_s = decoded_as
     result = ScanResult(readings, frames, decoded, error, read_ms=decode_s * 1000.0)
@@ -232,15 +224,7 @@ SECOND_LOOKS = 2  # extra views at most: one view shows stickers of two adjacent
 def full_or_second_look(scanner, samples: list, readings: StickerReadings, frames: dict, marks: dict,
                         view_mover) -> ScanResult:
     """The full scan's result, or, when it is refused over washed-out stickers, the fused second look's."""
-    from .decode import VisionError, decode
-
-    started = time.perf_counter()
-    decoded, error = None, None
-    try:
-        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
-    except VisionError as exc:
-        error = exc
-    decode_s = time.perf_counter() - started
+    decoded, error, decode_s = timed_decode(scanner, readings)
     views = [] if error is None or error.result is None else _views_for(scanner, readings, error.result)
     if error is None or not views:
         return _full_result(scanner, readings, frames, (decoded, error, decode_s))
@@ -349,3 +333,16 @@ class _Saver:
 
     def __init__(self, scanner, regions):
         self.config, self.regions = scanner.config, regions
+
+
+def timed_decode(scanner, readings):
+    """(the decoded cube or None, the VisionError or None, the seconds the decode took) of full readings."""
+    from .decode import VisionError, decode
+
+    started = time.perf_counter()
+    decoded, error = None, None
+    try:
+        decoded = decode(readings.rgb, scanner.calibration, scanner.config)
+    except VisionError as exc:
+        error = exc
+    return decoded, error, time.perf_counter() - started
