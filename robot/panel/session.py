@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 Listener = Callable[[dict], None]
 REVIEW_TIMEOUT_S = 600.0  # how long a run waits for a person to confirm the cube it read
-# How run/simulated.py's warning begins when the virtual cube cannot follow what the firmware did.
 
 
 def event_json(event: ev.Event, run: int) -> dict:
@@ -61,9 +60,8 @@ class Review:
 
 
 class PanelSession:
-    def __init__(self, config: Config, held: HeldRobot, live: LiveView | None = None, tell_maker=None):
+    def __init__(self, config: Config, held: HeldRobot, live: LiveView | None = None):
         self.config, self.held, self.live = config, held, live
-        self.tell_maker = tell_maker or (lambda text: None)
         self.lock = threading.RLock()  # the robot between runs (bring-up, board reads, starting a run)
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
@@ -81,7 +79,6 @@ class PanelSession:
         self.board: dict | None = None  # the board's state, as last read between runs
         self.overlay_view: str | None = None  # the scan view the live view outlines
         self._interruptible = False  # a run is going that a Stop may interrupt (until its RunEnded)
-        self.messages: list[str] = []  # what the last run told the maker
         self.jammed: str | None = None  # simulation: why the virtual cube cannot go on (a new cube is needed)
 
     # -- life -------------------------------------------------------------------------
@@ -206,7 +203,7 @@ class PanelSession:
             self._refuse_alarm()
             self.run_id += 1
             run_id = self.run_id
-            self.run_state, self.stage, self.messages = "running", None, []
+            self.run_state, self.stage = "running", None
             self.cube = {"facelets": None, "confidence": None, "seen": None}
             self._interruptible = True
             thread = self.run_thread = threading.Thread(target=self._run, args=(run_id, review),
@@ -240,8 +237,7 @@ class PanelSession:
                              port=None if self.held.simulated else self.held.link.url)
         robot = self.held.lend(self._review if review else None)
 
-        def tell_maker(text: str) -> None:
-            self.messages.append(text)
+        def tell_maker(text: str) -> None:  # the page's messages (replayed to a page opened mid-run)
             self.send({"type": "Message", "run": run_id, "text": text})
 
         report = None
