@@ -41,6 +41,20 @@ class PanelApp:
     runs_dir: Path  # served under /runs/: the scans' pictures and readings (scan.images_dir)
 
 
+def access_refusal(handler: tornado.web.RequestHandler, guard: Guard) -> tuple[int, str, str] | None:
+    """(status, message, field) when a request (a page, the API or the websocket) may not be served: its
+    Host on a loopback bind, or the token (query, header or cookie) where one is needed; None: served."""
+    refusal = guard.host_refusal(handler.request.headers.get("Host"))
+    if refusal:
+        return 403, refusal, "Host"
+    token = (handler.get_query_argument("token", None) or handler.request.headers.get(TOKEN_HEADER)
+             or handler.get_cookie(TOKEN_COOKIE))
+    if not guard.token_ok(token):
+        return 401, ("a token is needed: open the URL the panel printed (it carries ?token=...), or send the "
+                     f"{TOKEN_HEADER} header"), "token"
+    return None
+
+
 class Base(tornado.web.RequestHandler):
     """Every request: the Host and the token; a POST also its client, Origin and JSON body."""
 
@@ -50,18 +64,11 @@ class Base(tornado.web.RequestHandler):
     def initialize(self, panel: PanelApp) -> None:
         self.panel = panel
 
-    def given_token(self) -> str | None:
-        return (self.get_query_argument("token", None) or self.request.headers.get(TOKEN_HEADER)
-                or self.get_cookie(TOKEN_COOKIE))
-
     def prepare(self) -> None:
         guard = self.panel.guard
-        refusal = guard.host_refusal(self.request.headers.get("Host"))
-        if refusal:
-            self._stop(403, refusal, "Host")
-        if not guard.token_ok(self.given_token()):
-            self._stop(401, "a token is needed: open the URL the panel printed (it carries ?token=...), or send "
-                            f"the {TOKEN_HEADER} header", "token")
+        refused = access_refusal(self, guard)
+        if refused:
+            self._stop(*refused)
         if self.request.method not in ("GET", "HEAD"):
             headers = self.request.headers
             refusal = guard.client_refusal(headers.get(CLIENT_HEADER)) or guard.origin_refusal(
@@ -318,13 +325,11 @@ class EventsSocket(tornado.websocket.WebSocketHandler):
         self.listener: Callable[[dict], None] | None = None
 
     def prepare(self) -> Awaitable[None] | None:
-        guard = self.panel.guard
-        refusal = guard.host_refusal(self.request.headers.get("Host"))
-        token = (self.get_query_argument("token", None) or self.request.headers.get(TOKEN_HEADER)
-                 or self.get_cookie(TOKEN_COOKIE))
-        if refusal or not guard.token_ok(token):
-            self.set_status(403 if refusal else 401)
-            self.finish(json.dumps({"error": refusal or "a token is needed", "field": "Host" if refusal else "token"}))
+        refused = access_refusal(self, self.panel.guard)
+        if refused:
+            status, message, field = refused
+            self.set_status(status)
+            self.finish(json.dumps({"error": message, "field": field}))
             raise tornado.web.Finish()
         return None
 
