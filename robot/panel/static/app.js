@@ -163,6 +163,7 @@ function connect() {
     connection.textContent = "live";
     connection.className = "connection up";
     refreshState();
+    document.dispatchEvent(new Event("panel-connected")); // other modules re-read what they show
   });
   socket.addEventListener("message", (message) => {
     let data;
@@ -180,6 +181,7 @@ function connect() {
     }
     if (data.type === "State") showState(data);
     else run.onEvent(data);
+    document.dispatchEvent(new CustomEvent("panel-message", { detail: data })); // e.g. the calibration's steps
     if (data.type === "Report") {
       history.load();
     }

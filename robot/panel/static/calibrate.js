@@ -406,23 +406,12 @@ function load() {
 }
 load();
 
-// Another tab's steps: the panel sends the state after each one ({"type": "Calibration", ...}). A socket of
-// its own, opened without this tab's client name: closing it must not give up this tab's control.
-function follow() {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(withToken(`${scheme}//${location.host}/api/events`));
-  socket.addEventListener("open", load); // what changed while it was away
-  socket.addEventListener("message", (message) => {
-    let data;
-    try {
-      data = JSON.parse(message.data);
-    } catch (e) {
-      return;
-    }
-    if (data.type !== "Calibration") return;
-    const { type, ...next } = data;
-    if (JSON.stringify(next) !== JSON.stringify(state)) show(next);
-  });
-  socket.addEventListener("close", () => setTimeout(follow, 2000));
-}
-follow();
+// Another tab's steps: the panel sends the state after each one ({"type": "Calibration", ...}) on the
+// page's websocket (app.js hands every message on as a "panel-message" event).
+document.addEventListener("panel-connected", load); // what changed while the page was away
+document.addEventListener("panel-message", (event) => {
+  const data = event.detail;
+  if (!data || data.type !== "Calibration") return;
+  const { type, ...next } = data;
+  if (JSON.stringify(next) !== JSON.stringify(state)) show(next);
+});
