@@ -1,4 +1,4 @@
-"""SIMULATED arms in the pictures (robot/sim/render_arms.py, config camera.arms): what they hide, what the
+"""SIMULATED arms in the pictures (robot/sim/render_arms.py, config simulated_robot): what they hide, what the
 decoder makes of it, and what they cost a run.  Prints tables.
 
     python bench/arms.py [--scans 200] [--seed 1] [--e2e 0]
@@ -128,7 +128,7 @@ def e2e(runs: int) -> list[dict]:
         path = Path(tmp) / "config.yaml"
         path.write_text(text)
         base = config_module.load(path)
-        configs = {"off": base, "on": config_module.with_settings(base, {"camera.arms.enabled": True})}
+        configs = {"off": base, "on": config_module.with_settings(base, {"simulated_robot.draw_arms": True})}
         results: dict = {k: [] for k in configs}
         for seed in range(runs):
             for key, config in configs.items():

@@ -281,19 +281,6 @@ SCHEMA: dict = {
                                    "up, back towards the camera]; empty: where the preset puts it", item=float,
                                    min_items=3, max_items=3, nullable=True),
         },
-        # SIMULATED: the arms and grippers in the simulated robot's pictures (robot/sim/render_arms.py).
-        "arms": {
-            "enabled": Setting(bool, False, "draw the four arms, their grippers and their shadows in the simulated "
-                               "pictures (off: a bare cube, the pictures as before)"),
-            "jaw_width_mm": Setting(float, 12.0, "a gripper jaw's width", min=1.0, max=50.0),
-            "jaw_depth_mm": Setting(float, 18.0, "how far a jaw reaches along the layer from the face", min=1.0, max=50.0),
-            "jaw_thickness_mm": Setting(float, 4.0, "a jaw's thickness", min=0.5, max=20.0),
-            "open_gap_mm": Setting(float, 6.0, "jaw to cube when the gripper is open (0 when closed)", min=0.0, max=50.0),
-            "shaft_radius_mm": Setting(float, 5.0, "half the arm's square rod (and the crossbar's thickness)",
-                                       min=0.5, max=30.0),
-            "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
-                              min=0.0, max=1.0),
-        },
     },
     "scan": {
         "views": Setting(
@@ -410,5 +397,24 @@ SCHEMA: dict = {
         "http_port": Setting(int, 8080, "the panel's web port (0: any free port)", min=0, max=65535),
         "token": Setting(str, "", "the panel's access token (empty: a new random one at each start; needed off "
                                   "loopback)"),
+    },
+    # SIMULATED only: the virtual robot's true build (robot/sim/); a real robot ignores it.
+    "simulated_robot": {
+        "draw_arms": Setting(bool, False, "draw the four arms, their grippers and their shadows in the simulated "
+                             "pictures (robot/sim/render_arms.py; off: a bare cube)"),
+        "gripper": {
+            "jaw_width_mm": Setting(float, 12.0, "a gripper jaw's width", min=1.0, max=50.0),
+            "jaw_depth_mm": Setting(float, 18.0, "how far a jaw reaches along the layer from the face",
+                                    min=1.0, max=50.0),
+            "jaw_thickness_mm": Setting(float, 4.0, "a jaw's thickness", min=0.5, max=20.0),
+            "open_gap_mm": Setting(float, 6.0, "jaw to cube when the gripper is open (0 when closed)",
+                                   min=0.0, max=50.0),
+            "crossbar_gap_mm": Setting(float, 2.0, "the crossbar's inner side to the face when closed",
+                                       min=0.0, max=50.0),
+            "shaft_radius_mm": Setting(float, 5.0, "half the arm's square rod (and the crossbar's thickness)",
+                                       min=0.5, max=30.0),
+        },
+        "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
+                          min=0.0, max=1.0),
     },
 }

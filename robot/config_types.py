@@ -109,17 +109,6 @@ class CameraLighting:  # SIMULATED: the simulated lamp (robot/sim/lamp.py)
 
 
 @dataclass(frozen=True)
-class CameraArms:  # SIMULATED: the arms in the simulated pictures (robot/sim/render_arms.py)
-    enabled: bool
-    jaw_width_mm: float
-    jaw_depth_mm: float
-    jaw_thickness_mm: float
-    open_gap_mm: float
-    shaft_radius_mm: float
-    shadow: float
-
-
-@dataclass(frozen=True)
 class CameraConfig:
     device: str
     width: int
@@ -136,7 +125,6 @@ class CameraConfig:
     settle_ms: float
     pose: CameraPose
     lighting: CameraLighting
-    arms: CameraArms
 
 
 @dataclass(frozen=True)
@@ -207,6 +195,23 @@ class PanelConfig:
 
 
 @dataclass(frozen=True)
+class GripperConfig:  # SIMULATED: the virtual robot's grippers (robot/sim/render_arms.py)
+    jaw_width_mm: float
+    jaw_depth_mm: float
+    jaw_thickness_mm: float
+    open_gap_mm: float
+    crossbar_gap_mm: float
+    shaft_radius_mm: float
+
+
+@dataclass(frozen=True)
+class SimulatedRobotConfig:  # SIMULATED only: the virtual robot's true build
+    draw_arms: bool
+    gripper: GripperConfig
+    shadow: float
+
+
+@dataclass(frozen=True)
 class Config:
     """Every setting, validated; `path` is the file it came from (None: built-in defaults or a
     mapping), `notes` the deprecation notes of its loading.  Neither counts in comparisons."""
@@ -221,6 +226,7 @@ class Config:
     decode: DecodeConfig
     run: RunConfig
     panel: PanelConfig
+    simulated_robot: SimulatedRobotConfig
     path: Path | None = field(default=None, compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
 

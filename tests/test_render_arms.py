@@ -135,9 +135,9 @@ def test_arms_follow_the_scan_actions(setup):
     assert after.angle("F") == 90.0 and after.angle("B") == 270.0
     views = ra.scan_arms(arms(), sequence, profile.faces_of)
     assert [v.angle("R") for v in views] == [0.0, 180.0, 180.0, 180.0]
-    enabled = config_module.with_settings(config, {"camera.arms.enabled": True})
+    enabled = config_module.with_settings(config, {"simulated_robot.draw_arms": True})
     geometry = ra.ArmGeometry.from_config(enabled)
-    assert geometry is not None and geometry.jaw_width_mm == config.camera.arms.jaw_width_mm
+    assert geometry is not None and geometry.jaw_width_mm == config.simulated_robot.gripper.jaw_width_mm
 
 
 def test_a_simulated_run_draws_the_arms_where_the_firmware_put_them(tmp_path, monkeypatch):
@@ -154,9 +154,9 @@ def test_a_simulated_run_draws_the_arms_where_the_firmware_put_them(tmp_path, mo
         return real(facelets, pose, lighting, *args, **kwargs)
 
     monkeypatch.setattr(render, "render_state", recording)
-    path = scratch_config(tmp_path, lambda text: text.replace("  arms:\n    enabled: false", "  arms:\n    enabled: true"))
+    path = scratch_config(tmp_path, lambda text: text.replace("  draw_arms: false", "  draw_arms: true"))
     config = config_module.load(path)
-    assert config.camera.arms.enabled
+    assert config.simulated_robot.draw_arms
     run_simulated(config, RunOptions(sim=True, firmware="mock", seed=3, verify=False), lambda text: None)
     assert drawn and all(isinstance(a, ra.ArmsView) for a in drawn)
     # the first view: RL took the cube (homed arms); the second: R and L turned a half turn, still holding

@@ -8,8 +8,7 @@ turns them clockwise seen from outside its face.  Everything is a box (the shaft
 rod), drawn with a depth test against the cube's faces, so an arm hides what stands behind it and
 the cube hides the arms behind it.  Each box casts a soft shadow on the cube's faces from the light.
 
-Config `camera.arms` (config.yaml) gives the sizes; docs/hardware.md gives none (the mechanical
-parts are not in this repository), so the defaults are a plausible fork gripper, not a measured one.
+Config `simulated_robot` (config.yaml) gives the sizes.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from ..config_types import Config
 
 ARM_FACES = ("R", "L", "F", "B")
 ARM_RGB = (150.0, 152.0, 158.0)  # grey (aluminium / grey print)
-_CROSSBAR_GAP_MM = 2.0  # crossbar to the face (a closed gripper does not press the face itself)
 
 
 @dataclass(frozen=True)
@@ -33,6 +31,7 @@ class ArmGeometry:
     jaw_depth_mm: float = 18.0  # how far the jaw reaches along the layer, from the face
     jaw_thickness_mm: float = 4.0
     open_gap_mm: float = 6.0  # jaw to the cube when the gripper is open (0 when closed)
+    crossbar_gap_mm: float = 2.0  # crossbar to the face when closed (a closed gripper does not press the face)
     shaft_radius_mm: float = 5.0  # half the square rod's side; the crossbar is as thick
     shaft_length_mm: float = 150.0  # from the crossbar outwards (reaches past the picture)
     shadow: float = 0.45  # darkening of a face in full shadow (0: no shadows)
@@ -40,12 +39,13 @@ class ArmGeometry:
 
     @classmethod
     def from_config(cls, config: Config) -> "ArmGeometry | None":
-        """The geometry from config `camera.arms`; None when the arms are off."""
-        a = config.camera.arms
-        if not a.enabled:
+        """The geometry from config `simulated_robot`; None when the arms are not drawn."""
+        sim = config.simulated_robot
+        if not sim.draw_arms:
             return None
-        return cls(a.jaw_width_mm, a.jaw_depth_mm, a.jaw_thickness_mm, a.open_gap_mm, a.shaft_radius_mm,
-                   shadow=a.shadow)
+        g = sim.gripper
+        return cls(g.jaw_width_mm, g.jaw_depth_mm, g.jaw_thickness_mm, g.open_gap_mm, g.crossbar_gap_mm,
+                   g.shaft_radius_mm, shadow=sim.shadow)
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def boxes(arms: ArmsView, half: float) -> list[np.ndarray]:
         gap = 0.0 if arms.is_closed(face) else g.open_gap_mm
         r, t = g.shaft_radius_mm, g.jaw_thickness_mm
         reach = half + gap + t  # the jaws' outer faces from the axis
-        bar_in = half + _CROSSBAR_GAP_MM + (gap if gap else 0.0)  # an open gripper also backs off
+        bar_in = half + g.crossbar_gap_mm + gap  # an open gripper also backs off
         bar_mid = bar_in + r
         # crossbar: across the face between the jaws' outer faces
         out.append(np.array([normal * bar_mid, along * reach, across * (g.jaw_width_mm / 2), normal * r]))

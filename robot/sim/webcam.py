@@ -148,7 +148,7 @@ class SimulatedCamera(Camera):
         self._render_lock = threading.Lock()
         self._prerenderer: ThreadPoolExecutor | None = None  # the thread that renders a view's state while the arms move (prerender)
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
-        # SIMULATED arms in the pictures (config camera.arms; None: off, a bare cube as before)
+        # SIMULATED arms in the pictures (config simulated_robot.draw_arms; None: off, a bare cube)
         self.arms_geometry = render_arms.ArmGeometry.from_config(robot.config)
         self.arm_states = [render_arms.arms_of(robot.virtual, self.arms_geometry)]  # where the arms stood, per state
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
@@ -226,7 +226,7 @@ class SimulatedCamera(Camera):
         from ..plan import Turn
 
         moves = [move for action in actions if isinstance(action, Turn) for move in action.moves()]
-        if arms is not None:  # drawn arms (camera.arms.enabled) stand where the actions leave them
+        if arms is not None:  # drawn arms (simulated_robot.draw_arms) stand where the actions leave them
             arms = render_arms.after_actions(arms, actions, self.robot.virtual.profile.faces_of)
         self._clean(cube.apply_moves(facelets, moves), lighting, arms)
 
