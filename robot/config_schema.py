@@ -199,6 +199,20 @@ SCHEMA: dict = {
             f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
             min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
         ),
+        # The jaws' travel and clearances: the regrip's overlap (robot/regrip.py) is scheduled from these.
+        "servo_speed_us_per_ms": Setting(
+            float, _FW["DEFAULT_SERVO_SPEED"] / 10, "gripper servo speed, microseconds of pulse width per ms "
+            "(the datasheet's, or measured); sent in tenths",
+            min=_FW["SERVO_SPEED_MIN"] / 10, max=_FW["SERVO_SPEED_MAX"] / 10,
+        ),
+        "jaw_clear_pct": Setting(int, _FW["DEFAULT_JAW_CLEAR_PCT"], "% of the opening travel where the jaws stop "
+                                 "touching the cube", min=_FW["JAW_PCT_MIN"], max=_FW["JAW_PCT_MAX"]),
+        "jaw_contact_pct": Setting(int, _FW["DEFAULT_JAW_CONTACT_PCT"], "% of the closing travel where the jaws "
+                                   "first touch the cube", min=_FW["JAW_PCT_MIN"], max=_FW["JAW_PCT_MAX"]),
+        "jaw_open_gap_mm": Setting(int, _FW["DEFAULT_JAW_OPEN_GAP_MM"], "jaw to cube when fully open, mm",
+                                   min=_FW["JAW_OPEN_GAP_MM_MIN"], max=_FW["JAW_OPEN_GAP_MM_MAX"]),
+        "cube_mm": Setting(int, _FW["DEFAULT_CUBE_MM"], "the cube's edge, mm (how far a turning layer reaches)",
+                           min=_FW["CUBE_MM_MIN"], max=_FW["CUBE_MM_MAX"]),
         # Bring-up: sent at every connect with ARM, GRIPPER and SETUP (docs/protocol.md).
         "idle_off_s": Setting(
             int, _FW["DEFAULT_IDLE_OFF_S"], "stepper drivers switch off after this many seconds without an action "

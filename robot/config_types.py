@@ -86,6 +86,11 @@ class MotionConfig:
     servo_open_us: int
     servo_closed_us: int
     grip_ms: int
+    servo_speed_us_per_ms: float
+    jaw_clear_pct: int
+    jaw_contact_pct: int
+    jaw_open_gap_mm: int
+    cube_mm: int
     idle_off_s: int
     homing: HomingConfig
     arms: Mapping[str, ArmConfig]  # arm face -> its settings

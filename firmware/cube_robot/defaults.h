@@ -23,6 +23,13 @@
 #define DEFAULT_SERVO_OPEN_US 1000    // gripper pulse width when open
 #define DEFAULT_SERVO_CLOSED_US 2000  // gripper pulse width when closed
 #define DEFAULT_GRIP_MS 95            // settle time of each GRIP phase
+// The jaws' travel and clearances (robot/regrip.py has the same arithmetic): the
+// regrip's overlap is scheduled from these.
+#define DEFAULT_SERVO_SPEED 47        // servo speed, tenths of a us of pulse width per ms (MG996R at 6 V)
+#define DEFAULT_JAW_CLEAR_PCT 50      // % of the opening travel where the jaws stop touching the cube
+#define DEFAULT_JAW_CONTACT_PCT 70    // % of the closing travel where the jaws first touch it
+#define DEFAULT_JAW_OPEN_GAP_MM 12    // jaw to cube when fully open
+#define DEFAULT_CUBE_MM 50            // the cube's edge (a turning layer's corners reach 10.4 mm past the faces)
 #define DEFAULT_IDLE_OFF_S 300        // drivers off after this long without an action (0: never)
 #define DEFAULT_HOME_ACTIVE_LEVEL 0   // the homing input reads this level at a sensor (0: active low)
 
@@ -47,6 +54,14 @@
 // could turn while the grippers had not even been told to move.  A plain number
 // (robot/config.py reads it); grippers.cpp checks it against SERVO_FRAME_US.
 #define GRIP_MS_MIN 40
+#define SERVO_SPEED_MIN 5     // tenths of a us per ms
+#define SERVO_SPEED_MAX 200
+#define JAW_PCT_MIN 5
+#define JAW_PCT_MAX 95
+#define JAW_OPEN_GAP_MM_MIN 1
+#define JAW_OPEN_GAP_MM_MAX 60
+#define CUBE_MM_MIN 20
+#define CUBE_MM_MAX 120
 #define GRIP_MS_MAX 2000
 #define DWELL_MS_MIN 1
 #define DWELL_MS_MAX 60000
