@@ -421,12 +421,22 @@ SCHEMA: dict = {
             "jaw_depth_mm": Setting(float, 18.0, "how far a jaw reaches along the layer from the face",
                                     min=1.0, max=50.0),
             "jaw_thickness_mm": Setting(float, 4.0, "a jaw's thickness", min=0.5, max=20.0),
-            "open_gap_mm": Setting(float, 6.0, "jaw to cube when the gripper is open (0 when closed)",
-                                   min=0.0, max=50.0),
+            "open_gap_mm": Setting(float, 12.0, "jaw to cube when the gripper is open (0 when closed); must "
+                                   "exceed a turning layer's reach (10.4 mm for a 50 mm cube)", min=0.0, max=50.0),
             "crossbar_gap_mm": Setting(float, 2.0, "the crossbar's inner side to the face when closed",
                                        min=0.0, max=50.0),
             "shaft_radius_mm": Setting(float, 5.0, "half the arm's square rod (and the crossbar's thickness)",
                                        min=0.5, max=30.0),
+            # The true servo and jaws (robot/sim/jaws.py), separate from the firmware's motion.jaw_* settings.
+            "servo_speed_us_per_ms": Setting(float, 4.7, "the true servo's speed, us of pulse width per ms",
+                                             min=0.5, max=20.0),
+            "clear_pct": Setting(int, 50, "% of the opening travel where the true jaws stop touching the cube",
+                                 min=5, max=95),
+            "contact_pct": Setting(int, 70, "% of the closing travel where the true jaws first touch the cube",
+                                   min=5, max=95),
+            "true_jaws": Setting(bool, False, "the jaws move at the true servo's speed and a turning layer's reach "
+                                 "meeting a jaw, or a hand-over that drops the cube, is a jam (off: the grippers "
+                                 "open and close at once)"),
         },
         "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
                           min=0.0, max=1.0),

@@ -207,6 +207,10 @@ class GripperConfig:  # SIMULATED: the virtual robot's grippers (robot/sim/rende
     open_gap_mm: float
     crossbar_gap_mm: float
     shaft_radius_mm: float
+    servo_speed_us_per_ms: float
+    clear_pct: int
+    contact_pct: int
+    true_jaws: bool
 
 
 @dataclass(frozen=True)
