@@ -26,7 +26,7 @@ MODULE_STRING = re.compile(r"(robot(?:\.\w+)+)(?::\w+)?")
 # registries that list those are in the top layer), and no two packages import each other, even
 # through others.
 LAYERS = [
-    ("model", {"robot", "cube", "plan", "plan3", "motion", "config", "config_schema", "config_types",
+    ("model", {"robot", "cube", "plan", "plan3", "motion", "regrip", "config", "config_schema", "config_types",
                "config_edit", "scan_sequence", "firmware_header", "puzzles", "checks", "errors",
                "tables_store", "paths", "exit_status", "progress", "cli_common"}),
     ("devices", {"link", "arms", "vision", "solver", "solver3"}),

@@ -29,6 +29,7 @@ from ..vision.camera_geometry import Pose, scan_regions
 from . import emulator as emulator_module
 from . import lamp as lamp_module
 from . import mechanics, pinlog, render
+from .jaws import JawTracker, feed_pins
 from .virtual_robot import MechanicalError, VirtualRobot
 from .webcam import SimulatedCamera, TimedArmViewMover
 
@@ -116,6 +117,8 @@ class SimulatedRobot:
         self._servo_seen: dict[str, int] = {}  # emulator: start cycle of the last complete servo pulse decoded, per arm
         self.ignored_servo_pulses: list[tuple[str, pinlog.Pulse]] = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
         self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
+        # The true jaws (config simulated_robot.gripper.true_jaws): a layer's reach meeting a jaw is a jam.
+        self.jaws = JawTracker.from_config(config) if config.simulated_robot.gripper.true_jaws else None
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = Pose.from_config(config)
         # The lamp (light: a preset name, else config camera.lighting) shines on every scan of the run.
@@ -390,6 +393,7 @@ class SimulatedRobot:
             open_us, closed_us = widths[arm]
             return abs(us - closed_us) < abs(us - open_us)
         timeline = []  # (cycle, order, kind, arm, value)
+        new_changes: dict[str, list] = {arm: [] for arm in "RLFB"}  # for the true jaws
         # Only complete pulses are decoded, so a servo pulse cut off by the end of the log is
         # picked up next time: each kind of event keeps its own cursor.  The servo pulses are decoded
         # from the oldest gripper's last pulse already seen on (50 a second per gripper: the whole log
@@ -402,10 +406,12 @@ class SimulatedRobot:
             for pulse in changes:
                 if pulse.start_cycle > self._servo_cursor.get(arm, -1):
                     timeline.append((pulse.start_cycle, 0, "grip", arm, closed(arm, pulse.width_us)))
+                    new_changes[arm].append(pulse)
                     self._servo_cursor[arm] = pulse.start_cycle
             if pulses[arm]:
                 self._servo_seen[arm] = pulses[arm][-1].start_cycle
-        for arm, moves in self._motions.new_moves(events).items():
+        new_moves = self._motions.new_moves(events)
+        for arm, moves in new_moves.items():
             for move in moves:  # DIR-level steps; the arm turns as its motor is wired
                 physical = move.steps * mechanics.direction(self.reversed_motors, arm)
                 timeline.append((move.start_cycle, 1, "turn", arm, physical))
@@ -418,6 +424,12 @@ class SimulatedRobot:
                     self.virtual.turn_arm(arm, value)
             except MechanicalError as exc:  # keep the evidence: the pin events around it (a rare flake: docs/known-problems.md)
                 exc.args = (f"{exc.args[0]} [pin events around it: {self._save_jam(events, timeline, k)}]",)
+                raise
+        if self.jaws is not None:
+            try:
+                feed_pins(self.jaws, events, new_changes, new_moves, self._motions.pin_map)
+            except MechanicalError as exc:  # the same evidence: the decoded timeline and the pin log
+                exc.args = (f"{exc.args[0]} [pin events: {self._save_jam(events, timeline, max(0, len(timeline) - 1))}]",)
                 raise
 
     def _servo_commands(self, pulses: dict) -> dict:
