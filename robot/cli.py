@@ -36,6 +36,7 @@ COMMAND_MODULES = [
 CALIBRATE_MODULES = [
     "robot.calibrate.colours",
     "robot.calibrate.timing",
+    "robot.calibrate.overlap",
 ]
 
 

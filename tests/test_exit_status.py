@@ -26,6 +26,7 @@ COMMANDS = {  # every command that talks to the robot; the arguments make each o
     "link info": ["link", "info"],
     "link reset-alarm": ["link", "reset-alarm"],
     "calibrate timing": ["calibrate", "timing"],
+    "calibrate overlap": ["calibrate", "overlap"],
     "home": ["home"],
     "load": ["load"],
     "release": ["release"],

@@ -141,6 +141,7 @@ class Servo:
 class _Turn:
     arm: str
     step_ms: list  # the board time of each step
+    direction: int  # +1 / -1
 
 
 class JawTracker:
@@ -150,6 +151,7 @@ class JawTracker:
         self.servos = {arm: Servo(arm, jaws[arm]) for arm in ARMS}
         self.cube_mm, self.steps_per_rev = cube_mm, steps_per_rev
         self._turns: list[_Turn] = []  # not checked yet
+        self.layer_steps = {arm: 0 for arm in ARMS}  # each arm's layer, steps past square (a jog stops anywhere)
         self._releases: list[tuple[float, str, _Command]] = []  # (when it stops touching, arm, the command)
         self.checked_until = float("-inf")
 
@@ -173,10 +175,10 @@ class JawTracker:
         if release is not None:
             self._releases.append((release, arm, servo.commands[-1]))
 
-    def turn(self, arm: str, step_ms) -> None:
+    def turn(self, arm: str, step_ms, direction: int = 1) -> None:
         """An arm's move, with the board time of each of its steps (in the air or turning a layer)."""
         if step_ms:
-            self._turns.append(_Turn(arm, sorted(step_ms)))
+            self._turns.append(_Turn(arm, sorted(step_ms), 1 if direction >= 0 else -1))
 
     # -- the checks ------------------------------------------------------------------
 
@@ -209,14 +211,16 @@ class JawTracker:
                 f"[{self.describe_truth()}]")
         others = [a for a in ARMS if pair_of(a) != pair_of(arm)]
         deg_per_step = 360.0 / self.steps_per_rev
+        start = self.layer_steps[arm]
+        self.layer_steps[arm] = (start + turn.direction * len(steps)) % (self.steps_per_rev // 4)
         for i in range(1, len(steps)):  # between step i and step i+1 the layer stands i steps round
-            reach = envelope_mm(i * deg_per_step, self.cube_mm)
+            reach = envelope_mm((start + turn.direction * i) * deg_per_step, self.cube_mm)
             for other in others:
                 for t, gap in self.servos[other].gaps_over(steps[i - 1], steps[i]):
                     if gap < reach:
                         raise MechanicalError(
-                            f"jammed at {t:.1f} ms (board time): arm {arm}'s layer, {i * deg_per_step:.1f} deg into "
-                            f"its turn, reaches {reach:.2f} mm past its faces, but gripper {other}'s jaw was "
+                            f"jammed at {t:.1f} ms (board time): arm {arm}'s layer, turned "
+                            f"{(start + turn.direction * i) * deg_per_step % 90:.1f} deg past square, reaches {reach:.2f} mm past its faces, but gripper {other}'s jaw was "
                             f"{gap:.2f} mm off the cube ({self._commanded(other, t)}) [{self.describe_truth()}]")
 
     def _check_release(self, t_ms: float, arm: str, command: _Command) -> None:
@@ -258,6 +262,7 @@ def feed_pins(tracker: JawTracker, events, changes: dict, moves: dict, pin_map) 
         for move in arm_moves:
             window = events[bisect.bisect_left(events, move.start_cycle, key=cycle):
                             bisect.bisect_right(events, move.end_cycle, key=cycle)]
-            tracker.turn(arm, [pinlog.cycles_to_ms(ev.cycle) for ev in window if ev.pin == label and ev.level == 1])
+            tracker.turn(arm, [pinlog.cycles_to_ms(ev.cycle) for ev in window if ev.pin == label and ev.level == 1],
+                         move.steps)
     if events:
         tracker.check(pinlog.cycles_to_ms(events[-1].cycle) - 3.0)  # a servo pulse lasts at most 2.5 ms
