@@ -7,6 +7,7 @@ command or a whole servo frame later (the two ends of what the firmware can know
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -188,3 +189,50 @@ def test_the_real_firmware_with_a_true_servo_slower_than_its_settings_drops_or_j
         pytest.skip(f"firmware emulator unavailable: {reason}")
     with pytest.raises(MechanicalError, match=r"(cube dropped|jammed|began turning) at .*SIMULATED true jaws.*servo 1.5 us/ms"):
         run_plan_on_the_emulated_robot(tmp_path, **{"simulated_robot.gripper.servo_speed_us_per_ms": 1.5})
+
+
+def jaws_config(tmp_path, true_speed: float | None = None):
+    """The shipped config with the true jaws on and the documented servo's widths (1300-1700 us)."""
+    import re
+
+    from conftest import scratch_config
+
+    def edit(text: str) -> str:
+        text = text.replace("true_jaws: false", "true_jaws: true")
+        text = re.sub(r"(?m)^(  servo_open_us:)\s*\d+", r"\1 1300", text)
+        text = re.sub(r"(?m)^(  servo_closed_us:)\s*\d+", r"\1 1700", text)
+        if true_speed is not None:
+            text = re.sub(r"(?m)^(    servo_speed_us_per_ms:)\s*[\d.]+", rf"\g<1> {true_speed}", text)
+        return text
+
+    return str(scratch_config(tmp_path, edit))
+
+
+@pytest.mark.firmware
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_simulated_runs_on_the_real_firmware_with_the_default_jaws_jam_nothing(tmp_path, capsys, seed):
+    from robot import cli
+
+    ok, reason = emulator_available()
+    if not ok:
+        pytest.skip(f"firmware emulator unavailable: {reason}")
+    path = jaws_config(tmp_path)
+    assert config_module.load(path).simulated_robot.gripper.true_jaws
+    code = cli.main(["run", "--sim", "--firmware", "emulator", "--seed", str(seed), "--config", path])
+    out, err = capsys.readouterr()
+    assert code == 0 and "SIMULATED SOLVED" in out, out[-3000:] + err[-2000:]
+    assert "MechanicalError" not in out + err
+
+
+@pytest.mark.firmware
+def test_a_simulated_run_whose_true_servo_is_slower_than_its_settings_reports_the_jam_with_evidence(tmp_path, capsys):
+    from robot import cli
+
+    ok, reason = emulator_available()
+    if not ok:
+        pytest.skip(f"firmware emulator unavailable: {reason}")
+    code = cli.main(["run", "--sim", "--firmware", "emulator", "--seed", "1", "--config",
+                     jaws_config(tmp_path, true_speed=1.5)])
+    out, _ = capsys.readouterr()
+    assert code != 0
+    assert re.search(r"MechanicalError: .*(began turning|jammed|cube dropped) at .*servo 1.5 us/ms.*\[pin events: ", out)

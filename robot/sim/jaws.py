@@ -154,6 +154,7 @@ class JawTracker:
         self.layer_steps = {arm: 0 for arm in ARMS}  # each arm's layer, steps past square (a jog stops anywhere)
         self._releases: list[tuple[float, str, _Command]] = []  # (when it stops touching, arm, the command)
         self.checked_until = float("-inf")
+        self.turns_checked = 0  # layers turned and checked against the other pair's jaws
 
     @classmethod
     def from_config(cls, config: Config) -> "JawTracker":
@@ -212,6 +213,7 @@ class JawTracker:
         others = [a for a in ARMS if pair_of(a) != pair_of(arm)]
         deg_per_step = 360.0 / self.steps_per_rev
         start = self.layer_steps[arm]
+        self.turns_checked += 1
         self.layer_steps[arm] = (start + turn.direction * len(steps)) % (self.steps_per_rev // 4)
         for i in range(1, len(steps)):  # between step i and step i+1 the layer stands i steps round
             reach = envelope_mm((start + turn.direction * i) * deg_per_step, self.cube_mm)
