@@ -236,3 +236,13 @@ def test_a_simulated_run_whose_true_servo_is_slower_than_its_settings_reports_th
     out, _ = capsys.readouterr()
     assert code != 0
     assert re.search(r"MechanicalError: .*(began turning|jammed|cube dropped) at .*servo 1.5 us/ms.*\[pin events: ", out)
+
+
+def test_a_run_on_the_mock_says_its_jaws_are_not_checked():
+    from robot import cube
+    from robot.sim.robot_sim import SimulatedRobot
+
+    config = make_config(**{"simulated_robot.gripper.true_jaws": True})
+    robot = SimulatedRobot(config, cube.SOLVED, firmware="mock")  # not started: nothing runs
+    assert robot.jaws is None and "jaws are not checked" in robot.backend
+    assert "not checked" not in SimulatedRobot(make_config(), cube.SOLVED, firmware="mock").backend

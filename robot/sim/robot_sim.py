@@ -118,7 +118,11 @@ class SimulatedRobot:
         self.ignored_servo_pulses: list[tuple[str, pinlog.Pulse]] = []  # emulator: (arm, Pulse) outside the servo range (_servo_commands)
         self._motions = pinlog.MotionDecoder()  # emulator: the arms' moves, reading only the new part of the log
         # The true jaws (config simulated_robot.gripper.true_jaws): a layer's reach meeting a jaw is a jam.
-        self.jaws = JawTracker.from_config(config) if config.simulated_robot.gripper.true_jaws else None
+        # They follow the emulator's pins; the mock keeps no times of its servos, so its runs say so.
+        true_jaws = config.simulated_robot.gripper.true_jaws
+        self.jaws = JawTracker.from_config(config) if true_jaws and self.uses_emulator else None
+        if true_jaws and not self.uses_emulator:
+            self.backend += " (its jaws are not checked: simulated_robot.gripper.true_jaws needs the emulator)"
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
         self.pose = Pose.from_config(config)
         # The lamp (light: a preset name, else config camera.lighting) shines on every scan of the run.
