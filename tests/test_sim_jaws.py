@@ -75,7 +75,8 @@ def test_a_turn_started_a_few_ms_too_early_hits_the_opening_jaws_and_says_which_
 
 def test_a_clear_point_set_lower_than_the_true_one_jams_the_next_turn():
     """motion.jaw_clear_pct 30 while the true jaws stop touching at 50 %: the firmware starts the turn
-    while the releasing jaws are still inside its reach."""
+    4 ms early; with the opening's pulse a whole frame after its command, the releasing jaws are still
+    inside its reach."""
     with pytest.raises(MechanicalError, match=r"jammed at .*: arm F's layer.* gripper [RL]'s jaw"):
         hand_over(make_config(**{"motion.jaw_clear_pct": 30}), 0.0, SERVO_FRAME_MS).check()
 
@@ -246,3 +247,26 @@ def test_a_run_on_the_mock_says_its_jaws_are_not_checked():
     robot = SimulatedRobot(config, cube.SOLVED, firmware="mock")  # not started: nothing runs
     assert robot.jaws is None and "jaws are not checked" in robot.backend
     assert "not checked" not in SimulatedRobot(make_config(), cube.SOLVED, firmware="mock").backend
+
+
+def overlap_firmware_landed() -> bool:
+    """The firmware is told the jaw settings (the SERVO speed and JAWS lines of the overlap schedule)."""
+    from robot.link import protocol
+
+    return hasattr(protocol, "jaws_command")
+
+
+@pytest.mark.firmware
+def test_the_real_firmware_told_a_faster_servo_than_the_true_one_turns_or_lets_go_too_early(tmp_path):
+    """motion.servo_speed_us_per_ms 9 while the true servo does 4.7: the firmware's schedule takes the jaws
+    to be there about 40 ms before they are, more than the servo frame's phase can hide.  (A clear point
+    set a little low, e.g. 30 % for a true 50 %, makes the next turn only 4 ms early: at the frame's worst
+    phase that jams, test_a_clear_point_set_lower_than_the_true_one_jams_the_next_turn, at most others
+    the jaws are clear in time.)"""
+    ok, reason = emulator_available()
+    if not ok:
+        pytest.skip(f"firmware emulator unavailable: {reason}")
+    if not overlap_firmware_landed():
+        pytest.skip("the firmware's overlap schedule (the JAWS settings line) has not landed: no overlap to check")
+    with pytest.raises(MechanicalError, match=r"(jammed|cube dropped|began turning) at .*servo 4.7 us/ms"):
+        run_plan_on_the_emulated_robot(tmp_path, **{"motion.servo_speed_us_per_ms": 9.0})
