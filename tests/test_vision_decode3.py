@@ -102,21 +102,22 @@ def test_a_real_reading_gives_a_parseable_cube_with_54_stickers(real_cases):
 # Synthetic scans: 0 wrong.
 
 
-@pytest.mark.parametrize("spec", [
-    {"noise": 2.0, "shade": 0.05},
-    {"noise": 8.0, "shade": 0.2},
-    {"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2)},
-    {"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2), "glare": (0.4,)},
-    {"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2), "glare": (0.5, 0.5)},
+@pytest.mark.parametrize("spec, least_exact", [
+    ({"noise": 2.0, "shade": 0.05}, 30),
+    ({"noise": 8.0, "shade": 0.2}, 30),
+    ({"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2)}, 30),
+    # Measured 30 and 29 of 30; without reading past the glare, 25 and 6.
+    ({"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2), "glare": (0.4,)}, 28),
+    ({"noise": 4.0, "exposure": (0.6, 1.2), "cast": (0.8, 1.2), "glare": (0.5, 0.5)}, 27),
 ], ids=["clean", "noise", "exposure", "glare", "two-glare"])
-def test_synthetic_scans_are_never_wrong(spec):
+def test_synthetic_scans_are_never_wrong(spec, least_exact):
     rng = np.random.default_rng([7, len(spec), int(10 * spec["noise"])])
     counts = {"exact": 0, "refused": 0, "wrong": 0}
     for _ in range(30):
         truth, faces = random_cube(rng)
         counts[outcome(readings(rng, faces, **spec), truth)] += 1
     assert counts["wrong"] == 0, counts
-    assert counts["exact"] >= (30 if "glare" not in spec else 25), counts
+    assert counts["exact"] >= least_exact, counts
 
 
 # ---------------------------------------------------------------------------
