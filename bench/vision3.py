@@ -1,0 +1,193 @@
+"""3x3x3 decoding benchmark (robot/vision/decode3.py): prints tables.
+
+    python bench/vision3.py [--synthetic 1000] [--seed 1] [--rows clean,glare 0.4]
+
+1. Real readings: every 3x3x3 scan with a known answer in
+   ../shared/data/real-cube-readings/dwalton76-rubiks-color-resolver (tests/test-data
+   and history, answers in expected.json; the files number the squares U L F R B D,
+   reordered here to U R F D L B).  Exact (same partition as the answer), refused
+   (VisionError: the robot would rescan) or wrong (a confident wrong cube: must be 0).
+   The scans without a known answer are decoded too and shown beside the
+   resolver's own output (not counted).
+2. Synthetic scans: seeded random legal 3x3x3s under a random colour scheme, per
+   condition (sensor noise, shading, exposure and per-channel cast, glare stickers
+   blended toward the lamp's white, two stickers swapped), decode3 on each.
+   Counts and CPU time per decode (this thread's: the machine may be shared);
+   wrong must be 0.  In the swapped row "exact" is the cube before the swap (as if
+   two readings were exchanged): on a cube with two stickers physically exchanged
+   every accepted cube is a miss, so that row is reported, not targeted.
+
+Rendered scans (the 3x3x3 renderer) plug in through `classify(rgb, truth)`: 54
+readings in, the outcome out; decode3(rgb) is the decoder's whole interface.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from robot.solver3 import cube3  # noqa: E402
+from robot.vision.decode3 import decode3  # noqa: E402
+from robot.vision.readings import VisionError  # noqa: E402
+
+_DATA = Path("shared") / "data" / "real-cube-readings" / "dwalton76-rubiks-color-resolver"
+# ../shared from the project root (a git worktree one level deeper finds it one level further up).
+RESOLVER = next((p / _DATA for p in Path(__file__).resolve().parents[1].parents[:2] if (p / _DATA).exists()),
+                Path(__file__).resolve().parents[1].parent / _DATA)
+FILE_FACES = "ULFRBD"
+PALETTE = np.array([
+    (235, 235, 230), (235, 215, 40), (185, 25, 35), (245, 110, 25), (25, 155, 70), (25, 75, 185),
+], dtype=float)
+_LIGHT = {"exposure": (0.6, 1.2), "cast": (0.8, 1.2), "noise": 4.0, "shade": 0.1}
+CONDITIONS = {
+    "clean": {"noise": 2.0, "shade": 0.05},
+    "noise 8": {"noise": 8.0, "shade": 0.2},
+    "noise 12, shade 0.4": {"noise": 12.0, "shade": 0.4, "cast": (0.8, 1.2)},
+    "exposure 0.6-1.2, cast 0.8-1.2": _LIGHT,
+    "glare 0.4 (+ exposure, cast)": {**_LIGHT, "glare": (0.4,)},
+    "2 glare 0.5 (+ exposure, cast)": {**_LIGHT, "glare": (0.5, 0.5)},
+    "swapped pair, noise 8": {"noise": 8.0, "shade": 0.3, "cast": (0.8, 1.2), "swap": True},
+}
+
+
+def same_partition(a: str, b: str) -> bool:
+    return len(a) == len(b) and len(set(zip(a, b))) == len(set(a)) == len(set(b))
+
+
+def classify(rgb, truth: str, reasons: dict | None = None) -> tuple[str, float, object]:
+    """(exact / refused / wrong, CPU seconds, the result or the error) of decode3 on 54 readings."""
+    start = time.thread_time()
+    try:
+        result = decode3(rgb)
+    except VisionError as error:
+        seconds = time.thread_time() - start
+        if reasons is not None:
+            reasons[error.reason] = reasons.get(error.reason, 0) + 1
+        return "refused", seconds, error
+    seconds = time.thread_time() - start
+    return ("exact" if same_partition(result.facelets, truth) else "wrong"), seconds, result
+
+
+def real_cases(folder: Path = RESOLVER) -> list[dict]:
+    """Every 3x3x3 scan: id, rgb (54, URFDLB), truth (None when unknown), the resolver's own output."""
+    expected = json.loads((folder / "expected.json").read_text())
+    cases = []
+    for name, entry in sorted(expected.items()):
+        if entry["cube"] != "3x3x3":
+            continue
+        squares = json.loads((folder / name).read_text())
+        by_file = np.array([squares[str(n)] for n in range(1, 55)], dtype=float)
+        rgb = np.concatenate([by_file[9 * FILE_FACES.index(f):9 * FILE_FACES.index(f) + 9] for f in "URFDLB"])
+        truth = entry.get("expected_kociemba_URFDLB") or entry.get("expected_kociemba_URFDLB_historical")
+        cases.append({"id": name, "rgb": rgb, "truth": truth, "resolver": entry.get("resolver_HEAD_output")})
+    return cases
+
+
+def real_rows(folder: Path = RESOLVER) -> list[dict]:
+    rows = []
+    for case in real_cases(folder):
+        if case["truth"] is None:
+            try:
+                result = decode3(case["rgb"])
+                agrees = case["resolver"] is not None and same_partition(result.facelets, case["resolver"])
+                rows.append({**case, "outcome": "(no answer)", "detail": f"margin {result.margin:.1f}; "
+                             f"{'same as' if agrees else 'differs from'} the resolver's output"})
+            except VisionError as error:
+                rows.append({**case, "outcome": "(no answer)", "detail": f"refused: {error.reason}"})
+            continue
+        outcome, seconds, got = classify(case["rgb"], case["truth"])
+        detail = f"margin {got.margin:.1f}" if outcome != "refused" else f"{got.reason}: {', '.join(got.stickers[:6])}"
+        rows.append({**case, "outcome": outcome, "detail": detail, "ms": seconds * 1000})
+    return rows
+
+
+def synthetic_readings(rng, spec: dict):
+    """(54 readings, the truth they show) of a random legal cube under `spec`."""
+    faces = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in cube3.random_state(rng)))[0].astype(int)
+    truth = "".join("URFDLB"[f] for f in faces)
+    shade = spec.get("shade", 0.0)
+    rgb = PALETTE[rng.permutation(6)[faces]] * rng.uniform(1 - shade, 1, (54, 1))
+    light = rng.uniform(*spec.get("exposure", (1.0, 1.0))) * rng.uniform(*spec.get("cast", (1.0, 1.0)), 3)
+    rgb = rgb * light
+    for i, fraction in zip(rng.permutation(54), spec.get("glare", ())):
+        rgb[i] = (1 - fraction) * rgb[i] + fraction * 255.0 * light
+    if spec.get("swap"):
+        while True:
+            i, j = rng.choice(54, 2, replace=False)
+            if faces[i] != faces[j] and i % 9 != 4 and j % 9 != 4:
+                break
+        rgb[[i, j]] = rgb[[j, i]]
+        swapped = list(truth)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        try:  # the right answer is the swapped cube if that is legal, else the cube before the swap
+            cube3.parse_facelets("".join(swapped))
+            truth = "".join(swapped)
+        except cube3.Cube3Error:
+            pass
+    return np.clip(np.round(rgb + rng.normal(0, spec.get("noise", 0.0), rgb.shape)), 0, 255), truth
+
+
+def synthetic(count: int, seed: int, names=None) -> list[dict]:
+    rows = []
+    for name in names or CONDITIONS:
+        spec = CONDITIONS[name]
+        rng = np.random.default_rng([seed, sum(map(ord, name))])
+        counts, reasons, times = {"exact": 0, "refused": 0, "wrong": 0}, {}, []
+        started = time.perf_counter()
+        for _ in range(count):
+            rgb, truth = synthetic_readings(rng, spec)
+            outcome, seconds, _ = classify(rgb, truth, reasons)
+            counts[outcome] += 1
+            times.append(seconds * 1000)
+        rows.append({"name": name, **counts, "reasons": reasons, "median_ms": float(np.median(times)),
+                     "p90_ms": float(np.percentile(times, 90)), "max_ms": float(np.max(times)),
+                     "wall_s": time.perf_counter() - started, "load": os.getloadavg()[0]})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--synthetic", type=int, default=1000, help="random cubes per condition (0: skip)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rows", help="comma-separated condition names (default: all)")
+    args = parser.parse_args()
+    print(f"SIMULATED readings below part 1 (synthetic scans); load average at start "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+    if (RESOLVER / "expected.json").exists():
+        rows = real_rows()
+        known = [r for r in rows if r["truth"] is not None]
+        print(f"\nReal 3x3x3 readings ({RESOLVER}): {len(known)} with a known answer")
+        print(f"| {'case':40s} | outcome | detail |")
+        print("|---|---|---|")
+        for row in rows:
+            print(f"| {row['id'].split('/')[-1]:40s} | {row['outcome']} | {row['detail']} |")
+        counts = {k: sum(r["outcome"] == k for r in known) for k in ("exact", "refused", "wrong")}
+        print(f"Known answers: {counts['exact']} exact, {counts['refused']} refused, {counts['wrong']} wrong "
+              f"(target: 0 wrong); decode CPU time median {np.median([r['ms'] for r in known]):.1f} ms")
+    else:
+        print(f"\nReal readings not found at {RESOLVER}: part 1 skipped")
+
+    if args.synthetic:
+        names = [n.strip() for n in args.rows.split(",")] if args.rows else None
+        print(f"\nSynthetic 3x3x3 scans (SIMULATED readings, {args.synthetic} cubes per condition, seed {args.seed}; "
+              "CPU ms per decode)")
+        print("| condition | exact | refused | wrong | refusals by rule | median ms | p90 ms | max ms | wall s | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for row in synthetic(args.synthetic, args.seed, names):
+            rules = ", ".join(f"{k} {v}" for k, v in sorted(row["reasons"].items(), key=lambda kv: -kv[1]))
+            print(f"| {row['name']} | {row['exact']} | {row['refused']} | {row['wrong']} | {rules} | "
+                  f"{row['median_ms']:.1f} | {row['p90_ms']:.1f} | {row['max_ms']:.1f} | {row['wall_s']:.0f} | "
+                  f"{row['load']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
