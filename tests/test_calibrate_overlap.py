@@ -64,6 +64,14 @@ def test_answers_that_cannot_be_true_are_refused_by_name():
         overlap.settings_from(bad)
 
 
+def test_open_jaws_too_near_the_turning_layer_are_refused_by_name_not_saved_as_a_gap_inside_its_reach():
+    """Jaws 10.7 mm off the cube clear the 10.4 mm reach, but measured to 1/64 of the travel and rounded down
+    they read as 10 mm: refused, with what to do."""
+    measured = overlap.Measured(clear=(0.49, 0.5), contact=(0.29, 0.3), layer=(0.97, 0.985), reach_mm=10.36)
+    with pytest.raises(overlap.OverlapCalibrationError, match=r"inside a turning layer's reach .*tune grippers"):
+        overlap.settings_from(measured)
+
+
 def test_saving_rewrites_only_the_three_jaw_lines_and_refuses_a_read_only_config(tmp_path):
     path = tmp_path / "config.yaml"
     original = (ROOT / "config.yaml").read_text()

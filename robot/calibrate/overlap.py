@@ -76,6 +76,11 @@ def settings_from(measured: Measured) -> dict[str, int]:
             f"the turning layer cleared the jaws at {layer:.0%} of the opening, before they stopped touching the cube "
             f"({clear:.0%}): the answers disagree; run the calibration again")
     gap = math.floor(measured.reach_mm * (1 - clear) / (layer - clear))
+    if gap <= measured.reach_mm:
+        raise OverlapCalibrationError(
+            f"the open jaws stand only about {measured.reach_mm * (1 - clear) / (layer - clear):.1f} mm off the cube: "
+            f"{gap} mm, rounded down to be safe, is inside a turning layer's reach ({measured.reach_mm:.1f} mm), which "
+            "the firmware refuses; open them further (`cube-robot tune grippers`) and calibrate again")
     return {"jaw_clear_pct": clear_pct, "jaw_contact_pct": contact_pct, "jaw_open_gap_mm": gap}
 
 
