@@ -270,3 +270,17 @@ def test_the_real_firmware_told_a_faster_servo_than_the_true_one_turns_or_lets_g
         pytest.skip("the firmware's overlap schedule (the JAWS settings line) has not landed: no overlap to check")
     with pytest.raises(MechanicalError, match=r"(jammed|cube dropped|began turning) at .*servo 4.7 us/ms"):
         run_plan_on_the_emulated_robot(tmp_path, **{"motion.servo_speed_us_per_ms": 9.0})
+
+
+def test_a_servo_moving_through_its_whole_travel_has_the_gap_robot_regrip_gives_its_jaws():
+    from robot.sim.jaws import Servo
+
+    jaws = true_jaws(make_config(**{"simulated_robot.gripper.clear_pct": 40,
+                                    "simulated_robot.gripper.contact_pct": 80}), "R")
+    servo = Servo("R", jaws)
+    servo.command(0.0, jaws.closed_us)
+    servo.command(100.0, jaws.open_us)
+    servo.command(300.0, jaws.closed_us)
+    for t in range(0, 100, 3):
+        assert servo.gap(100.0 + t) == pytest.approx(jaws.gap_opening(t), abs=1e-9)
+        assert servo.gap(300.0 + t) == pytest.approx(jaws.gap_closing(t), abs=1e-9)
