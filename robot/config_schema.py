@@ -435,8 +435,8 @@ SCHEMA: dict = {
             "contact_pct": Setting(int, 70, "% of the closing travel where the true jaws first touch the cube",
                                    min=5, max=95),
             "true_jaws": Setting(bool, False, "the jaws move at the true servo's speed and a turning layer's reach "
-                                 "meeting a jaw, or a hand-over that drops the cube, is a jam (off: the grippers "
-                                 "open and close at once)"),
+                                 "meeting a jaw, or a hand-over that drops the cube, is a jam (the emulator's pins; off: "
+                                 "the grippers open and close at once)"),
         },
         "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
                           min=0.0, max=1.0),
