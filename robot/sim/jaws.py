@@ -216,13 +216,14 @@ class JawTracker:
         self.turns_checked += 1
         self.layer_steps[arm] = (start + turn.direction * len(steps)) % (self.steps_per_rev // 4)
         for i in range(1, len(steps)):  # between step i and step i+1 the layer stands i steps round
-            reach = envelope_mm((start + turn.direction * i) * deg_per_step, self.cube_mm)
+            angle = (start + turn.direction * i) * deg_per_step
+            reach = envelope_mm(angle, self.cube_mm)
             for other in others:
                 for t, gap in self.servos[other].gaps_over(steps[i - 1], steps[i]):
                     if gap < reach:
                         raise MechanicalError(
-                            f"jammed at {t:.1f} ms (board time): arm {arm}'s layer, turned "
-                            f"{(start + turn.direction * i) * deg_per_step % 90:.1f} deg past square, reaches {reach:.2f} mm past its faces, but gripper {other}'s jaw was "
+                            f"jammed at {t:.1f} ms (board time): arm {arm}'s layer, turned {angle % 90:.1f} deg "
+                            f"past square, reaches {reach:.2f} mm past its faces, but gripper {other}'s jaw was "
                             f"{gap:.2f} mm off the cube ({self._commanded(other, t)}) [{self.describe_truth()}]")
 
     def _check_release(self, t_ms: float, arm: str, command: _Command) -> None:
