@@ -10,9 +10,10 @@ show up here as a mis-calibrated robot would show them: as a jam.
     tracker.check(until_ms)                     # raises MechanicalError with the evidence
 
 Each servo moves its pulse width at the true speed from the moment its new width is seen on the pin
-(the firmware can only know "within a frame"; the truth is exact).  Along the arm's travel (its
-configured open and closed widths) the jaw's gap follows robot/regrip.py's Jaws with the true clear,
-contact and open gap: opening, it stops touching at `clear`; closing, it first touches at `contact`.
+(the end of the first pulse of that width: the firmware can only know "within a frame"; the truth is
+exact).  Along the arm's travel (its configured open and closed widths) the jaw's gap follows
+robot/regrip.py's Jaws with the true clear, contact and open gap: opening, it stops touching at
+`clear`; closing, it first touches at `contact`.
 Two ways to lose the cube are caught, moment by moment:
   - a turning layer reaches regrip.envelope_mm(angle) past its faces; any jaw of the other pair closer
     to the cube than that is hit (a jam);
@@ -256,7 +257,8 @@ def feed_pins(tracker: JawTracker, events, changes: dict, moves: dict, pin_map) 
 
     for arm, pulses in changes.items():
         for pulse in pulses:
-            tracker.command(arm, pinlog.cycles_to_ms(pulse.start_cycle), pulse.width_us)
+            # A servo knows a pulse's width at its falling edge: it starts moving then.
+            tracker.command(arm, pinlog.cycles_to_ms(pulse.start_cycle) + pulse.width_us / 1000, pulse.width_us)
     def cycle(event) -> int:
         return event.cycle
 
