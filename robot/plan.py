@@ -5,7 +5,8 @@ A plan is a list of actions:
                         it says which pair holds at the start, the pair the
                         scan ends with, and the firmware finishes a GRIP to the
                         pair that already holds at once; every later grip is
-                        a regrip costing regrip_ms)
+                        a regrip, whose cost depends on the turns on either
+                        side of it: RobotProfile.regrip_cost, robot/regrip.py)
   Turn({face: angle})   each arm of the holding pair turns its layer by the
                         angle (0 arms omitted), all at once; clockwise-positive
                         seen from outside that arm's face, so {"R": 90} is the
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import cube
 from .config_types import Config
-from .motion import robot_timing
+from .motion import regrip_between, robot_timing
 
 QUARTER, HALF = 90, 180
 
@@ -43,23 +44,51 @@ class RobotProfile:
     turn_angles: tuple  # e.g. (90, 180, -90)
     quarter_turn_ms: int
     half_turn_ms: int
-    regrip_ms: int
+    regrip_ms: int  # a regrip between two quarter turns; the one cost of every regrip when `regrips` is empty
+    # Each regrip's own cost: ((taking pair, releasing pair, kind of the turn before, kind of the turn
+    # after), ms), kinds as turn_kind gives them, None where no turn is next to the GRIP.  Empty: every
+    # regrip costs regrip_ms (robot.timing.regrip_ms given: a measured number).
+    regrips: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "pairs", canonical_pairs(self.pairs))
+        object.__setattr__(self, "regrips", tuple(sorted(self.regrips, key=_regrip_order)))
+        object.__setattr__(self, "_regrip_table", dict(self.regrips))
 
     @classmethod
     def from_config(cls, config: Config) -> "RobotProfile":
         robot = config.robot
         timing = robot_timing(config)  # null values derived from `motion`
         angles = sorted({normalise_angle(a) for a in robot.turn_angles}, key=_angle_order)
+        pairs = tuple((name, tuple(faces)) for name, faces in robot.pairs.items())
+        regrips: tuple = ()
+        if robot.timing.regrip_ms is None:  # derived: each regrip as the firmware schedules it
+            kinds = sorted({turn_kind(a) for a in itertools.product((0,) + tuple(angles), repeat=2) if any(a)})
+            regrips = tuple(
+                ((taking, releasing, before, after),
+                 regrip_between(config.motion, robot.pairs[taking], robot.pairs[releasing], before, after))
+                for taking in robot.pairs for releasing in robot.pairs if taking != releasing
+                for before in [None, *kinds] for after in [*kinds, None])
         return cls(
-            pairs=tuple((name, tuple(faces)) for name, faces in robot.pairs.items()),
+            pairs=pairs,
             turn_angles=tuple(angles),
             quarter_turn_ms=timing["quarter_turn_ms"],
             half_turn_ms=timing["half_turn_ms"],
             regrip_ms=timing["regrip_ms"],
+            regrips=regrips,
         )
+
+    def regrip_cost(self, taking: str, releasing: str, before: "Turn | None", after: "Turn | None") -> int:
+        """The GRIP's duration: `taking` takes the cube from `releasing` between the turn `before`
+        and the turn `after` (None: the action next to it is no turn, so nothing overlaps there)."""
+        return self.regrip_kind_cost(taking, releasing, None if before is None else turn_kind(before.arms.values()),
+                                     None if after is None else turn_kind(after.arms.values()))
+
+    def regrip_kind_cost(self, taking: str, releasing: str, before: tuple | None, after: tuple | None) -> int:
+        """regrip_cost by the kinds (turn_kind) of the turns around the GRIP."""
+        if not self.regrips:
+            return self.regrip_ms
+        return self._regrip_table[(taking, releasing, before, after)]  # type: ignore[attr-defined]
 
     @property
     def pair_names(self) -> tuple:
@@ -82,13 +111,32 @@ class RobotProfile:
         return turns
 
     def cost(self, action: "Action") -> int:
+        """A turn's duration; a Grip's without its neighbours: regrip_ms (action_costs knows them)."""
         if isinstance(action, Grip):
             return self.regrip_ms
         return max(self.turn_ms(a) for a in action.arms.values())
 
+    def action_costs(self, actions, holding: str | None = None) -> list[int]:
+        """Each action's duration in its place.  `holding`: the pair that holds before the first
+        action (None: the first Grip only says which pair holds, and is free).  A Grip to the pair
+        that already holds takes 0 ms (the firmware skips it)."""
+        costs = []
+        for i, action in enumerate(actions):
+            if isinstance(action, Turn):
+                costs.append(self.cost(action))
+                continue
+            if holding is None or action.pair == holding:
+                costs.append(0)
+            else:
+                before = actions[i - 1] if i > 0 and isinstance(actions[i - 1], Turn) else None
+                after = actions[i + 1] if i + 1 < len(actions) and isinstance(actions[i + 1], Turn) else None
+                costs.append(self.regrip_cost(action.pair, holding, before, after))
+            holding = action.pair
+        return costs
+
     def plan_cost(self, actions) -> int:
-        """Sum of durations; the first Grip (choosing the starting pair) is free."""
-        return sum(self.cost(action) for action in actions[charged_from(actions):])
+        """Sum of durations, each regrip its own; the first Grip (choosing the starting pair) is free."""
+        return sum(self.action_costs(actions))
 
     def describe(self) -> dict:
         """JSON-able identity of this profile (stored in table manifests).  The pairs are a list in
@@ -99,12 +147,31 @@ class RobotProfile:
             "quarter_turn_ms": self.quarter_turn_ms,
             "half_turn_ms": self.half_turn_ms,
             "regrip_ms": self.regrip_ms,
+            # Per hand-over "taking<releasing": "turn before>turn after:ms" ('-': no turn), e.g. "90>180:126".
+            "regrips": {f"{taking}<{releasing}": " ".join(f"{_kind_text(b)}>{_kind_text(a)}:{ms}"
+                                                          for (t, r, b, a), ms in self.regrips if (t, r) == (taking, releasing))
+                        for (taking, releasing, _, _), _ in self.regrips},
         }
 
     @property
     def time_unit_ms(self) -> int:
         """Greatest common divisor of all durations (cost tables count in these units)."""
-        return math.gcd(self.quarter_turn_ms, self.half_turn_ms, self.regrip_ms)
+        return math.gcd(self.quarter_turn_ms, self.half_turn_ms, self.regrip_ms, *(ms for _, ms in self.regrips))
+
+
+def turn_kind(angles) -> tuple:
+    """What a turn's regrip neighbours see of it: its arms' distinct angles, unsigned ((90,), (180,)
+    or (90, 180)): the layers' reach and the turn's length follow from these alone."""
+    return tuple(sorted({abs(normalise_angle(a)) for a in angles if a}))
+
+
+def _kind_text(kind) -> str:
+    return "-" if kind is None else "+".join(map(str, kind))
+
+
+def _regrip_order(entry):
+    (taking, releasing, before, after), _ = entry
+    return (taking, releasing, before or (), after or (1000,))  # None before any kind, None after every kind
 
 
 def canonical_pairs(pairs) -> tuple:
@@ -117,7 +184,7 @@ def canonical_pairs(pairs) -> tuple:
 def charged_from(actions) -> int:
     """Index of the first action that costs time: the first grip is free (it only says which
     pair holds when the clock starts, and the firmware's GRIP to the pair that already holds takes
-    0 ms: robot/motion.py grip_ms), so 1 when the plan starts with a Grip, else 0."""
+    0 ms), so 1 when the plan starts with a Grip, else 0."""
     return 1 if len(actions) and isinstance(actions[0], Grip) else 0
 
 

@@ -109,7 +109,9 @@ def test_known_plans(solver):
     plan = solver.solve(scramble="R", start_grip="RL")
     assert plan.cost_ms == 80 and len(plan.actions) == 2
     plan = solver.solve(scramble="R", start_grip="FB")
-    assert plan.cost_ms == 80 + 190
+    # A regrip first: nothing before it to overlap with, a quarter turn after it.
+    assert plan.cost_ms == 80 + solver.profile.regrip_kind_cost("RL", "FB", None, (90,))
+    assert plan.cost_ms == solver.profile.plan_cost(plan.actions)
 
 
 def test_invalid_cube_never_becomes_a_plan(solver):

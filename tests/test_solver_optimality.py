@@ -3,9 +3,11 @@
 The reference here shares no code with robot/solver: it works on facelet
 arrays (robot.cube.FACELET_MOVES only), enumerates every state by
 breadth-first search, canonicalises by recolouring, and computes the exact
-cost-to-go of every (holding pair, state) by value iteration (Bellman-Ford
-sweeps until nothing changes) instead of the solver's bucketed Dijkstra.
-Takes about a minute.
+cost-to-go of every (holding pair, kind of the turn just made, state) by value
+iteration (Bellman-Ford sweeps until nothing changes) instead of the solver's
+bucketed Dijkstra over classes of kinds; each regrip costs what the profile
+says for the turns on either side of it (plan.RobotProfile.regrip_kind_cost).
+Takes a few minutes.
 """
 
 import itertools
@@ -68,8 +70,9 @@ class Exhaustive:
         assert len(self.keys) == 3_674_160
         quarter = {m: np.searchsorted(self.keys, pack(recolour(turn(states, m)))) for m in generators}
         del states
-        # Successor arrays and durations of every turn of every pair.
+        # Successor arrays, durations and kinds of every turn of every pair.
         angle_power = {90: 1, 180: 2, -90: 3}
+        self.names = profile.pair_names
         self.pairs = []
         for _, faces in profile.pairs:
             options = []
@@ -82,32 +85,56 @@ class Exhaustive:
                         succ = quarter[face][succ]
                 duration = max(profile.half_turn_ms if abs(a) == 180 else profile.quarter_turn_ms
                                for a in angles if a)
-                options.append((succ, duration))
+                kind = tuple(sorted({abs(a) for a in angles if a}))  # what a regrip next to it sees
+                options.append((succ, duration, kind))
             self.pairs.append(options)
-        # Value iteration: cost-to-go = min over actions of (duration + cost-to-go after it).
+        self.kinds = sorted({kind for options in self.pairs for _, _, kind in options})
+        # Value iteration over (pair, kind of the turn just made, state): cost-to-go = min over a
+        # turn (its duration) or a regrip then a turn (the profile's cost of that regrip between
+        # those two kinds of turn, plus the turn's duration), + the cost-to-go after it.
         big = 10**9
-        cost = np.full((len(self.pairs), len(self.keys)), big, dtype=np.int32)  # big + any duration fits
+        n = len(self.keys)
         solved_index = np.searchsorted(self.keys, pack(recolour(solved)))[0]
-        cost[:, solved_index] = 0
+        self.solved_index = solved_index
+        cost = {(p, k): np.full(n, big, dtype=np.int64) for p in range(len(self.pairs)) for k in self.kinds}
+        for value in cost.values():
+            value[solved_index] = 0
+        self.profile = profile
         changed = True
         while changed:
             changed = False
-            for p, options in enumerate(self.pairs):
-                best = cost[p].copy()
-                for succ, duration in options:
-                    np.minimum(best, cost[p][succ] + duration, out=best)
-                for q in range(len(self.pairs)):
-                    if q != p:
-                        np.minimum(best, cost[q] + profile.regrip_ms, out=best)
-                if (best < cost[p]).any():
-                    cost[p] = best
+            then = self._then(cost)
+            for (p, before), value in cost.items():
+                best = self._best(p, before, then)
+                if (best < value).any():
+                    cost[p, before] = np.minimum(value, best)
                     changed = True
         self.cost = cost
+        then = self._then(cost)
+        self.start = [self._best(p, None, then) for p in range(len(self.pairs))]  # no turn before the first regrip
+
+    def _then(self, cost):
+        """(pair, kind) -> the best cost of a turn of that kind by that pair, plus the cost-to-go after it."""
+        then = {}
+        for q, options in enumerate(self.pairs):
+            for succ, duration, kind in options:
+                value = cost[q, kind][succ] + duration
+                then[q, kind] = value if (q, kind) not in then else np.minimum(then[q, kind], value)
+        return then
+
+    def _best(self, p, before, then):
+        best = np.full(len(self.keys), 10**9, dtype=np.int64)
+        for (q, kind), value in then.items():
+            extra = 0 if q == p else self.profile.regrip_kind_cost(self.names[q], self.names[p], before, kind)
+            np.minimum(best, value + extra, out=best)
+        best[self.solved_index] = 0
+        return best
 
     def optimum(self, facelets: str, start_pairs) -> int:
+        """From the start: no turn before the first regrip (`before` None)."""
         array = np.array([[COLOUR[c] for c in facelets]], dtype=np.uint8)
         index = np.searchsorted(self.keys, pack(recolour(array)))[0]
-        return min(int(self.cost[p][index]) for p in start_pairs)
+        return min(int(self.start[p][index]) for p in start_pairs)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +149,9 @@ def test_reference_reproduces_state_count_and_known_values(setup):
     assert reference.optimum(cube.SOLVED_FACELETS, [0, 1]) == 0
     one_quarter = cube.apply_moves(cube.SOLVED_FACELETS, "R")
     assert reference.optimum(one_quarter, [0]) == profile.quarter_turn_ms  # RL holds: R' fixes it
-    assert reference.optimum(one_quarter, [1]) == profile.quarter_turn_ms + profile.regrip_ms
+    # FB holds: a regrip with no turn before it, then the quarter turn.
+    assert reference.optimum(one_quarter, [1]) == \
+        profile.quarter_turn_ms + profile.regrip_kind_cost("RL", "FB", None, (90,))
 
 
 @pytest.mark.parametrize("start", ["any", "RL", "FB"])

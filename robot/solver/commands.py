@@ -156,13 +156,13 @@ def describe_plan(plan, profile) -> str:
     lines.append(f"plan   {plan.cost_ms} ms machine time: {plan.turn_count} turns, "
                  f"{plan.regrip_count} regrips (found in {plan.solve_ms:.2f} ms)")
     clock = 0
-    for i, action in enumerate(plan.actions):
+    for i, (action, ms) in enumerate(zip(plan.actions, profile.action_costs(plan.actions))):
         if i == 0:
             lines.append(f"  {'start':>5}  {action.pair} holds the cube")
             continue
-        clock += profile.cost(action)
+        clock += ms  # a regrip's own cost, by the turns around it
         if isinstance(action, Grip):
-            what = f"regrip: {action.pair} takes the cube"
+            what = f"regrip: {action.pair} takes the cube ({ms} ms)"
         else:
             what = "turn " + " + ".join(
                 f"{face} arm {angle:+d}\u00b0" for face, angle in action.arms.items()

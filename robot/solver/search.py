@@ -1,4 +1,4 @@
-"""IDA* over (cube state in the robot frame, holding pair), minimising plan duration.
+"""IDA* over (cube state in the robot frame, holding pair, class of the last turn), minimising plan duration.
 
 The heuristic is the exact cost-to-go table (tables.robot-cost.npy), which is
 also the near-solved lookup: every state is in it, so h(state) is the cost of
@@ -15,7 +15,8 @@ is indexed by their canonical relabelling.
 from __future__ import annotations
 
 from ..plan import Grip, RobotProfile
-from .coords import FACE_TURNS, N_CO8, N_CP8, CoordTables
+from .coords import FACE_TURNS, N_CO8, N_CP8, SOLVED_INDEX, CoordTables
+from .costs import CostModel
 from .tables import METRIC_TURNS, UNREACHABLE, UNSEEN, turn_face_indices
 
 FOUND = -1
@@ -26,74 +27,85 @@ class Unsolvable(ValueError):
 
 
 class RobotSearch:
+    """Nodes are (state, holding pair, class of the last turn); a regrip is one step with the turn
+    after it (solver/costs.py).  The plan's start has no last turn: its value is the start's
+    one expansion onto the table (start_h)."""
+
     def __init__(self, coords: CoordTables, robot_cost, profile: RobotProfile):
         self.profile = profile
+        self.model = CostModel(profile, turn_face_indices)
         fast = coords.fast()
         self._cp_move = fast["cp_move"]
         self._co_move = fast["co_move"]
         self.index = coords.scalar_indexer()
-        self._cost = [memoryview(robot_cost[p]) for p in range(len(profile.pairs))]
-        # For each pair: (flat cp_move offsets, flat co_move offsets, cost, Turn).
+        self._cost = [memoryview(robot_cost[row]) for row in range(self.model.n_rows)]
+        # For each pair: (flat cp_move offsets, flat co_move offsets, cost, Turn, kind, table row after it).
         self._turns = []
-        for name, _ in profile.pairs:
-            options = []
-            for turn in profile.turns_of(name):
-                faces = turn_face_indices(turn)
-                options.append((tuple(t * N_CP8 for t in faces), tuple(t * N_CO8 for t in faces),
-                                profile.cost(turn), turn))
-            options.sort(key=lambda o: o[2])  # cheap turns first: the plan prefers them on ties
-            self._turns.append(options)
+        for p, options in enumerate(self.model.turns):
+            self._turns.append([(tuple(t * N_CP8 for t in o.faces), tuple(t * N_CO8 for t in o.faces),
+                                 o.cost, o.turn, o.kind, self.model.row(p, o.klass)) for o in options])
 
-    def h(self, cp8: int, co8: int, pair: int) -> int:
-        return self._cost[pair][self.index(cp8, co8)]
+    def h(self, cp8: int, co8: int, pair: int, klass: int) -> int:
+        """Cost to solved after a turn of class `klass` by `pair` (START: from the plan's start)."""
+        if klass == self.model.start_class():
+            return self.start_h(cp8, co8, pair)
+        return self._cost[self.model.row(pair, klass)][self.index(cp8, co8)]
+
+    def start_h(self, cp8: int, co8: int, pair: int) -> int:
+        """Cost to solved when `pair` holds at the start: the best first step onto the table."""
+        if self.index(cp8, co8) == SOLVED_INDEX:
+            return 0
+        return min(cost for cost, *_ in self._steps(cp8, co8, pair, self.model.start_class()))
+
+    def _steps(self, cp8, co8, pair, klass):
+        """(cost + cost to solved after, step cost, next pair, next class, actions, cp8, co8) of each
+        step from a node: the holding pair's turns, then each regrip with the other pair's turn."""
+        cp_move, co_move = self._cp_move, self._co_move
+        for q in [pair] + [q for q in range(len(self._turns)) if q != pair]:
+            regrip = self.model.regrip[pair][klass][q] if q != pair else None
+            grip = [] if q == pair else [Grip(self.profile.pairs[q][0])]
+            for cp_offsets, co_offsets, cost, turn, kind, row in self._turns[q]:
+                x, y = cp8, co8
+                for a, b in zip(cp_offsets, co_offsets):
+                    x = cp_move[a + x]
+                    y = co_move[b + y]
+                step = cost + (regrip[kind] if regrip is not None else 0)
+                yield step + self._cost[row][self.index(x, y)], step, q, row % self.model.n_classes, grip + [turn], x, y
 
     def solve(self, cp8: int, co8: int, start_pairs) -> tuple[int, list]:
         """(cost, actions) of a cheapest plan; start_pairs: pair indices allowed to hold first."""
-        starts = sorted(start_pairs, key=lambda p: (self.h(cp8, co8, p), p))
+        start = self.model.start_class()
+        starts = sorted(start_pairs, key=lambda p: (self.start_h(cp8, co8, p), p))
         pair = starts[0]
-        bound = self.h(cp8, co8, pair)
+        bound = self.start_h(cp8, co8, pair)
         if bound >= UNREACHABLE:
             raise Unsolvable("this arm layout cannot solve the cube from this state")
         path: list = []
         while True:
-            result = self._dfs(cp8, co8, pair, 0, bound, path, False)
+            result = self._dfs(cp8, co8, pair, start, 0, bound, path)
             if result == FOUND:
                 actions = [Grip(self.profile.pairs[pair][0])] + path
                 return bound, actions
             bound = result
 
-    def _dfs(self, cp8, co8, pair, g, bound, path, after_regrip):
-        estimate = self.h(cp8, co8, pair)
+    def _dfs(self, cp8, co8, pair, klass, g, bound, path):
+        estimate = self.h(cp8, co8, pair, klass)
         f = g + estimate
         if f > bound:
             return f
         if estimate == 0:
             return FOUND
         lowest = UNREACHABLE * 64
-        cp_move, co_move = self._cp_move, self._co_move
-        for cp_offsets, co_offsets, cost, turn in self._turns[pair]:
-            x, y = cp8, co8
-            for a, b in zip(cp_offsets, co_offsets):
-                x = cp_move[a + x]
-                y = co_move[b + y]
-            if g + cost + self.h(x, y, pair) > bound:
+        for total, step, q, next_class, actions, x, y in self._steps(cp8, co8, pair, klass):
+            if g + total > bound:
+                lowest = min(lowest, g + total)
                 continue  # cheap check before recursing
-            path.append(turn)
-            result = self._dfs(x, y, pair, g + cost, bound, path, False)
+            path.extend(actions)
+            result = self._dfs(x, y, q, next_class, g + step, bound, path)
             if result == FOUND:
                 return FOUND
-            path.pop()
+            del path[-len(actions):]
             lowest = min(lowest, result)
-        if not after_regrip:  # two regrips in a row are never useful
-            for other in range(len(self._cost)):
-                if other == pair:
-                    continue
-                path.append(Grip(self.profile.pairs[other][0]))
-                result = self._dfs(cp8, co8, other, g + self.profile.regrip_ms, bound, path, True)
-                if result == FOUND:
-                    return FOUND
-                path.pop()
-                lowest = min(lowest, result)
         return lowest
 
 

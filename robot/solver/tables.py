@@ -5,9 +5,11 @@ Files in the tables directory (default tables/):
   htm.npy         uint8[3,674,160]  optimal half-turn-metric distance (U R F turns, DBL fixed);
                   solved = 0, range 0..11
   qtm.npy         uint8[3,674,160]  the same in the quarter-turn metric; range 0..14
-  robot-cost.npy  uint16[n_pairs, 3,674,160]  exact robot time to solved, in ms, for each holding
-                  pair in the profile's canonical order (plan.RobotProfile: not the order of
-                  config.yaml); solved = 0; 65535 = unreachable with this arm layout
+  robot-cost.npy  uint16[n_pairs * n_classes, 3,674,160]  exact robot time to solved, in ms, for
+                  each holding pair in the profile's canonical order (plan.RobotProfile: not the
+                  order of config.yaml) and each class of the turn just made (solver/costs.py:
+                  one class with the default settings); solved = 0; 65535 = unreachable with
+                  this arm layout
   manifest.json   format version, the robot profile robot-cost.npy was built for (its pairs listed in
                   row order), and the SHA-256 and size of every file
 
@@ -27,6 +29,7 @@ from ..plan import RobotProfile, Turn
 from ..progress import ProgressBar
 from ..tables_store import TableError, TableStore, tables_dir
 from .coords import FACE_TURNS, N_STATES, SOLVED_INDEX, CoordTables
+from .costs import CostModel, start_values
 
 UNREACHABLE = np.iinfo(np.uint16).max
 UNSEEN = np.iinfo(np.uint8).max
@@ -66,53 +69,58 @@ def build_metric_table(coords: CoordTables, metric: str, progress: ProgressBar |
 
 
 def build_cost_table(coords: CoordTables, profile: RobotProfile, progress: ProgressBar | None = None) -> np.ndarray:
-    """Exact robot time to solved from every (holding pair, state): Dijkstra with buckets.
+    """Exact robot time to solved from every (holding pair, class of the last turn, state):
+    Dijkstra backwards from solved, with buckets (solver/costs.py: the graph).
 
-    Every action has an inverse of the same duration (a turn by the opposite
-    angles; a regrip back), so distances from solved are costs to solved.
+    A regrip is charged by the turns around it, so the search goes backwards along each step
+    (the turn that undoes it), never assuming a step costs the same both ways.  A settled node
+    (state, pair q, class c) was reached by a turn t of q of class c: the state before t is
+    one step away, by t alone from any class of q, or by a regrip from any class of the
+    other pair followed by t.
     """
-    n_pairs = len(profile.pairs)
-    dist = np.full((n_pairs, N_STATES), UNREACHABLE, dtype=np.uint16)
+    model = CostModel(profile, turn_face_indices)
+    dist = np.full((model.n_rows, N_STATES), UNREACHABLE, dtype=np.uint16)
     dist[:, SOLVED_INDEX] = 0
-    turns_by_pair = [
-        [(turn_face_indices(turn), profile.cost(turn)) for turn in profile.turns_of(name)]
-        for name, _ in profile.pairs
-    ]
-    pending = {0}
+    buckets: dict = {0: [(row, np.array([SOLVED_INDEX])) for row in range(model.n_rows)]}
     finalised = 0
-    while pending:
-        level = min(pending)
-        pending.discard(level)
-        for p in range(n_pairs):
-            frontier = np.flatnonzero(dist[p] == level)
+    while buckets:
+        level = min(buckets)
+        found: dict = {}
+        for row, states in buckets.pop(level):
+            found.setdefault(row, []).append(states)
+        for row, parts in sorted(found.items()):
+            frontier = np.unique(np.concatenate(parts))
+            frontier = frontier[dist[row, frontier] == level]  # a later, better value settled it already
             if not len(frontier):
                 continue
             finalised += len(frontier)
+            q, klass = divmod(row, model.n_classes)
             cp8, co8 = coords.robot_frame(frontier)
-            moved = {(): (cp8, co8)}  # face-turn prefix -> robot-frame coordinates
-            for faces, cost in turns_by_pair[p]:
-                for k in range(1, len(faces) + 1):
-                    if faces[:k] not in moved:
-                        x, y = moved[faces[:k - 1]]
-                        t = faces[k - 1]
-                        moved[faces[:k]] = (coords.cp_move[t, x], coords.co_move[t, y])
-                succ = coords.canonical_indices(*moved[faces])
-                _relax(dist[p], succ, level + cost, pending)
-            for q in range(n_pairs):
-                if q != p:
-                    _relax(dist[q], frontier, level + profile.regrip_ms, pending)
+            for option in model.turns[q]:
+                if option.klass != klass:
+                    continue
+                x, y = cp8, co8
+                for t in option.inverse_faces:
+                    x, y = coords.cp_move[t, x], coords.co_move[t, y]
+                before = coords.canonical_indices(x, y)
+                for c in range(model.n_classes):
+                    _relax(dist, model.row(q, c), before, level + option.cost, buckets)
+                    for p in range(model.n_pairs):
+                        if p != q:
+                            cost = level + option.cost + model.regrip[p][c][q][option.kind]
+                            _relax(dist, model.row(p, c), before, cost, buckets)
         if progress:
-            progress.update(finalised, f"{level} ms")
+            progress.update(min(finalised, progress.total), f"{level} ms")
     return dist
 
 
-def _relax(row: np.ndarray, states: np.ndarray, cost: int, pending: set) -> None:
+def _relax(dist: np.ndarray, row: int, states: np.ndarray, cost: int, buckets: dict) -> None:
     if cost >= UNREACHABLE:
         raise TableError(f"plan costs above {UNREACHABLE - 1} ms do not fit the table; shorten the timings")
-    better = states[row[states] > cost]
+    better = states[dist[row, states] > cost]
     if len(better):
-        row[better] = cost
-        pending.add(cost)
+        dist[row, better] = cost
+        buckets.setdefault(cost, []).append((row, better))
 
 
 @dataclass
@@ -134,6 +142,19 @@ class SolverTables:
             )
         return self._metric[name]
 
+    def start_costs(self) -> np.ndarray:
+        """int64[n_pairs, N_STATES]: the optimal plan's cost from every state when that pair holds at
+        the start (the start's own step expanded onto the table: solver/costs.py start_values)."""
+        cp8, co8 = self.coords.robot_frame(np.arange(N_STATES))
+
+        def moved(faces):
+            x, y = cp8, co8
+            for t in faces:
+                x, y = self.coords.cp_move[t, x], self.coords.co_move[t, y]
+            return self.coords.canonical_indices(x, y)
+
+        return start_values(CostModel(self.profile, turn_face_indices), self.robot_cost, moved)
+
     @property
     def nbytes(self) -> int:
         arrays = list(self.coords.arrays().values()) + [self.robot_cost] + list(self._metric.values())
@@ -152,6 +173,6 @@ def load(config: Config, log=None, show_progress: bool | None = None, directory:
     robot_cost = store.load_or_build(
         "robot-cost.npy", profile.describe(),
         lambda progress: build_cost_table(coords, profile, progress),
-        "robot cost table", len(profile.pairs) * N_STATES, force=force,
+        "robot cost table", CostModel(profile, turn_face_indices).n_rows * N_STATES, force=force,
     )
     return SolverTables(coords, robot_cost, profile, store.directory, {}, explicit)
