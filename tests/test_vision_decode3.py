@@ -275,3 +275,25 @@ def test_bad_input_is_refused_by_name():
     rgb[13] = [300, 0, 0]
     error = _refusal(rgb)
     assert error.reason == "input" and error.stickers == ("R5",)
+
+
+# ---------------------------------------------------------------------------
+# `cube-robot vision decode --puzzle 3x3x3`.
+
+
+def test_vision_decode_puzzle_3x3x3_prints_the_cube_or_the_refusal(tmp_path, capsys):
+    from robot import cli
+
+    truth, faces, rgb = _clean(16)
+    path = tmp_path / "readings.json"
+    path.write_text(json.dumps(np.round(rgb).tolist()))
+    assert cli.main(["vision", "decode", "--puzzle", "3x3x3", "--no-calibration", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] and out["facelets"] == truth
+    rgb[[0, 9]] = PALETTE[(faces[[0, 9]] + 3) % 6]  # two stickers reading as colours they cannot be
+    path.write_text(json.dumps(np.round(rgb).tolist()))
+    assert cli.main(["vision", "decode", "--puzzle", "3x3x3", "--no-calibration", str(path)]) == 1
+    assert capsys.readouterr().out.startswith("refused: ")
+    path.write_text(json.dumps(np.round(rgb[:24]).tolist()))  # a 2x2x2's worth of readings
+    assert cli.main(["vision", "decode", "--puzzle", "3x3x3", "--no-calibration", str(path)]) == 2
+    assert "expected 54 [R, G, B] readings" in capsys.readouterr().err

@@ -18,7 +18,8 @@ DECODE_EXAMPLES = """examples:
   cube-robot vision decode - < readings.json
 
 FILE holds a JSON list of 24 [R, G, B] readings (sRGB 0-255) in facelet order
-U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net);
+U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net;
+--puzzle 3x3x3: 54 readings, U1-U9 ... B1-B9, the centres naming the faces);
 null for a sticker no view showed.  Every scan of a run keeps its readings so:
 runs/scans/<time>/readings.json (scan.images_dir), beside the raw frames.
 Exit status: 0 decoded, 1 refused (not confident: rescan the named stickers),
@@ -43,7 +44,7 @@ def register(subparsers) -> None:
     actions = vision.add_subparsers(dest="vision_command", metavar="ACTION", required=True)
 
     decode = actions.add_parser(
-        "decode", help="decode 24 RGB readings into a facelet string with a confidence",
+        "decode", help="decode 24 RGB readings (54 with --puzzle 3x3x3) into a facelet string with a confidence",
         description="Find the legal cube that best explains 24 sticker readings, or say which stickers "
                     "are doubtful.",
         epilog=DECODE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -55,6 +56,8 @@ def register(subparsers) -> None:
     decode.add_argument("--no-calibration", action="store_true", help="ignore any calibration file")
     decode.add_argument("--json", action="store_true", help="print one JSON object")
     decode.add_argument("--net", metavar="PNG", help="also draw the decoded net (or the readings) to this PNG")
+    decode.add_argument("--puzzle", choices=("2x2x2", "3x3x3"), default="2x2x2",
+                        help="which cube: 24 readings (default 2x2x2) or 54 (3x3x3: U1-U9 R1-R9 F1-F9 D1-D9 L1-L9 B1-B9)")
     add_config_argument(decode)
     decode.set_defaults(handler=run_decode)
 
@@ -101,7 +104,7 @@ def _calibration(args, config: Config):
 def run_decode(args) -> int:
     from .. import config as config_module
     from .colour import CalibrationError
-    from .decode import VisionError, decode, decode_settings
+    from .decode import VisionError, decode
     from .net import save_net
 
     config = config_module.load(args.config)
@@ -112,6 +115,8 @@ def run_decode(args) -> int:
         print(f"cube-robot vision decode: {exc}", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
     unseen = [i for i, reading in enumerate(readings) if reading is None] if isinstance(readings, list) else []
+    if args.puzzle == "3x3x3":
+        return _run_decode3(args, config, readings, calibration, unseen)
     try:
         if unseen:  # a scan that stopped once it was sure: decoded as it was then
             from .partial import decode_partial
@@ -142,6 +147,13 @@ def run_decode(args) -> int:
 
         save_net(result, args.net, inferred=set(result.unread) | {facelet_name(i) for i in unseen})
         print(f"net drawn to {args.net}", file=sys.stderr)
+    return _report(args, config, result, calibration)
+
+
+def _report(args, config: Config, result, calibration) -> int:
+    """Print a decoded cube (either puzzle's result: the same fields)."""
+    from .decode import decode_settings
+
     if args.json:
         print(json.dumps({
             "ok": True, "facelets": result.facelets, "confidence": result.confidence, "margin": result.margin,
@@ -169,6 +181,33 @@ def run_decode(args) -> int:
     if result.doubtful:
         print("next-best cube differs at: " + " ".join(result.doubtful))
     return ExitStatus.OK
+
+
+def _run_decode3(args, config: Config, readings, calibration, unseen) -> int:
+    """`vision decode --puzzle 3x3x3`: 54 readings through robot.vision.decode3."""
+    from .decode3 import decode3
+    from .readings import VisionError
+
+    if args.net:
+        print("cube-robot vision decode: --net draws 2x2x2 nets only; leave it out with --puzzle 3x3x3", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    if unseen:
+        print(f"cube-robot vision decode: {args.file}: a 3x3x3 is decoded from all 54 readings; {len(unseen)} are "
+              "null (not seen)", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
+    try:
+        result = decode3(readings, calibration, config)
+    except VisionError as exc:
+        if exc.result is None:  # bad shape or values
+            print(f"cube-robot vision decode: {args.file}: {exc}", file=sys.stderr)
+            return ExitStatus.BAD_CONFIG
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(exc), "stickers": list(exc.stickers),
+                              "guess": exc.result.facelets}))
+        else:
+            print(f"refused: {exc}")
+        return ExitStatus.NOT_DONE
+    return _report(args, config, result, calibration)
 
 
 def run_show(args) -> int:
