@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robot import config as config_module  # noqa: E402
 from robot import motion as motion_model  # noqa: E402
+from robot import regrip  # noqa: E402
 from robot.link import ports  # noqa: E402
 from robot.link.driver import Link, LinkSettings  # noqa: E402
 from robot.plan import Grip, Turn  # noqa: E402
@@ -73,6 +74,20 @@ def durations_from_pins():
     return result.durations_ms, turns, grips
 
 
+def regrip_model_ms() -> int:
+    """robot/regrip.py's GRIP FB between TURN R90 L-90 and TURN F90 (the default widths on every gripper)."""
+    m = MOTION
+    jaws = [regrip.Jaws(m.servo_open_us, m.servo_closed_us, m.servo_speed_us_per_ms, m.jaw_clear_pct / 100,
+                        m.jaw_contact_pct / 100, m.jaw_open_gap_mm)]
+
+    def reach(*steps):
+        return regrip.turn_reach(list(steps), m.steps_per_rev, m.max_speed_steps_per_s, m.accel_steps_per_s2,
+                                 m.cube_mm)
+
+    quarter = m.steps_per_rev // 4
+    return regrip.regrip_ms(reach(quarter, quarter), reach(quarter), jaws, jaws)
+
+
 def row(*cells):
     print("  ".join(f"{c:<34}" if i == 0 else f"{c:>14}" for i, c in enumerate(cells)))
 
@@ -107,7 +122,7 @@ def main(argv=None) -> int:
         for (label, index, angles), span in zip(labels, turns):
             row(label, f"{span.ms:.1f}", f"{done_ms[index]}", f"{motion_model.turn_ms(angles, MOTION):.1f}")
         for grip in grips[1:2] or grips[:1]:
-            row("regrip RL -> FB", f"{grip.ms:.1f} + settle", f"{done_ms[4]}", f"{motion_model.grip_ms(MOTION):.0f}")
+            row("regrip RL -> FB (overlapped)", f"{grip.ms:.1f} + wait", f"{done_ms[4]}", f"{regrip_model_ms():.0f}")
         size = emulator.size()
         print("\nfirmware size (avr-size, ATmega328P: 32256 bytes flash for sketches, 2048 bytes RAM)")
         row("flash", f"{size['flash']} B", f"{100 * size['flash'] / 32256:.1f}%")

@@ -259,8 +259,16 @@ def _check_cross_fields(config: dict, path, root) -> None:
 
 def _check_motion(config: dict, path, root) -> None:
     """Per arm: a zero offset of a whole turn or more is a mistake (the arm would go round before
-    stopping); a gripper whose open and closed widths are equal never moves."""
+    stopping); a gripper whose open and closed widths are equal never moves.  The open jaws must
+    stand outside a turning layer's reach (the firmware refuses JAWS otherwise: JAWS_IN_REACH)."""
     motion = config["motion"]
+    gap, cube = motion["jaw_open_gap_mm"], motion["cube_mm"]
+    if (2 * gap + cube) ** 2 <= 2 * cube ** 2:  # gap <= cube/2 (sqrt 2 - 1), in whole numbers as regrip.cpp
+        raise ConfigError(
+            path, _node_line(root, ["motion", "jaw_open_gap_mm"]) or _node_line(root, ["motion", "cube_mm"]),
+            "motion.jaw_open_gap_mm",
+            f"{gap} mm is inside a turning layer's reach: its corners sweep {cube / 2 * (2 ** 0.5 - 1):.1f} mm past "
+            f"the faces of a {cube} mm cube (motion.cube_mm), so a turn would hit the open jaws (open them further)")
     for arm, settings in motion["arms"].items():
         offset = settings["zero_offset_steps"]
         if abs(offset) >= motion["steps_per_rev"]:

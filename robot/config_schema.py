@@ -178,7 +178,7 @@ SCHEMA: dict = {
     },
     "motion": {
         # Defaults and limits are the firmware's (firmware/cube_robot/defaults.h, read at import);
-        # the host sends these with MOTION and SERVO at every handshake.
+        # the host sends these with MOTION, SERVO and JAWS at every handshake.
         "steps_per_rev": Setting(
             int, _FW["DEFAULT_STEPS_PER_REV"], "stepper (micro)steps per arm revolution; a multiple of 4",
             min=_FW["STEPS_PER_REV_MIN"], max=_FW["STEPS_PER_REV_MAX"],
@@ -194,16 +194,13 @@ SCHEMA: dict = {
                                  min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
         "servo_closed_us": Setting(int, _FW["DEFAULT_SERVO_CLOSED_US"], "gripper servo pulse width when closed",
                                    min=_FW["SERVO_US_MIN"], max=_FW["SERVO_US_MAX"]),
-        "grip_ms": Setting(
-            int, _FW["DEFAULT_GRIP_MS"], "settle time of each half of a regrip (close one pair, then open the other); at least "
-            f"{_FW['GRIP_MS_MIN']} (two servo frames), or an arm could turn before the grippers have moved",
-            min=_FW["GRIP_MS_MIN"], max=_FW["GRIP_MS_MAX"],
-        ),
         # The jaws' travel and clearances: the regrip's overlap (robot/regrip.py) is scheduled from these.
         "servo_speed_us_per_ms": Setting(
             float, _FW["DEFAULT_SERVO_SPEED"] / 10, "gripper servo speed, microseconds of pulse width per ms "
             "(the datasheet's, or measured); sent in tenths",
             min=_FW["SERVO_SPEED_MIN"] / 10, max=_FW["SERVO_SPEED_MAX"] / 10,
+            check=lambda v: None if abs(v * 10 - round(v * 10)) < 1e-9 else
+            f"{v:g} has more than one decimal (the firmware is told tenths of a us per ms)",
         ),
         "jaw_clear_pct": Setting(int, _FW["DEFAULT_JAW_CLEAR_PCT"], "% of the opening travel where the jaws stop "
                                  "touching the cube", min=_FW["JAW_PCT_MIN"], max=_FW["JAW_PCT_MAX"]),

@@ -85,7 +85,6 @@ class MotionConfig:
     accel_steps_per_s2: int
     servo_open_us: int
     servo_closed_us: int
-    grip_ms: int
     servo_speed_us_per_ms: float
     jaw_clear_pct: int
     jaw_contact_pct: int

@@ -159,7 +159,13 @@ def opening_wait_ms(nxt: TurnReach, jaws: Jaws) -> int:
 
 
 def closing_ms(jaws: Jaws) -> int:
-    """A closing with nothing to overlap: command to fully closed, a frame late at worst."""
+    """A closing with nothing to overlap: command to fully closed, a frame late at worst.
+
+    In whole numbers when the speed is in tenths (as the firmware is told it): a float division
+    made 161 us at 0.7 us/ms 230.00000000000003 ms, rounded up to 251 where the firmware's 250."""
+    tenths = jaws.speed_us_per_ms * 10
+    if abs(tenths - round(tenths)) < 1e-9:
+        return SERVO_FRAME_MS + -(-abs(jaws.open_us - jaws.closed_us) * 10 // round(tenths))
     return math.ceil(SERVO_FRAME_MS + jaws.travel_ms)
 
 

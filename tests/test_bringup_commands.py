@@ -273,14 +273,14 @@ def test_tune_keys_nudge_live_and_quit_without_saving_changes_nothing(emu, tmp_p
     config = write_config(tmp_path)
     text = open(config).read()
     code, out, _ = run(["tune", "grippers", "--port", emu.port, "--config", config], capsys, "+++\nq\n", monkeypatch)
-    assert code == 1 and "tuning OPEN = 1030 us" in out and "Not saved" in out
+    assert code == 1 and "tuning OPEN = 1330 us" in out and "Not saved" in out  # the default 1300 + 3 x 10
     assert open(config).read() == text
     pulses = wait_for_pulses(emu, emu.cycle(), "R")
-    assert all(abs(w - 1030) <= SERVO_JITTER_US for w in pulses["R"]), "the nudges went to the robot live"
+    assert all(abs(w - 1330) <= SERVO_JITTER_US for w in pulses["R"]), "the nudges went to the robot live"
     code, out, _ = run(["tune", "grippers", "--port", emu.port, "--config", config], capsys, "c]no[s\n", monkeypatch)
     assert code == 0
     arms = config_module.load(config).motion.arms
-    assert (arms["R"].servo_closed_us, arms["L"].servo_open_us) == (2050, 950)
+    assert (arms["R"].servo_closed_us, arms["L"].servo_open_us) == (1750, 1250)  # 1700 + 50, 1300 - 50
     assert arms["R"].servo_open_us is None, "untouched widths stay null (pair-wide)"
 
 
@@ -292,7 +292,7 @@ def test_tune_refuses_bad_widths_and_missing_lines(tmp_path):
         widths.set("R", "open", 2600, (500, 2500))
     widths.set("L", "closed", 1900)
     with pytest.raises(tune.TuneError, match="no motion.arms.L.servo_closed_us line"):
-        tune.rewrite_gripper_widths("motion:\n  grip_ms: 95\n", widths, "c.yaml")
+        tune.rewrite_gripper_widths("motion:\n  idle_off_s: 300\n", widths, "c.yaml")
 
 
 # ---------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def line_of(path, text: str, nth: int = 0) -> int:
     (("invert: false", "invert: 3"), 0, "motion.arms.R.invert", "expected true or false"),
     (("sensor_active: low", "sensor_active: medium"), 0, "motion.homing.sensor_active", "medium"),
     (("idle_off_s: 300", "idle_off_s: -1"), 0, "motion.idle_off_s", "below the minimum 0"),
-    (("servo_closed_us: null", "servo_closed_us: 1000"), 2, "motion.arms.F.servo_closed_us", "would never move"),
+    (("servo_closed_us: null", "servo_closed_us: 1300"), 2, "motion.arms.F.servo_closed_us", "would never move"),
 ])
 def test_a_bad_bringup_setting_names_its_line(tmp_path, edit, nth, key, words):
     path = shipped_with(tmp_path, (*edit, nth))
@@ -70,7 +70,9 @@ def test_every_connect_sends_the_bringup_settings(tmp_path):
                 mock.call(lambda: None)
                 assert mock.arms.invert == {"R": False, "L": False, "F": False, "B": True}
                 assert mock.arms.zero_offset["R"] == -12
-                assert mock.arms.gripper_us["R"] == (1080, 2000) and mock.arms.gripper_us["L"] == (1000, 1920)
+                m = config.motion  # R and L keep the common width they do not name (1300 / 1700 us)
+                assert mock.arms.gripper_us["R"] == (1080, m.servo_closed_us)
+                assert mock.arms.gripper_us["L"] == (m.servo_open_us, 1920)
                 assert mock.arms.idle_off_s == 45 and mock.arms.sensor_active_level == 1
             finally:
                 link.close()

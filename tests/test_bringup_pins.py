@@ -140,7 +140,7 @@ def test_no_step_reaches_a_disabled_driver(emu, board):
 
 
 def test_each_gripper_has_its_own_widths_with_the_pair_wide_ones_as_defaults(emu, board):
-    board.ok("SERVO O1000 C2000 G95")
+    board.ok("SERVO O1000 C2000 S47")
     board.ok("GRIPPER R O1100 C1900")
     board.ok("GRIPPER L O1250 C1750")
     t = emu.cycle()
@@ -150,7 +150,7 @@ def test_each_gripper_has_its_own_widths_with_the_pair_wide_ones_as_defaults(emu
     assert_widths(wait_for_frames(emu, emu.cycle()), {"R": 1900, "L": 1750, "F": 1000, "B": 1000})
     board.ok("GRIPPER F O1300 C1700")  # a gripper in use takes its new width at once
     assert_widths(wait_for_frames(emu, emu.cycle()), {"R": 1900, "L": 1750, "F": 1300, "B": 1000})
-    board.ok("SERVO O1000 C2000 G95")  # SERVO sets all four again
+    board.ok("SERVO O1000 C2000 S47")  # SERVO sets all four again
     assert_widths(wait_for_frames(emu, emu.cycle()), {"R": 2000, "L": 2000, "F": 1000, "B": 1000})
     assert pinlog.net_steps(emu.pin_events(), start_cycle=t) == {"R": 0, "L": 0, "F": 0, "B": 0}
 

@@ -3,9 +3,9 @@
 - Nothing that moves anything is accepted while an alarm is latched: SERVO and MOTION lines are
   refused with ALARM_ACTIVE like GRIP/TURN/DWELL, and the pin log shows no servo width change and
   no step.
-- grip_ms has a floor of two servo frames (GRIP_MS_MIN in firmware/cube_robot/defaults.h): the
-  config, the firmware and the mock refuse less, and at the floor the pin log shows each gripper
-  getting a whole frame of its new width before the next phase or turn starts.
+- Open jaws inside a turning layer's reach (motion.jaw_open_gap_mm at most cube_mm/2 x (sqrt 2 - 1)):
+  the config, the firmware and the mock refuse them (JAWS_IN_REACH); the pin-log checks of the
+  regrip's schedule are in tests/test_firmware_regrip.py.
 - Flashing: `make -n flash PORT=...` shows the exact avrdude command; no PORT is a clear error; every
   `make -C firmware <target>` the program or the docs advise exists.
 """
@@ -30,14 +30,12 @@ from robot.sim import emulator, pinlog
 from robot.sim.mock_firmware import MockFirmware
 
 ROOT = config_module.PROJECT_ROOT
-FLOOR_MS = config_module.SCHEMA["motion"]["grip_ms"].min  # read from defaults.h (GRIP_MS_MIN)
-FRAME_MS = firmware_header.limits()["SERVO_FRAME_US"] / 1000
-MS = pinlog.CYCLES_PER_SECOND // 1000
+DEFAULTS = config_module.defaults().motion
+OPEN_US, CLOSED_US = DEFAULTS.servo_open_us, DEFAULTS.servo_closed_us
+SPEED_MIN = firmware_header.limits()["SERVO_SPEED_MIN"]
 READ_TIMEOUT_S = 10.0
-# Servo edges can be late by other interrupts (see SERVO_JITTER_US in test_firmware_emulator.py);
-# grip phases are timed with millis(), which counts in 1.024 ms steps.
+# Servo edges can be late by other interrupts (see SERVO_JITTER_US in test_firmware_emulator.py).
 SERVO_JITTER_US = 8
-MILLIS_TOLERANCE_MS = 2
 
 EMULATOR_OK, EMULATOR_WHY = emulator.available()
 
@@ -48,8 +46,9 @@ def needs_emulator(test):
 
 
 # Lines that would move something (or change how it moves): all refused while latched.  The first
-# is the line that moved closed grippers from 2000 to 1800 us while latched.
-MOVING_LINES = ["SERVO O1000 C1800 G95", "MOTION S800 V2000 A66667", "GRIP FB", "TURN R90", "DWELL 10"]
+# is the line that moved closed grippers to 1800 us while latched.
+MOVING_LINES = ["SERVO O1000 C1800 S47", "MOTION S800 V2000 A66667", "JAWS C40 T60 G15 E50", "GRIP FB", "TURN R90",
+                "DWELL 10"]
 
 
 class Wire:
@@ -112,13 +111,15 @@ def assert_refuses_while_latched(wire: Wire):
     answers = {line: wire.refused(line) for line in MOVING_LINES}
     assert answers == {line: P.ErrorCode.ALARM_ACTIVE for line in MOVING_LINES}
     # Arguments are checked first (as for every command): a bad value is named as such.
-    assert wire.refused(f"SERVO O1000 C2000 G{FLOOR_MS - 1}") == P.ErrorCode.OUT_OF_RANGE
+    assert wire.refused(f"SERVO O1000 C2000 S{SPEED_MIN - 1}") == P.ErrorCode.OUT_OF_RANGE
+    assert wire.refused("JAWS C50 T70 G10 E50") == P.ErrorCode.JAWS_IN_REACH
 
 
-def assert_grip_floor_refused(wire: Wire):
-    for grip_ms in (9, FLOOR_MS - 1):
-        assert wire.refused(f"SERVO O1000 C2000 G{grip_ms}") == P.ErrorCode.OUT_OF_RANGE, grip_ms
-    wire.ok(f"SERVO O1000 C2000 G{FLOOR_MS}")
+def assert_jaws_inside_the_reach_refused(wire: Wire):
+    """A 50 mm cube's turning layer reaches 10.36 mm past its faces: open jaws 10 mm off are hit."""
+    for gap, cube in ((10, 50), (1, 20), (24, 120)):
+        assert wire.refused(f"JAWS C50 T70 G{gap} E{cube}") == P.ErrorCode.JAWS_IN_REACH, (gap, cube)
+    wire.ok("JAWS C50 T70 G11 E50")
 
 
 # ---------------------------------------------------------------------------
@@ -162,20 +163,13 @@ def widths_off(events, cycle: int, expected: dict[str, int]) -> dict[str, list[f
     return off
 
 
-def first_pulse(events, arm: str, width_us: float, after_cycle: int) -> pinlog.Pulse:
-    for p in pinlog.servo_pulses(events)[arm]:
-        if p.start_cycle > after_cycle and abs(p.width_us - width_us) <= SERVO_JITTER_US:
-            return p
-    raise AssertionError(f"{arm}: no {width_us} us pulse after cycle {after_cycle}")
-
-
 LATCHES = {"estop byte": P.AlarmCode.ESTOP_BYTE, "estop input": P.AlarmCode.ESTOP_INPUT}
 
 
 @needs_emulator
 @pytest.mark.parametrize("how", LATCHES)
 def test_firmware_moves_nothing_while_latched(emu, wire, how):
-    wire.done(wire.ok("GRIP RL"))  # R, L closed (2000 us); F, B open (1000 us)
+    wire.done(wire.ok("GRIP RL"))  # R, L closed; F, B open (the default widths)
     if how == "estop byte":
         wire.serial.write(P.RT_ESTOP)
     else:
@@ -185,7 +179,7 @@ def test_firmware_moves_nothing_while_latched(emu, wire, how):
     assert_refuses_while_latched(wire)
     wait_for_frames(emu, emu.cycle())
     events = emu.pin_events()
-    moved = widths_off(events, t, {"R": 2000, "L": 2000, "F": 1000, "B": 1000})
+    moved = widths_off(events, t, {"R": CLOSED_US, "L": CLOSED_US, "F": OPEN_US, "B": OPEN_US})
     assert not moved, f"gripper pulse widths changed while the alarm was latched: {moved}"
     assert all(s == [] for s in pinlog.step_events(events, start_cycle=t).values()), "an arm stepped while latched"
 
@@ -204,33 +198,8 @@ def test_firmware_moves_nothing_while_latched(emu, wire, how):
 
 
 @needs_emulator
-def test_firmware_refuses_grip_ms_below_the_floor(wire):
-    assert_grip_floor_refused(wire)
-
-
-@needs_emulator
-def test_grip_at_the_floor_gives_each_gripper_a_whole_frame_first(emu, wire):
-    """The bug: with grip_ms 9 the R arm stepped while F and B were still closed.  At the floor,
-    each phase's new width reaches its servos, and they get a whole frame of it, before the
-    next phase (or the turn) starts."""
-    wire.ok(f"SERVO O1000 C2000 G{FLOOR_MS}")
-    wire.done(wire.ok("GRIP FB"))  # F, B closed; R, L open
-    t = emu.cycle()
-    grip = wire.ok("GRIP RL")
-    turn = wire.ok("TURN R90")
-    grip_done = wire.done(grip)
-    wire.done(turn)
-    events = emu.pin_events()
-    assert abs(grip_done.ms - 2 * FLOOR_MS) <= MILLIS_TOLERANCE_MS
-    first_step = pinlog.step_events(events, start_cycle=t)["R"][0][0]
-    closed = {arm: first_pulse(events, arm, 2000, t) for arm in "RL"}
-    opened = {arm: first_pulse(events, arm, 1000, t) for arm in "FB"}
-    frame = (FRAME_MS - MILLIS_TOLERANCE_MS) * MS
-    for c in closed.values():
-        for o in opened.values():
-            assert o.start_cycle - c.start_cycle >= frame, "F/B let go before R/L had a frame of closing"
-    for arm, o in opened.items():
-        assert first_step - o.start_cycle >= frame, f"R turned before {arm} had a whole frame of opening"
+def test_firmware_refuses_open_jaws_inside_the_reach(wire):
+    assert_jaws_inside_the_reach_refused(wire)
 
 
 # ---------------------------------------------------------------------------
@@ -270,28 +239,30 @@ def test_mock_moves_nothing_while_latched(mock, mock_wire, how):
     assert mock.motion.servo_closed_us == 1800
 
 
-def test_mock_refuses_grip_ms_below_the_floor(mock, mock_wire):
-    assert_grip_floor_refused(mock_wire)
-    assert mock.motion.grip_ms == FLOOR_MS
+def test_mock_refuses_open_jaws_inside_the_reach(mock, mock_wire):
+    assert_jaws_inside_the_reach_refused(mock_wire)
+    assert (mock.motion.jaw_open_gap_mm, mock.motion.cube_mm) == (11, 50)
 
 
 # ---------------------------------------------------------------------------
 # Config
 
 
-def test_config_rejects_grip_ms_below_the_floor_naming_the_line(tmp_path):
+def test_config_rejects_open_jaws_inside_the_reach_naming_the_line(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text(f"# bench robot\nmotion:\n  grip_ms: 9\n")
-    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:3: motion.grip_ms: 9 is below the minimum {FLOOR_MS}$"):
+    path.write_text("# bench robot\nmotion:\n  cube_mm: 57\n  jaw_open_gap_mm: 11\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:4: motion.jaw_open_gap_mm: 11 mm is inside a "
+                                          r"turning layer's reach: its corners sweep 11.8 mm past the faces of a 57 mm"):
         config_module.load(path)
-    path.write_text(f"motion:\n  grip_ms: {FLOOR_MS}\n")
-    assert config_module.load(path).motion.grip_ms == FLOOR_MS
+    path.write_text("motion:\n  cube_mm: 57\n  jaw_open_gap_mm: 12\n")
+    assert config_module.load(path).motion.jaw_open_gap_mm == 12
 
 
-def test_grip_floor_is_two_servo_frames_and_below_the_default():
-    # defaults.h states both numbers (grippers.cpp static_asserts the same relation).
-    assert FLOOR_MS == 2 * FRAME_MS
-    assert config_module.defaults().motion.grip_ms >= FLOOR_MS
+def test_config_takes_the_servo_speed_in_tenths_only(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("motion:\n  servo_speed_us_per_ms: 4.75\n")
+    with pytest.raises(ConfigError, match=r":2: motion.servo_speed_us_per_ms: 4.75 has more than one decimal"):
+        config_module.load(path)
 
 
 # ---------------------------------------------------------------------------

@@ -20,12 +20,18 @@ import pytest
 from robot import config as config_module
 from robot import firmware_header
 from robot import motion
+from robot import regrip
 from robot.link import protocol as P
 
 LIMITS = firmware_header.limits()
 MOTION = config_module.defaults().motion
 DEFAULT_MOTION_COMMAND = P.motion_command(MOTION)
 DEFAULT_SERVO_COMMAND = P.servo_command(MOTION)
+DEFAULT_JAWS_COMMAND = P.jaws_command(MOTION)
+# Every gripper with the default widths (the board's power-up settings): the regrip's arithmetic.
+JAWS = regrip.Jaws(MOTION.servo_open_us, MOTION.servo_closed_us, MOTION.servo_speed_us_per_ms,
+                   MOTION.jaw_clear_pct / 100, MOTION.jaw_contact_pct / 100, MOTION.jaw_open_gap_mm)
+CLOSING_MS = regrip.closing_ms(JAWS)  # one gripper phase with nothing to overlap: a frame and the travel
 # `done` durations come from millis(), which counts in 1.024 ms steps and skips
 # a value now and then: a measured duration can be off by 2 ms
 # from the true one, and the model's is fractional (129.9998 ms measured as 132: seen).
@@ -65,6 +71,7 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     board = device.connect()
     board.ok(DEFAULT_MOTION_COMMAND)
     board.ok(DEFAULT_SERVO_COMMAND)
+    board.ok(DEFAULT_JAWS_COMMAND)
     board.ok("RESET")  # no alarm: nothing to clear
     board.ok("MOTORS ON")  # the drivers are off at power-up
     mark = device.mark()
@@ -72,8 +79,9 @@ def test_every_command_is_acknowledged_and_actions_report_done(device):
     quarter = board.done(board.ok("TURN R90 L-90"))
     half = board.done(board.ok("TURN R180"))
     dwell = board.done(board.ok("DWELL 50"))
-    # The durations the firmware measures are those robot/motion.py predicts.
-    assert abs(grip.ms - motion.grip_ms(MOTION)) <= DONE_MS_TOLERANCE
+    # The durations the firmware measures are those robot/motion.py and robot/regrip.py predict (the GRIP
+    # had no turn before it and none queued behind it when it opened the other pair: no overlap).
+    assert abs(grip.ms - regrip.regrip_ms(None, None, [JAWS], [JAWS])) <= DONE_MS_TOLERANCE
     assert abs(quarter.ms - motion.turn_ms([90, -90], MOTION)) <= DONE_MS_TOLERANCE
     assert abs(half.ms - motion.turn_ms([180], MOTION)) <= DONE_MS_TOLERANCE
     assert abs(dwell.ms - 50) <= DONE_MS_TOLERANCE
@@ -97,10 +105,11 @@ def test_settings_change_the_motion(device):
 
 def test_a_grip_skips_the_half_its_grippers_already_did(device):
     """GRIP closes its pair, then opens the other; a half whose grippers are already there is skipped
-    (robot/motion.py grip_ms counts the halves), so a GRIP to the pair that holds takes 0 ms."""
+    (each half a servo frame and the travel, robot/regrip.py closing_ms), so a GRIP to the pair that
+    holds takes 0 ms."""
     board = device.connect()
     board.ok(DEFAULT_SERVO_COMMAND)
-    half = MOTION.grip_ms
+    half = CLOSING_MS
     cases = [  # (setup commands, GRIP, halves the GRIP must take, grippers after it)
         ([], "GRIP RL", 2, "RL"),            # power-up: both pairs limp (never commanded)
         ([], "GRIP RL", 0, "RL"),            # the pair already holds: done at once
@@ -112,12 +121,91 @@ def test_a_grip_skips_the_half_its_grippers_already_did(device):
         for command in setup:
             board.done(board.ok(command))
         done = board.done(board.ok(grip))
-        assert abs(done.ms - motion.grip_ms(MOTION, phases=halves)) <= DONE_MS_TOLERANCE, \
+        assert abs(done.ms - halves * half) <= DONE_MS_TOLERANCE, \
             f"{setup} then {grip}: {done.ms} ms, want {halves} x {half} ms"
         closed = {arm: ("closed" if arm in holding else "open") for arm in "RLFB"}
         assert where(board).grippers == closed, f"{setup} then {grip}"
     board.ok("MOTORS ON")
     board.done(board.ok("TURN R90"))  # the skipped halves still leave RL holding: a turn is accepted
+
+
+# A GRIP overlaps the turn before it only if it is queued by the moment its closing must start (35 ms
+# before a quarter turn's end): a host on a loaded machine can take longer than that between two lines,
+# so the plans below are queued behind a dwell.
+QUEUEING_DWELL = "DWELL 1000"
+
+
+def _reach(*angles: int):
+    return regrip.turn_reach([abs(a) * MOTION.steps_per_rev // 360 for a in angles], MOTION.steps_per_rev,
+                             MOTION.max_speed_steps_per_s, MOTION.accel_steps_per_s2, MOTION.cube_mm)
+
+
+def test_a_regrip_between_queued_turns_overlaps_them(device):
+    """A GRIP queued behind a turn starts closing its pair before the turn ends, and is done when the
+    next turn (queued behind it) may start: its `done` is robot/regrip.py's regrip_ms for those turns,
+    much less than closing fully and then opening fully."""
+    board = device.connect()
+    board.ok("MOTORS ON")
+    board.done(board.ok("GRIP RL"))
+    mark = device.mark()
+    # The turns plans make: one arm, both arms alike, both arms a quarter and a half.
+    plan = ["TURN R90", "GRIP FB", "TURN F90 B-90", "GRIP RL", "TURN R180 L-90", "GRIP FB", "TURN F-90"]
+    board.ok(QUEUEING_DWELL)
+    seqs = [board.ok(command) for command in plan]  # all queued before the first turn starts
+    done = [board.done(seq).ms for seq in seqs]
+    quarter, mixed = _reach(90), _reach(180, -90)
+    want = {1: regrip.regrip_ms(quarter, _reach(90, -90), [JAWS], [JAWS]),
+            3: regrip.regrip_ms(_reach(90, -90), mixed, [JAWS], [JAWS]),
+            5: regrip.regrip_ms(mixed, quarter, [JAWS], [JAWS])}
+    for i, ms in want.items():
+        assert abs(done[i] - ms) <= DONE_MS_TOLERANCE, (plan[i], done[i], ms)
+        assert ms < regrip.regrip_ms_without_overlap([JAWS], [JAWS]) - 50
+    # The turns themselves take as long as ever, and every one of them happened.
+    assert abs(done[2] - motion.turn_ms([90], MOTION)) <= DONE_MS_TOLERANCE
+    quarter_steps = MOTION.steps_per_rev // 4
+    device.assert_moved_since(mark, {"R": 3 * quarter_steps, "L": -quarter_steps, "F": 0, "B": -quarter_steps})
+
+
+def test_each_gripper_times_the_regrip_with_its_own_widths(device):
+    """Per-arm widths (`GRIPPER`, from `tune grippers`) make each jaw's travel its own: the taking pair's
+    fastest jaw decides how early the closing starts, the slowest when it holds (robot/regrip.py)."""
+    board = device.connect()
+    board.ok("MOTORS ON")
+    board.ok("GRIPPER R O1250 C1750")  # 500 us: the slowest jaw
+    board.ok("GRIPPER F O1350 C1650")  # 300 us: the fastest
+    try:
+        board.done(board.ok("GRIP FB"))
+        board.ok(QUEUEING_DWELL)
+        seqs = [board.ok(c) for c in ["TURN F90", "GRIP RL", "TURN R90 L90", "GRIP FB", "TURN B180"]]
+        done = [board.done(seq).ms for seq in seqs]
+    finally:
+        for arm in "RF":
+            board.ok(f"GRIPPER {arm} O{MOTION.servo_open_us} C{MOTION.servo_closed_us}")
+    r = regrip.Jaws(1250, 1750, *list(vars(JAWS).values())[2:])
+    f = regrip.Jaws(1350, 1650, *list(vars(JAWS).values())[2:])
+    rl, fb = [r, JAWS], [f, JAWS]
+    want = [regrip.regrip_ms(_reach(90), _reach(90, 90), rl, fb), regrip.regrip_ms(_reach(90, 90), _reach(180), fb, rl)]
+    assert want[0] != regrip.regrip_ms(_reach(90), _reach(90, 90), [JAWS], [JAWS])  # the widths matter
+    for got, ms in zip(done[1::2], want):
+        assert abs(got - ms) <= DONE_MS_TOLERANCE, (done, want)
+
+
+def test_a_grip_that_arrives_after_the_turn_does_not_overlap_it(device):
+    """The GRIP came once the turn had ended (a line fault, a slow host): its pair closes fully from its
+    start.  With the next turn queued before it opens the other pair it still waits only until the
+    opening jaws are out of that turn's reach; with nothing queued, until they are fully open."""
+    board = device.connect()
+    board.ok("MOTORS ON")
+    board.done(board.ok("GRIP RL"))
+    board.done(board.ok("TURN R90"))
+    alone = board.done(board.ok("GRIP FB"))
+    assert abs(alone.ms - regrip.regrip_ms(None, None, [JAWS], [JAWS])) <= DONE_MS_TOLERANCE, alone
+    board.done(board.ok("TURN F90"))
+    grip, turn = board.send("GRIP RL"), board.send("TURN R90")  # together: the turn is queued at once
+    assert board.answer(grip)[0] == P.Ok(grip) and board.answer(turn)[0] == P.Ok(turn)
+    done = board.done(grip)
+    assert abs(done.ms - regrip.regrip_ms(None, _reach(90), [JAWS], [JAWS])) <= DONE_MS_TOLERANCE, done
+    board.done(turn)
 
 
 # ---------------------------------------------------------------------------
@@ -162,10 +250,16 @@ REJECTED_WHILE_RL_HOLDS = [
     ("MOTION S400 S400 V2500", E.BAD_ARGUMENT),
     ("MOTION s400 V2500 A62500", E.BAD_ARGUMENT),
     ("MOTION S3 V1 A1", E.OUT_OF_RANGE),
-    ("SERVO O100 C2000 G95", E.OUT_OF_RANGE),
+    ("SERVO O100 C2000 S47", E.OUT_OF_RANGE),
     ("SERVO O1000 C2000", E.BAD_ARGUMENT),
-    ("SERVO O1000 C2000 X95", E.BAD_ARGUMENT),
-    ("SERVO O1000 C2000 G", E.BAD_ARGUMENT),
+    ("SERVO O1000 C2000 X47", E.BAD_ARGUMENT),
+    ("SERVO O1000 C2000 S", E.BAD_ARGUMENT),
+    ("SERVO O1000 C2000 G95", E.BAD_ARGUMENT),  # protocol 4's settle time: gone
+    ("JAWS C50 T70 G12", E.BAD_ARGUMENT),
+    ("JAWS C50 T70 G12 E50 X1", E.BAD_ARGUMENT),
+    ("JAWS C50 T70 G10 E50", E.JAWS_IN_REACH),  # a 50 mm cube's layer reaches 10.4 mm past its faces
+    ("JAWS C50 T70 G24 E120", E.JAWS_IN_REACH),
+    ("JAWS C50 T70 G10 E999", E.OUT_OF_RANGE),  # the bounds first
 ]
 
 
@@ -196,6 +290,7 @@ def test_every_error_code_can_be_produced(device):
     board.send_raw(b"N%d HELLO\n" % seq)
     seen[E.BAD_FORMAT] = board.read_reply()
     for code, command in [(E.UNKNOWN_COMMAND, "JUMP"), (E.BAD_ARGUMENT, "GRIP XY"), (E.OUT_OF_RANGE, "DWELL 0"),
+                          (E.JAWS_IN_REACH, "JAWS C50 T70 G10 E50"),
                           (E.MOTORS_OFF, "TURN R90"), (None, "MOTORS ON"), (E.NOT_HOLDING, "TURN R90"),
                           (E.ARM_BLOCKED, "JOG R 10")]:
         reply = board.answer(board.send(command))[0]
@@ -247,10 +342,21 @@ def _bounded_commands():
            LIMITS["MAX_SPEED_MIN"], LIMITS["MAX_SPEED_MAX"])
     bounds("MOTION S%d V%d A{}" % (m.steps_per_rev, m.max_speed_steps_per_s),
            LIMITS["ACCEL_MIN"], LIMITS["ACCEL_MAX"])
-    bounds("SERVO O{} C%d G%d" % (m.servo_closed_us, m.grip_ms), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
-    bounds("SERVO O%d C{} G%d" % (m.servo_open_us, m.grip_ms), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
-    bounds("SERVO O%d C%d G{}" % (m.servo_open_us, m.servo_closed_us), LIMITS["GRIP_MS_MIN"],
-           LIMITS["GRIP_MS_MAX"])
+    speed = P.servo_speed_tenths(m)
+    bounds("SERVO O{} C%d S%d" % (m.servo_closed_us, speed), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
+    bounds("SERVO O%d C{} S%d" % (m.servo_open_us, speed), LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"])
+    bounds("SERVO O%d C%d S{}" % (m.servo_open_us, m.servo_closed_us), LIMITS["SERVO_SPEED_MIN"],
+           LIMITS["SERVO_SPEED_MAX"])
+    pct = (LIMITS["JAW_PCT_MIN"], LIMITS["JAW_PCT_MAX"])
+    bounds("JAWS C{} T70 G12 E50", *pct)
+    bounds("JAWS C50 T{} G12 E50", *pct)
+    # The gap's bounds with the smallest cube (whose layer reaches 4.1 mm: the least gap it takes is 5),
+    # the cube's with the largest gap.
+    gap_min = LIMITS["JAW_OPEN_GAP_MM_MIN"]
+    cases.append((f"JAWS C50 T70 G{gap_min - 1} E{LIMITS['CUBE_MM_MIN']}", False))
+    cases.append((f"JAWS C50 T70 G{LIMITS['JAW_OPEN_GAP_MM_MAX'] + 1} E{LIMITS['CUBE_MM_MIN']}", False))
+    cases.append((f"JAWS C50 T70 G{LIMITS['JAW_OPEN_GAP_MM_MAX']} E{LIMITS['CUBE_MM_MIN']}", True))
+    bounds("JAWS C50 T70 G%d E{}" % LIMITS["JAW_OPEN_GAP_MM_MAX"], LIMITS["CUBE_MM_MIN"], LIMITS["CUBE_MM_MAX"])
     return cases
 
 
@@ -263,6 +369,7 @@ def test_settings_bounds(device):
             assert board.error(command) == E.OUT_OF_RANGE, command
     board.ok(DEFAULT_MOTION_COMMAND)
     board.ok(DEFAULT_SERVO_COMMAND)
+    board.ok(DEFAULT_JAWS_COMMAND)
 
 
 def test_turn_and_dwell_bounds(device):

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from robot import config as config_module
+from robot import regrip
 from robot.link import protocol as P
 from robot.sim import emulator, pinlog
 
@@ -34,6 +35,13 @@ DEFAULT_MAX_SPEED, DEFAULT_ACCEL = DEFAULT_MOTION.max_speed_steps_per_s, DEFAULT
 # a value now and then: a measured duration can be off by 2 ms
 # from the true one, and the model's is fractional (129.9998 ms measured as 132: seen).  The pin log is exact.
 DONE_MS_TOLERANCE = 2.5
+# A gripper's time: a servo frame and its travel (robot/regrip.py closing_ms), with the default widths.
+CLOSING_MS = regrip.closing_ms(regrip.Jaws(DEFAULT_MOTION.servo_open_us, DEFAULT_MOTION.servo_closed_us,
+                                           DEFAULT_MOTION.servo_speed_us_per_ms, DEFAULT_MOTION.jaw_clear_pct / 100,
+                                           DEFAULT_MOTION.jaw_contact_pct / 100, DEFAULT_MOTION.jaw_open_gap_mm))
+HELD_RL = {"R": DEFAULT_MOTION.servo_closed_us, "L": DEFAULT_MOTION.servo_closed_us,
+           "F": DEFAULT_MOTION.servo_open_us, "B": DEFAULT_MOTION.servo_open_us}  # after GRIP RL
+OPEN, CLOSED = round(DEFAULT_MOTION.servo_open_us / 100), round(DEFAULT_MOTION.servo_closed_us / 100)  # in 100 us
 
 
 @pytest.fixture
@@ -149,12 +157,13 @@ def test_both_arms_of_a_pair_step_together(emu, board):
 
 
 def test_default_motion_durations(emu, board):
-    """The defaults give the timings config.yaml's robot.timing promises (80/130/190 ms)."""
+    """The defaults give the timings config.yaml's robot.timing promises: 80/130 ms turns; a GRIP with no turn
+    around it closes fully, then opens fully (2 x 106 ms; between turns it overlaps them: test_firmware_regrip.py)."""
     grip = board.done(board.ok("GRIP RL"))
     t = emu.cycle()
     quarter = board.done(board.ok("TURN R90"))
     half = board.done(board.ok("TURN R180"))
-    assert abs(grip.ms - 190) <= DONE_MS_TOLERANCE
+    assert abs(grip.ms - 2 * CLOSING_MS) <= DONE_MS_TOLERANCE
     assert abs(quarter.ms - 80) <= DONE_MS_TOLERANCE
     assert abs(half.ms - 130) <= DONE_MS_TOLERANCE
     spans = [s for s in pinlog.action_spans([e for e in emu.pin_events() if e.cycle >= t]) if s.kind == "turn"]
@@ -166,19 +175,20 @@ def test_default_motion_durations(emu, board):
 def test_servo_pulses_match_commanded_widths(emu, board):
     t0 = emu.cycle()
     board.done(board.ok("GRIP RL"))
-    board.ok("SERVO O1200 C1800 G50")
+    board.ok("SERVO O1200 C1800 S47")
     t1 = emu.cycle()
     board.done(board.ok("GRIP FB"))
     board.ok("DWELL 60")
     board.done(board.seq)
     events = emu.pin_events()
     first = pinlog.servo_changes([e for e in events if t0 <= e.cycle < t1])
-    # GRIP RL closes R and L (2000 us), then opens F and B (1000 us) grip_ms later.
-    for arm, width in {"R": 2000, "L": 2000, "F": 1000, "B": 1000}.items():
+    # GRIP RL closes R and L, then opens F and B once R and L surely hold: a frame and their travel later.
+    closed, opened = DEFAULT_MOTION.servo_closed_us, DEFAULT_MOTION.servo_open_us
+    for arm, width in {"R": closed, "L": closed, "F": opened, "B": opened}.items():
         assert abs(first[arm][0].width_us - width) <= SERVO_JITTER_US, f"{arm}: {first[arm][0].width_us} us"
     lag_ms = pinlog.cycles_to_ms(first["F"][0].start_cycle - first["R"][0].start_cycle)
     # Each new width starts with the next 20 ms servo frame after its command.
-    assert 95 - 20 < lag_ms < 95 + 20, "the other pair opens grip_ms after the first closes"
+    assert CLOSING_MS - 20 < lag_ms < CLOSING_MS + 20, "the other pair opens once the first surely holds"
     pulses = pinlog.servo_pulses([e for e in events if e.cycle >= t1])
     for arm, width in {"R": 1200, "L": 1200, "F": 1800, "B": 1800}.items():
         assert abs(pulses[arm][-1].width_us - width) <= SERVO_JITTER_US, f"{arm}: {pulses[arm][-1].width_us} us, want {width}"
@@ -190,29 +200,29 @@ def test_servo_pulses_match_commanded_widths(emu, board):
 
 def test_a_grip_moves_only_the_grippers_not_yet_there(emu, board):
     """A GRIP to the pair that holds changes no pulse; a regrip whose pair is already closed only
-    opens the other pair (its `done` after one settle time says it did not wait for the other half)."""
+    opens the other pair (its `done` after one gripper's time says it did not wait for the other half)."""
     board.done(board.ok("GRIP RL"))
     t0 = emu.cycle()
     again = board.done(board.ok("GRIP RL"))
     board.done(board.ok("CLOSE FB"))
     t1 = emu.cycle()
-    regrip = board.done(board.ok("GRIP FB"))
+    handover = board.done(board.ok("GRIP FB"))
     board.done(board.ok("DWELL 60"))  # a few servo frames show the new widths
     events = emu.pin_events()
-    assert again.ms <= DONE_MS_TOLERANCE and abs(regrip.ms - 95) <= DONE_MS_TOLERANCE
+    assert again.ms <= DONE_MS_TOLERANCE and abs(handover.ms - CLOSING_MS) <= DONE_MS_TOLERANCE
     before = pinlog.servo_changes([e for e in events if t0 <= e.cycle < t1])
-    assert [round(p.width_us / 100) for p in before["R"]] == [20], "GRIP RL again must not move R"
-    assert [round(p.width_us / 100) for p in before["L"]] == [20], "GRIP RL again must not move L"
+    assert [round(p.width_us / 100) for p in before["R"]] == [CLOSED], "GRIP RL again must not move R"
+    assert [round(p.width_us / 100) for p in before["L"]] == [CLOSED], "GRIP RL again must not move L"
     # F was open (GRIP RL opened it) and closes in the window; its last open pulse may lie before t0
     # (the window can be shorter than one 20 ms servo frame).
     f_changes = pinlog.servo_changes([e for e in events if e.cycle < t1])["F"]
-    assert [round(p.width_us / 100) for p in f_changes][-2:] == [10, 20], "CLOSE FB closes F"
-    assert f_changes[-1].start_cycle >= t0 and [round(p.width_us / 100) for p in before["F"]][-1:] == [20]
+    assert [round(p.width_us / 100) for p in f_changes][-2:] == [OPEN, CLOSED], "CLOSE FB closes F"
+    assert f_changes[-1].start_cycle >= t0 and [round(p.width_us / 100) for p in before["F"]][-1:] == [CLOSED]
     after = pinlog.servo_changes([e for e in events if e.cycle >= t1])
     for arm in "FB":
-        assert [round(p.width_us / 100) for p in after[arm]] == [20], f"{arm} was closed: GRIP FB must not touch it"
+        assert [round(p.width_us / 100) for p in after[arm]] == [CLOSED], f"{arm} was closed: GRIP FB must not touch it"
     for arm in "RL":
-        assert [round(p.width_us / 100) for p in after[arm]][-1:] == [10], f"GRIP FB must open {arm}"
+        assert [round(p.width_us / 100) for p in after[arm]][-1:] == [OPEN], f"GRIP FB must open {arm}"
         assert len(after[arm]) <= 2, f"{arm} moved more than once"
 
 
@@ -295,7 +305,7 @@ def test_estop_input_stops_at_once_and_latches(emu, board):
     moved = moves_between(events, t).get("R", [])
     assert len(moved) == 1 and 0 < moved[0] < LONG_TURN_STEPS, "the first turn is cut short, the other never starts"
     assert not [d for d in board.events if isinstance(d, P.Done) and d.seq in seqs]
-    assert_servos_held(events, pressed, {"R": 2000, "L": 2000, "F": 1000, "B": 1000})
+    assert_servos_held(events, pressed, HELD_RL)
     board.ok("RESET")
     t2 = emu.cycle()
     board.done(board.ok("TURN R90"))  # RL still holds: the servos never moved
@@ -359,7 +369,7 @@ def test_estop_byte_decelerates_within_bounds(emu, board):
     r = [c for c, _ in pinlog.step_events(events)["R"] if c > t]
     assert r[-1] > sent and len(r) < LONG_TURN_STEPS, "the turn was cut short after `!`"
     assert_stop_from_full_speed(events, r, alarm)
-    assert_servos_held(events, sent, {"R": 2000, "L": 2000, "F": 1000, "B": 1000})
+    assert_servos_held(events, sent, HELD_RL)
 
 
 # simavr's UART at UBRR 16 (117,647 baud) with the parity bit it counts: 11 bits a byte.

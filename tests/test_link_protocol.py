@@ -56,7 +56,8 @@ def test_every_single_byte_corruption_is_detected():
 # two identical bytes in one line).
 PAIR_SAMPLE_COMMANDS = ["GRIP RL", "GRIP FB", "TURN R90 L-90", "TURN R-90 L-90", "TURN F180 B180", "TURN L-180",
                         "DWELL 1000", "DWELL 60000", "MOTION S400 V2500 A62500", "MOTION S6400 V8000 A200000",
-                        "SERVO O1000 C2000 G95", "SERVO O2500 C2500 G2000", "HELLO", "STATUS", "RESET"]
+                        "SERVO O1300 C1700 S47", "SERVO O2500 C2500 S200", "JAWS C50 T70 G12 E50",
+                        "JAWS C95 T95 G60 E120", "HELLO", "STATUS", "RESET"]
 PAIR_SAMPLE_SEQS = [1, 9, 11, 100, 101, 1000, 1234, 22222, 90909, 123456, 1000000, 2147483647]
 
 
@@ -129,7 +130,8 @@ def test_command_builders():
     assert P.action_command(Turn({"R": 90, "L": -90})) == "TURN R90 L-90"
     assert P.turn_command({"R": 270, "L": -180}) == "TURN R-90 L180"
     assert P.motion_command(config_module.defaults().motion) == "MOTION S400 V2000 A66667"
-    assert P.servo_command(config_module.defaults().motion) == "SERVO O1000 C2000 G95"
+    assert P.servo_command(config_module.defaults().motion) == "SERVO O1300 C1700 S47"
+    assert P.jaws_command(config_module.defaults().motion) == "JAWS C50 T70 G12 E50"
     with pytest.raises(ValueError, match="angle 45"):
         P.turn_command({"R": 45})
     with pytest.raises(ValueError, match="pair"):
@@ -137,7 +139,8 @@ def test_command_builders():
 
 
 def test_longest_commands_fit_max_line():
-    for command in ["TURN R-90 L-90", "TURN F180 B180", "MOTION S6400 V8000 A200000", "SERVO O2500 C2500 G2000",
+    for command in ["TURN R-90 L-90", "TURN F180 B180", "MOTION S6400 V8000 A200000", "SERVO O2500 C2500 S200",
+                    "JAWS C95 T95 G60 E120",
                     "DWELL 60000"]:
         assert len(P.command_line(P.MAX_SEQ, command)) <= P.MAX_LINE
     with pytest.raises(ValueError, match="limit"):
@@ -151,15 +154,15 @@ def test_parse_command():
 
 
 def test_default_motion_gives_the_documented_timings():
-    """config.yaml and docs promise 80/130/190 ms with the default motion; robot.timing null derives them."""
+    """config.yaml and docs promise 80/130/126 ms with the default motion (a regrip between two quarter turns,
+    overlapped: robot/regrip.py); robot.timing null derives them."""
     m = config_module.defaults().motion
     assert round(motion.turn_ms([90], m)) == 80
     assert round(motion.turn_ms([180, -90], m)) == 130
-    assert motion.grip_ms(m) == 190
     config = config_module.load()
     assert config.motion == config_module.defaults().motion, "config.yaml's motion is the firmware's default"
     assert all(getattr(config.robot.timing, key) is None for key in motion.TIMING_KEYS), "config.yaml: derived"
-    assert motion.robot_timing(config) == {"quarter_turn_ms": 80, "half_turn_ms": 130, "regrip_ms": 190}
+    assert motion.robot_timing(config) == {"quarter_turn_ms": 80, "half_turn_ms": 130, "regrip_ms": 126}
 
 
 def test_robot_timing_follows_motion_unless_set(tmp_path):

@@ -192,21 +192,13 @@ def test_the_real_firmware_with_a_true_servo_slower_than_its_settings_drops_or_j
         run_plan_on_the_emulated_robot(tmp_path, **{"simulated_robot.gripper.servo_speed_us_per_ms": 1.5})
 
 
-@pytest.fixture(scope="module")
-def jaw_tables(_session_tables, tmp_path_factory):
-    """A tables folder of this module's runs: their widths are the regrip's cost, so a robot cost table
-    for them is built there once (not in the session's shared folder)."""
-    from conftest import copy_tables
+def jaws_config(tmp_path, true_speed: float | None = None):
+    """The shipped config with the true jaws on and the documented servo's widths (1300-1700 us)."""
+    import re
 
-    return copy_tables(tmp_path_factory.mktemp("jaw-tables"))
-
-
-def jaws_config(tmp_path, tables, true_speed: float | None = None):
-    """The shipped config with the true jaws on, the documented servo's widths (1300-1700 us) and `tables`."""
     from conftest import scratch_config
 
     def edit(text: str) -> str:
-        text = re.sub(r"(?m)^  dir: .*$", f"  dir: {tables}", text, count=1)
         text = text.replace("true_jaws: false", "true_jaws: true")
         text = re.sub(r"(?m)^(  servo_open_us:)\s*\d+", r"\1 1300", text)
         text = re.sub(r"(?m)^(  servo_closed_us:)\s*\d+", r"\1 1700", text)
@@ -219,13 +211,13 @@ def jaws_config(tmp_path, tables, true_speed: float | None = None):
 
 @pytest.mark.firmware
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_simulated_runs_on_the_real_firmware_with_the_default_jaws_jam_nothing(tmp_path, capsys, seed, jaw_tables):
+def test_simulated_runs_on_the_real_firmware_with_the_default_jaws_jam_nothing(tmp_path, capsys, seed):
     from robot import cli
 
     ok, reason = emulator_available()
     if not ok:
         pytest.skip(f"firmware emulator unavailable: {reason}")
-    path = jaws_config(tmp_path, jaw_tables)
+    path = jaws_config(tmp_path)
     assert config_module.load(path).simulated_robot.gripper.true_jaws
     code = cli.main(["run", "--sim", "--firmware", "emulator", "--seed", str(seed), "--config", path])
     out, err = capsys.readouterr()
@@ -234,15 +226,14 @@ def test_simulated_runs_on_the_real_firmware_with_the_default_jaws_jam_nothing(t
 
 
 @pytest.mark.firmware
-def test_a_simulated_run_whose_true_servo_is_slower_than_its_settings_reports_the_jam_with_evidence(tmp_path, capsys,
-                                                                                                  jaw_tables):
+def test_a_simulated_run_whose_true_servo_is_slower_than_its_settings_reports_the_jam_with_evidence(tmp_path, capsys):
     from robot import cli
 
     ok, reason = emulator_available()
     if not ok:
         pytest.skip(f"firmware emulator unavailable: {reason}")
     code = cli.main(["run", "--sim", "--firmware", "emulator", "--seed", "1", "--config",
-                     jaws_config(tmp_path, jaw_tables, true_speed=1.5)])
+                     jaws_config(tmp_path, true_speed=1.5)])
     out, _ = capsys.readouterr()
     assert code != 0
     assert re.search(r"MechanicalError: .*(began turning|jammed|cube dropped) at .*servo 1.5 us/ms.*\[pin events: ", out)

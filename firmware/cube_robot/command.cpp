@@ -5,6 +5,7 @@
 #include "defaults.h"
 #include "motion.h"
 #include "protocol.h"
+#include "regrip.h"
 #include "report.h"
 #include "grippers.h"
 #include "steppers.h"
@@ -161,7 +162,7 @@ static uint8_t cmd_home(uint32_t seq, char *tokens[], uint8_t n) {
   return queue_action(a);
 }
 
-// OPEN <arms> / CLOSE <arms>: those grippers only, then wait grip_ms.
+// OPEN <arms> / CLOSE <arms>: those grippers only, then wait until they are surely there.
 static uint8_t cmd_grippers(uint32_t seq, char *tokens[], uint8_t n, gripper_position position) {
   if (n != 2) return ERR_BAD_ARGUMENT;
   uint8_t mask = parse_arms(tokens[1]);
@@ -231,14 +232,17 @@ static uint8_t cmd_motion(char *tokens[], uint8_t n) {
   settings.steps_per_rev = (uint16_t)v[0];
   settings.max_speed = (uint16_t)v[1];
   settings.accel = (uint32_t)v[2];
+  regrip_update();
   return ERR_NONE;
 }
 
+// SERVO O<open_us> C<closed_us> S<speed>: every gripper's widths and the servos' speed
+// (tenths of a us of pulse width per ms).
 static uint8_t cmd_servo(char *tokens[], uint8_t n) {
-  static const int32_t lo[] = {SERVO_US_MIN, SERVO_US_MIN, GRIP_MS_MIN};
-  static const int32_t hi[] = {SERVO_US_MAX, SERVO_US_MAX, GRIP_MS_MAX};
+  static const int32_t lo[] = {SERVO_US_MIN, SERVO_US_MIN, SERVO_SPEED_MIN};
+  static const int32_t hi[] = {SERVO_US_MAX, SERVO_US_MAX, SERVO_SPEED_MAX};
   int32_t v[3];
-  uint8_t err = parse_lettered(tokens, n, "OCG", lo, hi, v);
+  uint8_t err = parse_lettered(tokens, n, "OCS", lo, hi, v);
   if (err != ERR_NONE) return err;
   // It would move grippers in use to the new widths: never while latched.
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
@@ -247,8 +251,29 @@ static uint8_t cmd_servo(char *tokens[], uint8_t n) {
     settings.open_us[arm] = (uint16_t)v[0];
     settings.closed_us[arm] = (uint16_t)v[1];
   }
-  settings.grip_ms = (uint16_t)v[2];
+  settings.servo_speed = (uint8_t)v[2];
+  regrip_update();
   reapply_widths();
+  return ERR_NONE;
+}
+
+// JAWS C<clear %> T<contact %> G<open gap mm> E<cube mm>: where along their travel the jaws
+// let go of and touch the cube, how far they stand off it when open, the cube's edge.  An open
+// gap inside a turning layer's reach is refused (a turn would hit the open jaws).
+static uint8_t cmd_jaws(char *tokens[], uint8_t n) {
+  static const int32_t lo[] = {JAW_PCT_MIN, JAW_PCT_MIN, JAW_OPEN_GAP_MM_MIN, CUBE_MM_MIN};
+  static const int32_t hi[] = {JAW_PCT_MAX, JAW_PCT_MAX, JAW_OPEN_GAP_MM_MAX, CUBE_MM_MAX};
+  int32_t v[4];
+  uint8_t err = parse_lettered(tokens, n, "CTGE", lo, hi, v);
+  if (err != ERR_NONE) return err;
+  if (!regrip_gap_clears((uint8_t)v[2], (uint8_t)v[3])) return ERR_JAWS_IN_REACH;
+  err = settings_change_allowed();
+  if (err != ERR_NONE) return err;
+  settings.jaw_clear_pct = (uint8_t)v[0];
+  settings.jaw_contact_pct = (uint8_t)v[1];
+  settings.jaw_open_gap_mm = (uint8_t)v[2];
+  settings.cube_mm = (uint8_t)v[3];
+  regrip_update();
   return ERR_NONE;
 }
 
@@ -272,6 +297,7 @@ static uint8_t cmd_gripper(char *tokens[], uint8_t n) {
   if (err != ERR_NONE) return err;
   settings.open_us[arm] = (uint16_t)v[0];
   settings.closed_us[arm] = (uint16_t)v[1];
+  regrip_update();
   reapply_widths();
   return ERR_NONE;
 }
@@ -350,6 +376,7 @@ uint8_t command_execute(uint32_t seq, char *text) {
   if (strcmp(name, "DWELL") == 0) return cmd_dwell(seq, tokens, n);
   if (strcmp(name, "MOTION") == 0) return cmd_motion(tokens, n);
   if (strcmp(name, "SERVO") == 0) return cmd_servo(tokens, n);
+  if (strcmp(name, "JAWS") == 0) return cmd_jaws(tokens, n);
   if (strcmp(name, "JOG") == 0) return cmd_jog(seq, tokens, n);
   if (strcmp(name, "OPEN") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_OPEN);
   if (strcmp(name, "CLOSE") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_CLOSED);

@@ -18,6 +18,7 @@
 #include "defaults.h"
 #include "framing.h"
 #include "motion.h"
+#include "regrip.h"
 #include "report.h"
 #include "serial.h"
 #include "grippers.h"
@@ -26,6 +27,7 @@
 
 void setup() {
   system_init();
+  regrip_update();  // the regrip's schedule for the default settings
   stepper_init();
   gripper_init();
   motion_init();

@@ -1,9 +1,10 @@
 // Compile-time defaults, firmware limits and buffer sizes.
 //
 // The defaults equal config.yaml's `motion` section; the host sends the real
-// values (MOTION and SERVO commands) at every handshake.  With them a quarter
-// turn (100 steps) takes 80 ms, a half turn 130 ms and a regrip 2 x 95 ms:
-// config.yaml's robot.timing defaults (v/a + steps/v = 30 ms + 50 or 100 ms).
+// values (MOTION, SERVO and JAWS commands) at every handshake.  With them a
+// quarter turn (100 steps) takes 80 ms, a half turn 130 ms (v/a + steps/v =
+// 30 ms + 50 or 100 ms), a gripper 106 ms (a 20 ms servo frame + 400 us at
+// 4.7 us/ms) and a regrip between turns 126 ms (robot/regrip.py).
 #ifndef DEFAULTS_H
 #define DEFAULTS_H
 
@@ -20,9 +21,8 @@
 #define DEFAULT_STEPS_PER_REV 400     // full revolution of an arm, in (micro)steps
 #define DEFAULT_MAX_SPEED 2000        // steps/s
 #define DEFAULT_ACCEL 66667           // steps/s^2 (also the `!` deceleration)
-#define DEFAULT_SERVO_OPEN_US 1000    // gripper pulse width when open
-#define DEFAULT_SERVO_CLOSED_US 2000  // gripper pulse width when closed
-#define DEFAULT_GRIP_MS 95            // settle time of each GRIP phase
+#define DEFAULT_SERVO_OPEN_US 1300    // gripper pulse width when open
+#define DEFAULT_SERVO_CLOSED_US 1700  // gripper pulse width when closed (400 us, about 36 degrees)
 // The jaws' travel and clearances (robot/regrip.py has the same arithmetic): the
 // regrip's overlap is scheduled from these.
 #define DEFAULT_SERVO_SPEED 47        // servo speed, tenths of a us of pulse width per ms (MG996R at 6 V)
@@ -48,12 +48,6 @@
 #define ACCEL_MAX 200000
 #define SERVO_US_MIN 500
 #define SERVO_US_MAX 2500
-// Floor of grip_ms: two servo frames.  A new width reaches a servo with its next
-// frame (up to SERVO_FRAME_US later) and the servo then gets at least one whole
-// frame of it before the next phase or an arm's turn starts; below that an arm
-// could turn while the grippers had not even been told to move.  A plain number
-// (robot/config.py reads it); grippers.cpp checks it against SERVO_FRAME_US.
-#define GRIP_MS_MIN 40
 #define SERVO_SPEED_MIN 5     // tenths of a us per ms
 #define SERVO_SPEED_MAX 200
 #define JAW_PCT_MIN 5
@@ -62,7 +56,6 @@
 #define JAW_OPEN_GAP_MM_MAX 60
 #define CUBE_MM_MIN 20
 #define CUBE_MM_MAX 120
-#define GRIP_MS_MAX 2000
 #define DWELL_MS_MIN 1
 #define DWELL_MS_MAX 60000
 #define TIME_SEQ_MAX 999999999L  // TIME <seq>: nine digits (the parser's limit)

@@ -1,5 +1,6 @@
 #include "grippers.h"
 
+#include <Arduino.h>
 #include <avr/interrupt.h>
 
 #include "defaults.h"
@@ -11,11 +12,11 @@
 
 static const uint16_t TICKS_PER_US = 2;  // Timer1 at 2 MHz
 static const uint16_t FRAME_TICKS = SERVO_FRAME_US * TICKS_PER_US;
-static_assert(GRIP_MS_MIN == 2L * SERVO_FRAME_US / 1000, "GRIP_MS_MIN must be two servo frames (defaults.h)");
 
 static volatile uint16_t width_ticks[ARM_COUNT];
 static volatile uint8_t enabled_mask;  // arms that get pulses
 static gripper_position positions[ARM_COUNT];
+static uint32_t opened_us[ARM_COUNT];
 static uint8_t slot;                  // the slot that starts at the next compare;
                                       // ARM_COUNT is the gap at the end of a frame
 static uint16_t frame_used;
@@ -69,22 +70,44 @@ ISR(TIMER1_COMPB_vect) {
   }
 }
 
-void gripper_set(uint8_t arm, gripper_position position) {
+void gripper_set_unkept(uint8_t arm, gripper_position position) {
   if (system_alarm() != ALARM_NONE) return;  // nothing moves while an alarm is latched
   uint16_t us = position == GRIPPER_CLOSED ? settings.closed_us[arm] : settings.open_us[arm];
   positions[arm] = position;
+  if (position == GRIPPER_OPEN) opened_us[arm] = micros();
   uint8_t sreg = SREG;
   cli();
   width_ticks[arm] = us * TICKS_PER_US;
   enabled_mask |= (uint8_t)(1 << arm);
   SREG = sreg;
-  if (position == GRIPPER_CLOSED) {
-    persist.closed_mask |= (uint8_t)(1 << arm);
-    persist.closed_us = us;
-  } else {
+  if (position != GRIPPER_CLOSED) {
     persist.closed_mask &= (uint8_t)~(1 << arm);
+    persist_save();
   }
+}
+
+void gripper_keep(uint8_t arm) {
+  if (positions[arm] != GRIPPER_CLOSED) return;
+  persist.closed_mask |= (uint8_t)(1 << arm);
+  persist.closed_us = settings.closed_us[arm];
   persist_save();
 }
+
+void gripper_set(uint8_t arm, gripper_position position) {
+  gripper_set_unkept(arm, position);
+  if (system_alarm() == ALARM_NONE) gripper_keep(arm);
+}
+
+void gripper_limp(uint8_t arm) {
+  uint8_t sreg = SREG;
+  cli();
+  enabled_mask &= (uint8_t)~(1 << arm);
+  SREG = sreg;
+  positions[arm] = GRIPPER_LIMP;
+  persist.closed_mask &= (uint8_t)~(1 << arm);
+  persist_save();
+}
+
+uint32_t gripper_opened_us(uint8_t arm) { return opened_us[arm]; }
 
 gripper_position gripper_get(uint8_t arm) { return positions[arm]; }

@@ -15,6 +15,15 @@ void gripper_init(void);  // after stepper_init(): Timer1 is running
 // gripper's open_us / closed_us).
 // The new width starts with the next frame (within 20 ms).
 void gripper_set(uint8_t arm, gripper_position position);
+// The same without keeping a closing in the reset memory: the regrip's closing
+// started during a turn (a reset then must not close it onto a turning layer);
+// gripper_keep() keeps it once the turn has ended.
+void gripper_set_unkept(uint8_t arm, gripper_position position);
+void gripper_keep(uint8_t arm);
+// Stop a gripper's pulses (it stops driving where it is): a closing started
+// during a turn that an alarm stopped.
+void gripper_limp(uint8_t arm);
 gripper_position gripper_get(uint8_t arm);
+uint32_t gripper_opened_us(uint8_t arm);  // micros() of its last open command
 
 #endif

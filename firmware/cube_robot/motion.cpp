@@ -7,6 +7,7 @@
 #include "report.h"
 #include "grippers.h"
 #include "homing.h"
+#include "regrip.h"
 #include "system.h"
 
 static action_t queue[QUEUE_DEPTH];
@@ -15,13 +16,21 @@ static uint8_t tail;   // oldest action (runs)
 static uint8_t count;
 static bool active;    // queue[tail] has started
 static uint8_t grip_phase;  // GRIP: 0 closing the pair, 1 opening the other
-static bool grip_settling;  // GRIP: this phase moved a gripper, so it waits grip_ms
+static uint32_t phase_us;   // GRIP: when this phase's grippers were told to move
+static uint32_t phase_wait_us;  // GRIP / OPEN / CLOSE: how long they take (0: nothing moved)
 static uint32_t started_ms;
-static uint32_t phase_ms;
+static uint32_t started_us;
+// The regrip's overlap (robot/regrip.py): during a TURN, the next GRIP's pair is
+// told to close `lead` before the turn ends, if that GRIP was queued by then.
+static uint8_t early_mask;      // grippers told to close during the running turn
+static uint32_t early_us;       // when
+static bool early_missed;       // the GRIP behind the running turn came too late to overlap
 static uint8_t planned[ARM_COUNT];  // gripper_position of each gripper after the queued actions
 static uint32_t idle_since_ms;       // the last action ended (or the drivers went on)
 
 static const uint8_t PAIR_ARMS[3][2] = {{0, 0}, {ARM_R, ARM_L}, {ARM_F, ARM_B}};
+
+static bool early_close_at(const action_t &turn, const action_t &grip, uint32_t *at_us);
 
 uint8_t motion_pair_of(uint8_t arm) { return arm <= ARM_L ? PAIR_RL : PAIR_FB; }
 
@@ -53,6 +62,9 @@ bool motion_push(const action_t &action) {
   head = (uint8_t)((head + 1) % QUEUE_DEPTH);
   count++;
   if (action.type == ACTION_GRIP) {
+    uint32_t at;  // behind the running turn, too late for its closing to overlap: it will not
+    if (active && count == 2 && early_close_at(queue[tail], action, &at) && micros() - started_us > at)
+      early_missed = true;
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
       planned[arm] = motion_pair_of(arm) == action.pair ? GRIPPER_CLOSED : GRIPPER_OPEN;
   } else if (action.type == ACTION_GRIPPERS) {
@@ -63,6 +75,11 @@ bool motion_push(const action_t &action) {
 }
 
 void motion_flush(void) {
+  // A closing started during a turn that an alarm stopped: the layer may stand anywhere, so those
+  // jaws stop driving where they are (nothing moves while an alarm is latched).
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+    if (early_mask & (1 << arm)) gripper_limp(arm);
+  early_mask = 0;
   head = tail = count = 0;
   active = false;
   persist.running = 0;
@@ -85,8 +102,88 @@ static bool set_pair(uint8_t pair, gripper_position position) {
   return moved;
 }
 
+static uint8_t other_pair(uint8_t pair) { return pair == PAIR_RL ? PAIR_FB : PAIR_RL; }
+
+static uint8_t pair_mask(uint8_t pair) {
+  return (uint8_t)((1 << PAIR_ARMS[pair][0]) | (1 << PAIR_ARMS[pair][1]));
+}
+
+// The longest of the pair's grippers from a command to surely there.
+static uint32_t pair_closing_us(uint8_t pair) {
+  uint16_t a = regrip_closing_ms(PAIR_ARMS[pair][0]), b = regrip_closing_ms(PAIR_ARMS[pair][1]);
+  return (a > b ? a : b) * 1000UL;
+}
+
+static uint8_t next_slot(void) { return (uint8_t)((tail + 1) % QUEUE_DEPTH); }
+
+// When (us after the running turn started) the GRIP `grip` behind turn `turn` tells its pair to
+// close; false when it does not overlap (another move, or its pair is already closed).  Its jaws
+// must be fully open by then (they may still be opening from the regrip before this turn: a
+// command takes effect with the next 20 ms frame, so they had at least the whole frames between).
+static bool early_close_at(const action_t &turn, const action_t &grip, uint32_t *at_us) {
+  if (turn.type != ACTION_TURN || grip.type != ACTION_GRIP) return false;
+  uint8_t kind = regrip_turn_kind(turn.steps, pair_mask(other_pair(grip.pair)));
+  if (kind == TURN_OTHER) return false;
+  uint16_t lead = 0xFFFF;
+  bool closing = false;
+  uint32_t at = 0;
+  for (uint8_t i = 0; i < 2; i++) {
+    uint8_t arm = PAIR_ARMS[grip.pair][i];
+    uint16_t l = regrip_close_lead_ms(kind, arm);
+    if (l < lead) lead = l;
+    if (gripper_get(arm) == GRIPPER_CLOSED) continue;
+    closing = true;
+    // Whole frames since its open command, enough for the travel (closing_ms less the frame).
+    uint32_t frames = ((regrip_closing_ms(arm) - SERVO_FRAME_US / 1000) * 1000UL + SERVO_FRAME_US - 1) / SERVO_FRAME_US;
+    uint32_t need = frames * SERVO_FRAME_US, before = started_us - gripper_opened_us(arm);
+    if (before < need && need - before > at) at = need - before;
+  }
+  if (!closing) return false;
+  uint32_t due = regrip_turn_us(kind) - lead * 1000UL;
+  *at_us = at > due ? at : due;
+  return true;
+}
+
+// The running TURN: start the next GRIP's closing at its moment, if that GRIP was queued by then.
+static void poll_early_close(const action_t &turn) {
+  if (early_mask != 0 || early_missed || count < 2) return;
+  const action_t &grip = queue[next_slot()];
+  uint32_t at;
+  if (!early_close_at(turn, grip, &at)) {
+    early_missed = grip.type == ACTION_GRIP;  // decided for this turn
+    return;
+  }
+  uint32_t now = micros();
+  if (now - started_us < at) return;
+  for (uint8_t i = 0; i < 2; i++) {
+    uint8_t arm = PAIR_ARMS[grip.pair][i];
+    if (gripper_get(arm) == GRIPPER_CLOSED) continue;
+    gripper_set_unkept(arm, GRIPPER_CLOSED);  // kept for a reset once the turn has ended
+    early_mask |= (uint8_t)(1 << arm);
+  }
+  early_us = now;
+}
+
+// The releasing pair was told to open now: how long until the next action may start.  A TURN
+// already queued behind the GRIP by the holding pair starts once the opening jaws are outside its
+// reach; else (nothing queued yet, another move) once they are surely fully open.
+static uint32_t opening_wait_us(const action_t &grip) {
+  uint8_t releasing = other_pair(grip.pair);
+  if (count >= 2) {
+    const action_t &next = queue[next_slot()];
+    uint8_t kind = next.type == ACTION_TURN ? regrip_turn_kind(next.steps, pair_mask(grip.pair)) : (uint8_t)TURN_OTHER;
+    if (kind != TURN_OTHER) {
+      uint16_t a = regrip_opening_wait_ms(kind, PAIR_ARMS[releasing][0]);
+      uint16_t b = regrip_opening_wait_ms(kind, PAIR_ARMS[releasing][1]);
+      return (a > b ? a : b) * 1000UL;
+    }
+  }
+  return pair_closing_us(releasing);
+}
+
 static void start(action_t &a) {
-  started_ms = phase_ms = millis();
+  started_ms = millis();
+  started_us = phase_us = micros();
   if (a.type != ACTION_DWELL) {  // a reset during these leaves the cube between positions
     // How far it gets is kept too: a move's steps (the ISR counts them), a GRIP's phases.
     uint16_t total = a.type == ACTION_GRIP ? 2 : 1;
@@ -105,15 +202,31 @@ static void start(action_t &a) {
     persist_save();
   }
   if (a.type == ACTION_TURN) {
+    early_mask = 0;
+    early_missed = false;
     stepper_start(a.steps);
   } else if (a.type == ACTION_HOME) {
     homing_start(a.arm);
   } else if (a.type == ACTION_GRIPPERS) {
-    for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-      if (a.grippers.mask & (1 << arm)) gripper_set(arm, (gripper_position)a.grippers.position);
+    phase_wait_us = 0;
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+      if (!(a.grippers.mask & (1 << arm))) continue;
+      gripper_set(arm, (gripper_position)a.grippers.position);
+      uint32_t us = regrip_closing_ms(arm) * 1000UL;
+      if (us > phase_wait_us) phase_wait_us = us;
+    }
   } else if (a.type == ACTION_GRIP) {
     grip_phase = 0;
-    grip_settling = set_pair(a.pair, GRIPPER_CLOSED);
+    if (early_mask != 0) {  // its pair began closing during the turn, which has ended now
+      for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+        if (early_mask & (1 << arm)) gripper_keep(arm);
+      phase_us = early_us;
+      early_mask = 0;
+      set_pair(a.pair, GRIPPER_CLOSED);  // (nothing left: the whole pair was told)
+      phase_wait_us = pair_closing_us(a.pair);
+    } else {
+      phase_wait_us = set_pair(a.pair, GRIPPER_CLOSED) ? pair_closing_us(a.pair) : 0;
+    }
   }
 }
 
@@ -122,21 +235,23 @@ static bool step(action_t &a) {
   uint32_t now = millis();
   switch (a.type) {
     case ACTION_TURN:
-      return !stepper_running();
+      if (!stepper_running()) return true;
+      poll_early_close(a);
+      return false;
     case ACTION_DWELL:
       return now - started_ms >= a.ms;
     case ACTION_GRIPPERS:
-      return now - started_ms >= settings.grip_ms;
+      return micros() - phase_us >= phase_wait_us;
     case ACTION_HOME:
       return !stepper_running() && homing_step(a.arm);
     default:  // GRIP: a half whose grippers already were there is skipped (a pair that holds: 0 ms)
-      if (grip_settling && now - phase_ms < settings.grip_ms) return false;
+      if (micros() - phase_us < phase_wait_us) return false;
       if (grip_phase == 1) return true;
       grip_phase = 1;
       persist_set_part(1);  // the pair holds; the other pair opens
-      phase_ms = now;
-      grip_settling = set_pair(a.pair == PAIR_RL ? PAIR_FB : PAIR_RL, GRIPPER_OPEN);
-      return !grip_settling;
+      phase_us = micros();
+      phase_wait_us = set_pair(other_pair(a.pair), GRIPPER_OPEN) ? opening_wait_us(a) : 0;
+      return phase_wait_us == 0;
   }
 }
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define PROTOCOL_VERSION 4  // 4: id line part/boots, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
+#define PROTOCOL_VERSION 5  // 5: SERVO speed, JAWS, the regrip's overlap; 4: id line part/boots, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
 #define MAX_LINE 54    // longest accepted line, including the newline
 #define MAX_REPLY 124  // longest line the firmware sends, including the newline
 
@@ -54,7 +54,8 @@ static inline uint32_t line_crc32(const char *data, uint8_t length) {
   X(BUSY, 9, "the action queue is not empty")                            \
   X(QUEUE_FULL, 10, "the action queue is full")                         \
   X(MOTORS_OFF, 11, "the stepper drivers are off (send MOTORS ON first)") \
-  X(ARM_BLOCKED, 12, "that arm's gripper is not open and its pair does not hold the cube")
+  X(ARM_BLOCKED, 12, "that arm's gripper is not open and its pair does not hold the cube") \
+  X(JAWS_IN_REACH, 13, "the open jaws would be inside a turning layer's reach (open gap <= cube/2 x (sqrt 2 - 1))")
 
 #define ALARM_CODES(X)                                                       \
   X(NONE, 0, "no alarm latched")                                             \

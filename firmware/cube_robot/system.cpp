@@ -123,7 +123,11 @@ void system_init(void) {
     settings.closed_us[arm] = DEFAULT_SERVO_CLOSED_US;
     settings.zero_offset[arm] = 0;
   }
-  settings.grip_ms = DEFAULT_GRIP_MS;
+  settings.servo_speed = DEFAULT_SERVO_SPEED;
+  settings.jaw_clear_pct = DEFAULT_JAW_CLEAR_PCT;
+  settings.jaw_contact_pct = DEFAULT_JAW_CONTACT_PCT;
+  settings.jaw_open_gap_mm = DEFAULT_JAW_OPEN_GAP_MM;
+  settings.cube_mm = DEFAULT_CUBE_MM;
   settings.invert_mask = 0;
   settings.idle_off_s = DEFAULT_IDLE_OFF_S;
   settings.home_active_level = DEFAULT_HOME_ACTIVE_LEVEL;

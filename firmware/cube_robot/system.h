@@ -17,7 +17,11 @@ struct settings_t {
   uint32_t accel;      // steps/s^2
   uint16_t open_us[4];    // per gripper (ARM_* order): SERVO sets all four, GRIPPER one
   uint16_t closed_us[4];
-  uint16_t grip_ms;
+  uint8_t servo_speed;      // tenths of a us of pulse width per ms
+  uint8_t jaw_clear_pct;    // % of the opening travel where the jaws stop touching the cube
+  uint8_t jaw_contact_pct;  // % of the closing travel where they first touch it
+  uint8_t jaw_open_gap_mm;  // jaw to cube when fully open
+  uint8_t cube_mm;          // the cube's edge
   uint8_t invert_mask;    // arms whose DIR level is inverted (bit ARM_*)
   int16_t zero_offset[4]; // steps from the homing sensor's edge to the arm's zero
   uint16_t idle_off_s;    // drivers off after this long without an action (0: never)

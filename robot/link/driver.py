@@ -1,6 +1,6 @@
 """The host side of the serial link: commands, and exactly-once streaming of plans.
 
-    link = Link.open(config)                    # finds the port, handshakes, sends MOTION + SERVO
+    link = Link.open(config)                    # finds the port, handshakes, sends MOTION + SERVO + JAWS
     result = link.run(plan, progress=callback)  # streams Grip/Turn actions; durations from `done`
     link.close()
 
@@ -245,7 +245,7 @@ class Link:
             return P.AlarmCode.NONE
 
     def configure(self) -> None:
-        """Send the motion settings (MOTION, SERVO, then per arm and gripper) and, if self.motors, MOTORS ON.
+        """Send the motion settings (MOTION, SERVO, JAWS, then per arm and gripper) and, if self.motors, MOTORS ON.
 
         The queue must be empty, so wait for it."""
         if self.motion is None:
@@ -253,6 +253,7 @@ class Link:
         self.wait_idle()
         self.request(P.motion_command(self.motion))
         self.request(P.servo_command(self.motion))
+        self.request(P.jaws_command(self.motion))
         for command in P.bringup_setting_commands(self.motion):
             self.request(command)
         if self.motors:

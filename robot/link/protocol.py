@@ -1,4 +1,4 @@
-"""The wire protocol (docs/protocol.md, version 4): the one Python source of its facts.
+"""The wire protocol (docs/protocol.md, version 5): the one Python source of its facts.
 
 Constants, error and alarm codes (read from the firmware's headers), framing (`PAYLOAD*CCCCCCCC\\n`, CRC-32C
 of the payload bytes in upper-case hex), command builders and parsers for every line
@@ -21,7 +21,7 @@ from ..config_types import MotionConfig
 from ..plan import normalise_angle
 from .. import firmware_header
 
-PROTOCOL_VERSION = 4  # 4: id line `part`/`boots`, TIME; 3: line check CRC-32C (2: CRC-8, 1: XOR)
+PROTOCOL_VERSION = 5  # 5: SERVO speed, JAWS, the regrip's overlap; 4: id line `part`/`boots`, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
 FIRMWARE_NAME = "cube-robot-fw"
 BAUD = 115200  # defaults.h SERIAL_BAUD (config link.baud's default reads it there)
 MAX_LINE = 54  # longest command line, including the newline (both sides reject longer)
@@ -55,6 +55,7 @@ class ErrorCode(enum.IntEnum):
     QUEUE_FULL = 10
     MOTORS_OFF = 11
     ARM_BLOCKED = 12
+    JAWS_IN_REACH = 13
 
 
 class AlarmCode(enum.IntEnum):
@@ -89,7 +90,7 @@ class State(str, enum.Enum):
 
 
 QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL", "JOG", "OPEN", "CLOSE", "HOME")
-IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "RESET",
+IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "JAWS", "RESET",
                       "MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP")
 GRIP_PAIRS = tuple(firmware_header.ARM_PAIRS)  # ("RL", "FB")
 ARMS = "".join(arm for arms in firmware_header.ARM_PAIRS.values() for arm in arms)  # "RLFB"
@@ -215,8 +216,20 @@ def motion_command(motion: MotionConfig) -> str:
     return f"MOTION S{motion.steps_per_rev} V{motion.max_speed_steps_per_s} A{motion.accel_steps_per_s2}"
 
 
+def servo_speed_tenths(motion: MotionConfig) -> int:
+    """The servo speed as sent: tenths of a microsecond of pulse width per ms (config keeps one decimal)."""
+    return round(motion.servo_speed_us_per_ms * 10)
+
+
 def servo_command(motion: MotionConfig) -> str:
-    return f"SERVO O{motion.servo_open_us} C{motion.servo_closed_us} G{motion.grip_ms}"
+    """Every gripper's widths (GRIPPER then sets each arm's own) and the servos' speed."""
+    return f"SERVO O{motion.servo_open_us} C{motion.servo_closed_us} S{servo_speed_tenths(motion)}"
+
+
+def jaws_command(motion: MotionConfig) -> str:
+    """Where the jaws let go of and touch the cube (% of the travel), their open gap and the cube's edge (mm)."""
+    return (f"JAWS C{motion.jaw_clear_pct} T{motion.jaw_contact_pct} G{motion.jaw_open_gap_mm} "
+            f"E{motion.cube_mm}")
 
 
 # Bring-up commands: drivers, one arm, one gripper, homing, per-arm settings.

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import motion as motion_model
+from .. import regrip
 from ..config_types import MotionConfig
 from . import protocol as P
 from .errors import CubeStateUncertainError, LinkError, TooManyResendsError
@@ -412,8 +413,10 @@ class Stream:
 def predicted_action_ms(command: str, motion: MotionConfig) -> float:
     """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
     words = command.split()
-    if words[0] == "GRIP":
-        return motion_model.grip_ms(motion)
+    if words[0] == "GRIP":  # at the latest: close fully, then open fully (the overlap only shortens it)
+        jaws = [regrip.Jaws(*P.gripper_widths(motion, arm), motion.servo_speed_us_per_ms, motion.jaw_clear_pct / 100,
+                            motion.jaw_contact_pct / 100, motion.jaw_open_gap_mm) for arm in P.ARMS]
+        return float(regrip.regrip_ms_without_overlap(jaws, jaws))
     if words[0] == "TURN":
         return motion_model.turn_ms([int(w[1:]) for w in words[1:]], motion)
     if words[0] == "DWELL":

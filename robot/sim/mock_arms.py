@@ -20,6 +20,7 @@ from .. import firmware_header
 from .. import motion as motion_time
 from ..config_types import MotionConfig
 from ..link import protocol as P
+from .mock_regrip import MockRegrip
 
 LIMITS = firmware_header.limits()
 ARMS = P.ARMS
@@ -80,6 +81,7 @@ class MockArms:
     def __init__(self, motion: Callable[[], MotionConfig], alarm: Callable[[], P.AlarmCode],
                  busy: Callable[[], bool]):
         self._motion, self._alarm, self._busy = motion, alarm, busy
+        self.regrip: MockRegrip  # the board's regrip schedule (MockFirmware sets it)
         # The mechanics survive a reset (they are not the board's RAM).
         self.angle = {arm: 0 for arm in ARMS}  # physical, in steps
         self.sensors = {arm: None for arm in ARMS}  # None, "stuck" or (start, width)
@@ -217,7 +219,7 @@ class MockArms:
         if name in ("OPEN", "CLOSE"):
             if len(args) != 1 or not _arm_set(args[0]):
                 return P.ErrorCode.BAD_ARGUMENT
-            return motion_time.grip_ms(self._motion(), phases=1)
+            return self.regrip.closing_ms(args[0])  # a frame and the travel (mock_regrip.py)
         if name == "JOG":
             if len(args) != 2 or len(args[0]) != 1 or args[0] not in ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -298,17 +300,9 @@ class MockArms:
         return 1000 * seconds
 
     def action_started(self, seq: int, command: str, nominal: float) -> float:
-        """First effects (motion.cpp start()): a GRIP closes its pair at once, OPEN/CLOSE act at once.
-        Returns the action's duration: a GRIP skips a half whose grippers already are there."""
+        """First effects (motion.cpp start()) of any action but a GRIP (mock_regrip.py start_grip):
+        OPEN/CLOSE act at once.  Returns the action's duration."""
         name, *args = command.split()
-        if name == "GRIP":
-            closing = [arm for arm in PAIR_ARMS[args[0]] if self.grippers[arm] != CLOSED]
-            opening = [arm for arm in ARMS if arm not in PAIR_ARMS[args[0]] and self.grippers[arm] != OPEN]
-            for arm in closing:
-                self.grippers[arm] = CLOSED
-            if not closing:
-                self.gripper_halfway(command)  # nothing to close: the other pair opens at once
-            return motion_time.grip_ms(self._motion(), phases=bool(closing) + bool(opening))
         if name in ("OPEN", "CLOSE"):
             for arm in args[0]:
                 self.grippers[arm] = CLOSED if name == "CLOSE" else OPEN

@@ -32,20 +32,25 @@ from ..config_types import MotionConfig
 from .. import motion as motion_time
 from ..link import protocol as P
 from .mock_arms import MockArms, holding_pair, parse_bounded, parse_lettered
+from .mock_regrip import MockRegrip, closing_early, open_releasing, start_grip
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
 DEFAULT_MOTION = config_defaults().motion  # config's defaults = the firmware's (defaults.h)
 LIMITS = firmware_header.limits()  # defaults.h: queue depth, rx ring, bounds
 PAIR_ARMS = firmware_header.ARM_PAIRS
 MAX_TOKENS = 5  # command.cpp: a command and at most four arguments
-# MOTION / SERVO arguments: letter -> (config key, low, high), as command.cpp checks them.
+# MOTION / SERVO / JAWS arguments: letter -> (config key, low, high), as command.cpp checks them.
 SETTINGS_ARGS = {
     "MOTION": {"S": ("steps_per_rev", LIMITS["STEPS_PER_REV_MIN"], LIMITS["STEPS_PER_REV_MAX"]),
                "V": ("max_speed_steps_per_s", LIMITS["MAX_SPEED_MIN"], LIMITS["MAX_SPEED_MAX"]),
                "A": ("accel_steps_per_s2", LIMITS["ACCEL_MIN"], LIMITS["ACCEL_MAX"])},
     "SERVO": {"O": ("servo_open_us", LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"]),
               "C": ("servo_closed_us", LIMITS["SERVO_US_MIN"], LIMITS["SERVO_US_MAX"]),
-              "G": ("grip_ms", LIMITS["GRIP_MS_MIN"], LIMITS["GRIP_MS_MAX"])},
+              "S": ("servo_speed_us_per_ms", LIMITS["SERVO_SPEED_MIN"], LIMITS["SERVO_SPEED_MAX"])},  # tenths
+    "JAWS": {"C": ("jaw_clear_pct", LIMITS["JAW_PCT_MIN"], LIMITS["JAW_PCT_MAX"]),
+             "T": ("jaw_contact_pct", LIMITS["JAW_PCT_MIN"], LIMITS["JAW_PCT_MAX"]),
+             "G": ("jaw_open_gap_mm", LIMITS["JAW_OPEN_GAP_MM_MIN"], LIMITS["JAW_OPEN_GAP_MM_MAX"]),
+             "E": ("cube_mm", LIMITS["CUBE_MM_MIN"], LIMITS["CUBE_MM_MAX"])},
 }
 
 
@@ -60,6 +65,8 @@ class MockFirmware:
                                    on_connect=self._on_connect, name="MockFirmware")
         self.url = self.device.url
         self.arms = MockArms(lambda: self.motion, lambda: self.alarm, self._busy)
+        self.regrip = MockRegrip(lambda: self.motion, lambda arm: self.arms.gripper_us[arm])
+        self.arms.regrip = self.regrip
         self.default_motion = motion or DEFAULT_MOTION
         self.motion = self.default_motion  # the board's settings: MOTION and SERVO replace them
         self.time_scale = time_scale  # wall seconds per simulated second
@@ -105,6 +112,10 @@ class MockFirmware:
         self._queue: collections.deque = collections.deque()  # (seq, command, args, nominal_ms)
         self._running: tuple[int, str, float, float] | None = None  # (seq, command, nominal_ms, end_time)
         self._running_since = 0.0
+        self._grip_phase = 0  # the running GRIP: 0 its pair closing, 1 the other pair opening
+        self._grip_ms = 0.0  # ... its ms from its start to this phase's end
+        self._turn: tuple[str, float] | None = None  # the last TURN/JOG run: (command, start on the board clock)
+        self._early_missed = False  # the GRIP behind the running turn was queued too late to overlap
         self.alarm = P.AlarmCode.NONE
         self.motion = self.default_motion
         self.arms.power_on()  # drivers off, positions unknown, grippers never commanded
@@ -214,7 +225,7 @@ class MockFirmware:
         elapsed = min(1.0, (time.monotonic() - self._running_since) / max(end - self._running_since, 1e-9))
         words = command.split()
         if words[0] == "GRIP":
-            return int(elapsed >= 0.5), 2
+            return self._grip_phase, 2
         if words[0] == "HOME":
             return (0 if elapsed == 0 else None), 0
         if words[0] in ("TURN", "JOG"):
@@ -274,10 +285,9 @@ class MockFirmware:
             stepping = command.startswith(("TURN", "JOG", "HOME"))
             if stepping and code == P.AlarmCode.ESTOP_BYTE:  # decelerates from its speed now to a standstill
                 stop_us = round(1e6 * self._speed_at(trigger, nominal_ms) / self.motion.accel_steps_per_s2)
-            if command.startswith("GRIP"):
-                # The grippers stay where they are: the other pair opens in the second half.
-                if time.monotonic() >= self._halfway():
-                    self.arms.gripper_halfway(command)
+            # The grippers stay where they are; a closing begun during a turn stops driving (limp).
+            for arm in closing_early(self, self.clock_ms()):
+                self.arms.grippers[arm] = None
             self._running = None  # the hardware input halts the steppers at once
             if stepping and code != P.AlarmCode.ESTOP_BYTE:
                 stop_us = round((time.monotonic() - trigger) * 1e6 / self.time_scale)
@@ -404,7 +414,7 @@ class MockFirmware:
         name, args = tokens[0], tokens[1:]
         if name in P.QUEUED_COMMANDS:
             return self._queue_action(seq, name, args)
-        if name in ("MOTION", "SERVO"):
+        if name in SETTINGS_ARGS:
             return self._settings(name, args)
         if name == "WHERE":
             if args:
@@ -447,7 +457,7 @@ class MockFirmware:
         if name == "GRIP":
             if len(args) != 1 or args[0] not in PAIR_ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
-            nominal = motion_time.grip_ms(self.motion)
+            nominal = 0.0  # timed as it runs (its phases depend on its neighbours)
         elif name == "DWELL":
             if len(args) != 1:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -473,6 +483,10 @@ class MockFirmware:
             return P.ErrorCode.ALARM_ACTIVE
         if len(self._queue) + (1 if self._running else 0) >= self.queue_depth:
             return P.ErrorCode.QUEUE_FULL
+        if name == "GRIP" and not self._queue and self._turn:  # right behind the last turn: in time to overlap?
+            at = self.regrip.early_close_at(self._turn[0], self._turn[1], args[0], self.arms.grippers)
+            if not self._running or self._running[1] != self._turn[0] or (at is not None and self.clock_ms() > at):
+                self._early_missed = True  # the turn ended, or its closing should have begun already
         self.arms.queued(name, args)
         self._queue.append((seq, f"{name} {' '.join(args)}", nominal))
         self.max_queued = max(self.max_queued, len(self._queue) + (1 if self._running else 0))
@@ -507,12 +521,16 @@ class MockFirmware:
         values = {letter: (spec[letter][0], value) for letter, value in parsed.items()}
         if name == "MOTION" and values["S"][1] % 4:
             return P.ErrorCode.BAD_ARGUMENT  # quarter turns must be whole steps
+        if name == "JAWS" and (2 * values["G"][1] + values["E"][1]) ** 2 <= 2 * values["E"][1] ** 2:
+            return P.ErrorCode.JAWS_IN_REACH  # regrip.cpp regrip_gap_clears: gap <= cube/2 (sqrt 2 - 1)
         if self.alarm:  # after the range check, as in the firmware: nothing changes while latched
             return P.ErrorCode.ALARM_ACTIVE
         if self._queue or self._running:
             return P.ErrorCode.BUSY
         if name == "MOTION" and values["S"][1] != self.motion.steps_per_rev:
             self.arms.forget_positions_for_new_steps()
+        if name == "SERVO":
+            values["S"] = (values["S"][0], values["S"][1] / 10)  # sent in tenths
         self.motion = dataclasses.replace(self.motion, **dict(values.values()))
         if name == "SERVO":
             self.arms.servo_all(values["O"][1], values["C"][1])
@@ -529,6 +547,9 @@ class MockFirmware:
             self.reset_during_seq = None
             self._reset()  # before a late wake-up could finish the action: the cut is certain
             return
+        if self._running and now >= self._running[3] and self._running[1].startswith("GRIP") \
+                and self._grip_phase == 0:
+            open_releasing(self, now)
         if self._running and now >= self._running[3]:
             seq, command, nominal, _ = self._running
             failed = self.arms.action_finished(seq, command)
@@ -547,7 +568,15 @@ class MockFirmware:
         if (self._running is None and self._queue and not self.alarm
                 and (self.start_when is None or self.start_when(self._queue[0][0]))):
             seq, command, nominal = self._queue.popleft()
-            nominal = self.arms.action_started(seq, command, nominal)  # a GRIP's halves depend on the grippers now
+            board_now = self.clock_ms()
+            if command.startswith("GRIP"):
+                nominal = start_grip(self, command)
+            else:
+                nominal = self.arms.action_started(seq, command, nominal)
+                self._turn = (command, board_now) if command.startswith(("TURN", "JOG")) else None
+                self._early_missed = False
+                if command.startswith("OPEN"):
+                    self.regrip.opened_ms.update({arm: board_now for arm in command.split()[1]})
             self._running = (seq, command, nominal, now + nominal / 1000 * self.time_scale)
             self._running_since = now
 

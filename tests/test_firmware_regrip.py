@@ -1,0 +1,226 @@
+"""The regrip's overlap as the real firmware runs it in simavr, read from the pin log.
+
+When each servo's pulse width changed (the first pulse of a new width: the moment the servo got
+it) and when each step came, against robot/regrip.py's arithmetic with the settings the firmware
+was given: the taking pair is told to close `close_lead_ms` before the turn ends and never enters
+the turning layer's reach; the next turn's layers never reach the releasing jaws (its first step
+comes only once they are clear); a closing begun during a turn is not re-closed by a reset onto the
+turning cube, and stops driving at an emergency stop.  The GRIP `done` times: the conformance suite.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from robot import config as config_module
+from robot import regrip
+from robot.link import protocol as P
+from robot.sim import emulator, pinlog
+
+from conftest import Board
+
+pytestmark = [pytest.mark.firmware,
+              pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")]
+
+MS = pinlog.CYCLES_PER_SECOND / 1000
+SERVO_JITTER_US = 8  # servo edges can be late by another interrupt (test_firmware_emulator.py)
+LOOP_MS = 1.5  # the main loop's latency between the moment and the command (it also plans steps)
+MOTION = config_module.defaults().motion
+QUEUEING_DWELL = "DWELL 1000"  # the plans are queued behind it: a GRIP overlaps only a turn it was queued behind
+
+
+def jaws_of(motion) -> regrip.Jaws:
+    return regrip.Jaws(motion.servo_open_us, motion.servo_closed_us, motion.servo_speed_us_per_ms,
+                       motion.jaw_clear_pct / 100, motion.jaw_contact_pct / 100, motion.jaw_open_gap_mm)
+
+
+def reach_of(motion, *steps: int) -> regrip.TurnReach:
+    return regrip.turn_reach(list(steps), motion.steps_per_rev, motion.max_speed_steps_per_s,
+                             motion.accel_steps_per_s2, motion.cube_mm)
+
+
+def first_width(events, arm: str, width_us: float, after: int) -> int:
+    """The cycle of the first pulse of `width_us` on that gripper after `after`."""
+    for p in pinlog.servo_pulses(events)[arm]:
+        if p.start_cycle > after and abs(p.width_us - width_us) <= SERVO_JITTER_US:
+            return p.start_cycle
+    raise AssertionError(f"{arm}: no {width_us} us pulse after cycle {after}")
+
+
+def last_change_to(events, arm: str, width_us: float, before: int) -> int:
+    """The cycle at which that gripper last changed to `width_us` before `before`."""
+    changes = [p.start_cycle for p in pinlog.servo_changes(events)[arm]
+               if p.start_cycle < before and abs(p.width_us - width_us) <= SERVO_JITTER_US]
+    assert changes, f"{arm}: never changed to {width_us} us before cycle {before}"
+    return changes[-1]
+
+
+def turns(events) -> list[list[int]]:
+    """The step cycles of each move, in order (steps of any arm, grouped by pauses)."""
+    cycles = sorted(c for steps in pinlog.step_events(events).values() for c, _ in steps)
+    moves: list[list[int]] = []
+    for c in cycles:
+        if moves and c - moves[-1][-1] < 10 * MS:
+            if c - moves[-1][-1] > 0.05 * MS:  # both arms of a pair step on the same tick, cycles apart
+                moves[-1].append(c)
+        else:
+            moves.append([c])
+    return moves
+
+
+def check_closing(events, turn: list[int], taking: str, jaws: regrip.Jaws, reach: regrip.TurnReach) -> float:
+    """The taking pair's closing during `turn`: told `close_lead_ms` before its end (the width reaches
+    the servo within a frame), and outside the layer's reach at every step after; returns the lead seen."""
+    lead = regrip.close_lead_ms(reach, jaws)
+    # The turn's moments: step m at reach.times_ms[m]; its end half a step after the last one.
+    start = turn[0] - reach.times_ms[1] * MS
+    end = start + reach.duration_ms * MS
+    for arm in taking:
+        got = first_width(events, arm, jaws.closed_us, turn[0])
+        told_at = end - lead * MS
+        assert told_at - LOOP_MS * MS <= got <= told_at + (regrip.SERVO_FRAME_MS + LOOP_MS) * MS, \
+            f"{arm}: closing reached the servo {(end - got) / MS:.1f} ms before the turn's end, told {lead} ms"
+        for m, cycle in enumerate(turn, start=1):  # the layer's reach from step m to the next moment
+            t_next = turn[m] if m < len(turn) else end
+            if t_next <= got:
+                continue
+            gap = jaws.gap_closing((t_next - got) / MS)
+            assert gap >= reach.reach_mm[m] - 1e-9, \
+                f"{arm} at {gap:.2f} mm entered the turning layer's reach {reach.reach_mm[m]:.2f} mm after step {m}"
+    return (end - got) / MS
+
+
+def check_opening(events, turn: list[int], releasing: str, jaws: regrip.Jaws, reach: regrip.TurnReach) -> float:
+    """The releasing pair's opening before `turn`: every moment of the turn finds its jaws outside the
+    layers' reach (from the first pulse of the open width on); returns the first step's margin in ms."""
+    start = turn[0] - reach.times_ms[1] * MS
+    margin = float("inf")
+    for arm in releasing:
+        opened = last_change_to(events, arm, jaws.open_us, turn[0])
+        moments = [start] + turn  # interval i starts at moments[i]
+        for i, cycle in enumerate(moments):
+            need = opened + jaws.opening_ms_to(reach.reach_mm[i]) * MS
+            assert cycle >= need, (f"{arm}: the turn's layer reached {reach.reach_mm[i]:.2f} mm "
+                                   f"{(need - cycle) / MS:.1f} ms before the opening jaw was clear of it")
+            margin = min(margin, (cycle - need) / MS)
+    return margin
+
+
+@pytest.fixture
+def emu():
+    with emulator.Emulator() as e:
+        yield e
+
+
+@pytest.fixture
+def board(emu):
+    b = Board(emu.port)
+    b.ok("MOTORS ON")
+    yield b
+    b.close()
+
+
+def test_each_regrip_closes_before_the_turn_ends_and_the_next_turn_waits_for_clear_jaws(emu, board):
+    board.done(board.ok("GRIP RL"))
+    t0 = emu.cycle()
+    plan = ["TURN R90", "GRIP FB", "TURN F90 B-90", "GRIP RL", "TURN R180 L-90", "GRIP FB", "TURN F-90"]
+    board.ok(QUEUEING_DWELL)
+    seqs = [board.ok(c) for c in plan]
+    board.done(seqs[-1])
+    board.done(board.ok("DWELL 60"))
+    events = [e for e in emu.pin_events() if e.cycle >= t0]
+    moves = turns(events)
+    assert len(moves) == 4, [len(m) for m in moves]
+    jaws = jaws_of(MOTION)
+    quarter = reach_of(MOTION, 100)
+    reaches = [quarter, quarter, reach_of(MOTION, 200, 100), quarter]
+    leads, margins = [], []
+    for k, taking in enumerate(["FB", "RL", "FB"]):
+        releasing = "RL" if taking == "FB" else "FB"
+        leads.append(check_closing(events, moves[k], taking, jaws, reaches[k]))
+        margins.append(check_opening(events, moves[k + 1], releasing, jaws, reaches[k + 1]))
+    # The overlap is there: each closing began well before its turn ended, and the next turn began
+    # within a frame and the loop's latency of the earliest safe moment.
+    assert all(lead >= regrip.close_lead_ms(quarter, jaws) - regrip.SERVO_FRAME_MS - LOOP_MS for lead in leads)
+    assert all(0 <= m <= regrip.SERVO_FRAME_MS + 2 * LOOP_MS for m in margins), margins
+
+
+def test_the_arithmetic_catches_a_turn_that_starts_too_early(emu, board):
+    """The checks above fail for a schedule made for faster jaws than the firmware was told: the same
+    pin log judged with a 2.5x slower servo has the next turn meet the opening jaws."""
+    board.done(board.ok("GRIP RL"))
+    t0 = emu.cycle()
+    board.ok(QUEUEING_DWELL)
+    seqs = [board.ok(c) for c in ["TURN R90", "GRIP FB", "TURN F90"]]
+    board.done(seqs[-1])
+    board.done(board.ok("DWELL 60"))
+    events = [e for e in emu.pin_events() if e.cycle >= t0]
+    moves = turns(events)
+    slow = regrip.Jaws(MOTION.servo_open_us, MOTION.servo_closed_us, MOTION.servo_speed_us_per_ms / 2.5,
+                       MOTION.jaw_clear_pct / 100, MOTION.jaw_contact_pct / 100, MOTION.jaw_open_gap_mm)
+    check_opening(events, moves[1], "RL", jaws_of(MOTION), reach_of(MOTION, 100))
+    with pytest.raises(AssertionError, match="before the opening jaw was clear"):
+        check_opening(events, moves[1], "RL", slow, reach_of(MOTION, 100))
+
+
+# A long half turn and slow jaws that touch late: the taking pair is told to close about 0.8 s
+# before the turn ends, time enough for the host to act in between.
+SLOW = ["MOTION S6400 V2000 A66667", "SERVO O1300 C1700 S5", "JAWS C50 T95 G60 E50"]
+
+
+def start_turn_with_early_closing(emu, board) -> tuple[int, int, int]:
+    """GRIP RL, then TURN R180 with GRIP FB queued behind it; returns (turn seq, grip seq, the cycle
+    at which F's closing reached its servo), once it has while R still turns."""
+    for line in SLOW:
+        board.ok(line)
+    board.done(board.ok("GRIP RL"))
+    t0 = emu.cycle()
+    turn, grip = board.ok("TURN R180"), board.ok("GRIP FB")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pulses = pinlog.servo_pulses(emu.pin_events())["F"]
+        closing = [p.start_cycle for p in pulses if p.start_cycle > t0 and abs(p.width_us - 1700) <= SERVO_JITTER_US]
+        if closing:
+            return turn, grip, closing[0]
+        time.sleep(0.001)
+    raise AssertionError("F never began closing during the turn")
+
+
+def wait_emulated(emu, since: int, ms: float) -> None:
+    """Until the emulated clock is `ms` past cycle `since` (it runs on its own)."""
+    while emu.cycle() < since + ms * MS:
+        time.sleep(0.002)
+
+
+def test_a_reset_during_the_turn_does_not_close_the_taking_pair_onto_the_turning_cube(emu, board):
+    turn, grip, closing = start_turn_with_early_closing(emu, board)
+    reset = emu.reset()
+    events = emu.pin_events()
+    steps_after = pinlog.step_events(events, start_cycle=closing)["R"]
+    assert steps_after and steps_after[0][0] < reset, "the reset came after the turn had ended"
+    identity = board.read_banner()
+    assert identity.cut == turn, identity
+    wait_emulated(emu, reset, 100)
+    after = [e for e in emu.pin_events() if e.cycle > reset]
+    pulses = pinlog.servo_pulses(after)
+    assert pulses["F"] == [] and pulses["B"] == [], "a reset closed the taking pair onto the turning layer"
+    assert pulses["R"] and all(abs(p.width_us - 1700) <= SERVO_JITTER_US for p in pulses["R"]), \
+        "the holding pair holds on after the reset"
+
+
+def test_an_emergency_stop_during_the_turn_stops_the_closing_jaws(emu, board):
+    """The layer stops wherever the stop leaves it: jaws closing towards it stop driving (no more
+    pulses), the holding pair holds, and nothing else moves while the alarm is latched."""
+    turn, grip, closing = start_turn_with_early_closing(emu, board)
+    board.send_raw(P.RT_ESTOP)
+    assert board.wait_for(P.Alarm).code == P.AlarmCode.ESTOP_BYTE
+    latched = emu.cycle()
+    wait_emulated(emu, latched, 100)
+    after = [e for e in emu.pin_events() if e.cycle > latched]
+    pulses = pinlog.servo_pulses(after)
+    assert pulses["F"] == [] and pulses["B"] == [], "the closing jaws kept driving after the stop"
+    assert pulses["R"] and all(abs(p.width_us - 1700) <= SERVO_JITTER_US for p in pulses["R"])
+    where = board.request("WHERE")[1][-1]
+    assert isinstance(where, P.Where) and where.grippers["F"] is None and where.grippers["R"] == "closed", where
