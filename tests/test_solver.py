@@ -187,6 +187,21 @@ def test_other_timings_rebuild_the_cost_table(built_tables):
     assert solver.solve(scramble="R", start_grip="FB").cost_ms == 400 + 80
 
 
+def test_jaw_settings_rebuild_the_cost_table(built_tables):
+    """The regrip's overlap follows the jaws' settings: a change of one is a new profile, so a rebuilt
+    table, whose plans pay the new regrip costs."""
+    tmp_path, config, _ = built_tables
+    before = RobotProfile.from_config(config)
+    for key, value in (("motion.jaw_clear_pct", 70), ("motion.arms.R.servo_open_us", 1200)):
+        changed = config_module.with_settings(config, {key: value})
+        messages = []
+        solver = Solver(changed, log=messages.append)
+        assert any("was built for robot profile" in m and "rebuilding" in m for m in messages), key
+        assert solver.profile.regrip_ms > before.regrip_ms, key  # a later clear, a longer travel: slower
+        plan = solver.solve(scramble="R U F2 R'", start_grip="FB")
+        assert plan.regrip_count and plan.cost_ms == solver.profile.plan_cost(plan.actions), key
+
+
 def test_another_arm_layout_needs_no_code_change(tmp_path):
     # A three-arm robot whose arms grip U, R and F, one arm per "pair".  The solver takes any
     # layout; config.load rejects it (the firmware only drives RL/FB), so the settings are set here.

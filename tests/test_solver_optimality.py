@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 import pytest
 
+from conftest import copy_tables
 from robot import config as config_module
 from robot import cube
 from robot.plan import RobotProfile
@@ -167,3 +168,23 @@ def test_plans_are_optimal_on_random_states(setup, start):
         assert plan.cost_ms == reference.optimum(facelets, start_pairs), facelets
         if start != "any":
             assert plan.start_pair == start
+
+
+def test_plans_are_optimal_when_a_regrip_depends_on_the_turn_before_it(tmp_path):
+    """A fast servo: the taking jaws may start closing earlier before a quarter turn's end than before
+    a half turn's, so a regrip's cost depends on the turn before it and the table has a row per
+    class of the last turn (solver/costs.py).  Still exactly the reference's optimum."""
+    config = config_module.with_settings(config_module.load(), {
+        "motion.servo_speed_us_per_ms": 8.0, "tables.dir": str(copy_tables(tmp_path / "tables", names=("coords.npz",)))})
+    profile = RobotProfile.from_config(config)
+    costs = {ms for (_, _, before, after), ms in profile.regrips if before and after}
+    assert len(costs) > 1, costs  # the neighbours matter with these settings
+    solver, reference = Solver(config, log=lambda m: None), Exhaustive(profile)
+    assert solver.tables.robot_cost.shape[0] > len(profile.pairs)
+    rng = np.random.default_rng(14)
+    for _ in range(40):
+        state = cube.random_state(rng)
+        facelets = state.to_facelets()
+        for start, pairs in (("any", [0, 1]), ("RL", [0]), ("FB", [1])):
+            plan = solver.solve(facelets, start_grip=start)
+            assert plan.cost_ms == reference.optimum(facelets, pairs) == profile.plan_cost(plan.actions), facelets
