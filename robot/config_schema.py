@@ -64,6 +64,42 @@ def _check_scan_views(views) -> str | None:
 
     return sequence_problem(views)
 
+# The default 3x3x3 scan (bench/scan3.py prints how it was chosen and its arm time).
+SCAN3_VIEWS: list = [
+    {"name": "view1", "facelets": ["U1", "U3", "U5", "U7", "U9", "F1", "F3", "F4", "F6", "F7", "F9"],
+     "ops": []},
+    {"name": "view2", "facelets": ["U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U9", "F1", "F2", "F3"],
+     "ops": [{"op": "open", "arms": ["F", "B"]}, {"op": "turn", "arms": {"F": 90, "B": 90}},
+             {"op": "tilt", "arms": {"R": -90, "L": 90}}, {"op": "close", "arms": ["F", "B"]}]},
+    {"name": "view3", "facelets": ["U1", "U3", "U5", "U7", "U9", "F1", "F3", "F4", "F6", "F7", "F9"],
+     "ops": [{"op": "open", "arms": ["R", "L"]}, {"op": "turn", "arms": {"R": -90, "L": -90}},
+             {"op": "tilt", "arms": {"F": -90, "B": 90}}, {"op": "close", "arms": ["R", "L"]}]},
+    {"name": "view4", "facelets": ["U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U9", "F1", "F2", "F3"],
+     "ops": [{"op": "open", "arms": ["F", "B"]}, {"op": "turn", "arms": {"F": 90, "B": 90}},
+             {"op": "tilt", "arms": {"R": -90, "L": 90}}, {"op": "close", "arms": ["F", "B"]}]},
+    {"name": "view5", "facelets": ["U1", "U3", "U4", "U5", "U6", "U7", "U9", "F1", "F3", "F7", "F9"],
+     "ops": [{"op": "open", "arms": ["R", "L"]}, {"op": "tilt", "arms": {"F": -90, "B": 90}},
+             {"op": "close", "arms": ["R", "L"]}]},
+    {"name": "view6", "facelets": ["U1", "U2", "U3", "U5", "U7", "U8", "U9", "F1", "F2", "F3"],
+     "ops": [{"op": "open", "arms": ["R", "L"]}, {"op": "turn", "arms": {"R": -90, "L": -90}},
+             {"op": "tilt", "arms": {"F": -90, "B": 90}}, {"op": "close", "arms": ["R", "L"]}]},
+    {"name": "view7", "facelets": ["U1", "U2", "U3", "U4", "U5", "U6", "U7", "U8", "U9", "F1", "F2", "F3"],
+     "ops": [{"op": "open", "arms": ["F", "B"]}, {"op": "tilt", "arms": {"R": -90, "L": 90}},
+             {"op": "close", "arms": ["F", "B"]}]},
+    {"name": "view8", "facelets": ["U1", "U3", "U5", "U7", "U9", "F1", "F3", "F4", "F6", "F7", "F9"],
+     "ops": [{"op": "open", "arms": ["F", "B"]}, {"op": "turn", "arms": {"F": -90, "B": -90}},
+             {"op": "tilt", "arms": {"R": 90, "L": -90}}, {"op": "close", "arms": ["F", "B"]}]},
+]
+SCAN3_FINISH: list = []
+
+
+def _check_scan3_views(views) -> str | None:
+    # The check lives with the 3x3x3 sequence model (robot/scan_sequence3.py); imported when used.
+    from .scan_sequence3 import sequence_problem3
+
+    return sequence_problem3(views)
+
+
 def _check_pairs3(pairs) -> str | None:
     """robot3.pairs: two pairs, each gripping two opposite faces, on different axes."""
     if len(pairs) != 2:
@@ -360,6 +396,25 @@ SCHEMA: dict = {
             str, "runs/preview", "where calibration previews are written when there is no display"
         ),
     },
+    # The 3x3x3 scan (robot/scan_sequence3.py; chosen by robot/sim/scan3_search.py, bench/scan3.py).
+    "scan3": {
+        "cube_mm": Setting(float, 57.0, "the 3x3x3's edge, mm (camera.pose.cube_mm is the 2x2x2's)",
+                           min=20.0, max=120.0),
+        "views": Setting(
+            list, SCAN3_VIEWS,
+            "the 3x3x3 scan sequence: per view the robot3 ops that present it and the facelets the arms leave "
+            "visible (robot frame at that moment); all 54 must be seen",
+            item={
+                "name": Setting(str, "", "view name (names its regions)"),
+                "ops": Setting(list, [], "robot3 ops before the frame, as in 3x3x3 plans", item=None),
+                "facelets": Setting(list, [], "facelet seen in each region, in region order", item=str, min_items=1),
+            },
+            min_items=1,
+            check=_check_scan3_views,
+        ),
+        "finish": Setting(list, SCAN3_FINISH, "robot3 ops after the last view: every gripper back to 0, as a "
+                          "plan starts", item=None),
+    },
     "decode": {
         "lightness_weight": Setting(
             float, 0.5, "weight of Lab lightness vs hue in colour distances (shading and glare change lightness most)",
@@ -434,6 +489,21 @@ SCHEMA: dict = {
             "true_jaws": Setting(bool, False, "the jaws move at the true servo's speed and a turning layer's reach "
                                  "meeting a jaw, or a hand-over that drops the cube, is a jam (the emulator's pins; off: "
                                  "the grippers open and close at once)"),
+        },
+        # The 3x3x3 grippers (robot/sim/render3.py, virtual_robot3.py): each holds its face's middle third, its
+        # jaws narrower than a sticker row and no deeper than the outer layer (the middle slice turns free).
+        "gripper3": {
+            "jaw_width_mm": Setting(float, 15.0, "a 3x3x3 jaw's width (within the face's middle third)",
+                                    min=1.0, max=50.0),
+            "jaw_depth_mm": Setting(float, 14.0, "how far a 3x3x3 jaw reaches along the outer layer from the face",
+                                    min=1.0, max=50.0),
+            "jaw_thickness_mm": Setting(float, 4.0, "a 3x3x3 jaw's thickness", min=0.5, max=20.0),
+            "open_gap_mm": Setting(float, 14.0, "3x3x3 jaw to cube when open; must exceed a tilting cube's reach "
+                                   "(11.8 mm for a 57 mm cube)", min=0.0, max=50.0),
+            "crossbar_gap_mm": Setting(float, 5.0, "the 3x3x3 crossbar's inner side to the face when closed",
+                                       min=0.0, max=50.0),
+            "shaft_radius_mm": Setting(float, 5.0, "half the 3x3x3 arm's square rod (and the crossbar's thickness)",
+                                       min=0.5, max=30.0),
         },
         "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
                           min=0.0, max=1.0),

@@ -171,6 +171,20 @@ class ScanConfig:
 
 
 @dataclass(frozen=True)
+class Scan3ViewConfig:
+    name: str
+    ops: tuple[Mapping[str, Any], ...]  # robot3 ops as in 3x3x3 plans: {op: tilt, arms: {R: 90, L: -90}}, ...
+    facelets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scan3Config:  # the 3x3x3 scan (robot/scan_sequence3.py)
+    cube_mm: float
+    views: tuple[Scan3ViewConfig, ...]
+    finish: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
 class DecodeConfig:
     lightness_weight: float
     shading_correction: bool
@@ -213,9 +227,20 @@ class GripperConfig:  # SIMULATED: the virtual robot's grippers (robot/sim/rende
 
 
 @dataclass(frozen=True)
+class Gripper3Config:  # SIMULATED: the virtual robot's 3x3x3 grippers (robot/sim/render3.py)
+    jaw_width_mm: float
+    jaw_depth_mm: float
+    jaw_thickness_mm: float
+    open_gap_mm: float
+    crossbar_gap_mm: float
+    shaft_radius_mm: float
+
+
+@dataclass(frozen=True)
 class SimulatedRobotConfig:  # SIMULATED only: the virtual robot's true build
     draw_arms: bool
     gripper: GripperConfig
+    gripper3: Gripper3Config
     shadow: float
 
 
@@ -231,6 +256,7 @@ class Config:
     motion: MotionConfig
     camera: CameraConfig
     scan: ScanConfig
+    scan3: Scan3Config
     decode: DecodeConfig
     run: RunConfig
     panel: PanelConfig

@@ -27,7 +27,7 @@ MODULE_STRING = re.compile(r"(robot(?:\.\w+)+)(?::\w+)?")
 # through others.
 LAYERS = [
     ("model", {"robot", "cube", "plan", "plan3", "motion", "regrip", "config", "config_schema", "config_types",
-               "config_edit", "scan_sequence", "firmware_header", "puzzles", "checks", "errors",
+               "config_edit", "scan_sequence", "scan_sequence3", "firmware_header", "puzzles", "checks", "errors",
                "tables_store", "paths", "exit_status", "progress", "cli_common"}),
     ("devices", {"link", "arms", "vision", "solver", "solver3"}),
     ("the virtual robot", {"sim"}),

@@ -97,10 +97,17 @@ def _blackbody_rgb(kelvin: float) -> np.ndarray:
 _SUPERSAMPLE = 2
 
 
+def stickers2(face: str, half: float) -> list:
+    """(facelet index, 3D corners) of the 2x2x2's stickers on `face` (render3.stickers3: the 3x3x3's)."""
+    first = cube.FACES.index(face) * 4
+    return [(index, sticker_corners(index, half, 1 - STICKER_GAP)[0]) for index in range(first, first + 4)]
+
+
 def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng=None,
-                 palette: dict = STANDARD_PALETTE, arms=None) -> np.ndarray:
+                 palette: dict = STANDARD_PALETTE, arms=None, stickers=stickers2) -> np.ndarray:
     """One BGR frame of a cube whose robot-frame facelet string is `facelets` (letters keyed in `palette`);
-    `arms`: a robot/sim/render_arms.py ArmsView (the arms and their shadows), None: a bare cube."""
+    `arms`: a robot/sim/render_arms.py ArmsView (the arms and their shadows), None: a bare cube;
+    `stickers`: the puzzle's sticker layout (face, half edge) -> [(facelet index, corners)]."""
     rng = rng if rng is not None else np.random.default_rng(0)
     s = _SUPERSAMPLE
     big = replace(pose, width=pose.width * s, height=pose.height * s)
@@ -124,9 +131,7 @@ def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng
         _, up, right = (np.array(v, dtype=np.float64) for v in cube.FACE_FRAMES[face])
         body = np.array([normal + up + right, normal + up - right, normal - up - right, normal - up + right]) * half
         _fill(canvas, camera.project(body), np.array(BODY_RGB) * shade(normal))
-        for k in range(4):
-            index = cube.FACES.index(face) * 4 + k
-            corners, _ = sticker_corners(index, half, 1 - STICKER_GAP)
+        for index, corners in stickers(face, half):
             colour = np.array(palette[facelets[index]], dtype=np.float64)
             colour = colour + rng.normal(0.0, lighting.sticker_jitter, 3)
             quad = camera.project(corners)

@@ -149,7 +149,7 @@ class SimulatedCamera(Camera):
         self._prerenderer: ThreadPoolExecutor | None = None  # the thread that renders a view's state while the arms move (prerender)
         self.states = [robot.virtual.facelets()]  # the cube's states, oldest first
         # SIMULATED arms in the pictures (config simulated_robot.draw_arms; None: off, a bare cube)
-        self.arms_geometry = render_arms.ArmGeometry.from_config(robot.config)
+        self.arms_geometry = self.arm_geometry(robot.config)
         self.arm_states = [render_arms.arms_of(robot.virtual, self.arms_geometry)]  # where the arms stood, per state
         self.changes: list[tuple[float, float]] = []  # (motion start, end) that led to states[1:]
         self._cache: dict = {}  # (facelets, lighting) -> clean render (no sensor noise)
@@ -166,6 +166,16 @@ class SimulatedCamera(Camera):
         self.motion_started: float | None = None
         self.last_motion: tuple | None = None  # (start, end) of the last view motion not yet captured
         self._changed_by: tuple | None = None  # the motion that made the latest recorded change
+
+    # -- the puzzle (a subclass draws another: robot/sim/webcam3.py) ---------------
+
+    def arm_geometry(self, config):
+        """The arms drawn (config simulated_robot; None: a bare cube)."""
+        return render_arms.ArmGeometry.from_config(config)
+
+    def draw(self, facelets: str, lighting, rng, **extra) -> np.ndarray:
+        """One clean picture of the cube with these facelets."""
+        return render.render_state(facelets, self.pose, lighting, rng, **extra)
 
     # -- the cube's timeline (main thread) -------------------------------------
 
@@ -206,7 +216,7 @@ class SimulatedCamera(Camera):
             if key not in self._cache:
                 clean = replace(lighting, noise_sigma=0.0)
                 extra = {} if arms is None else {"arms": arms}  # off: the call as before the arms
-                self._cache[key] = render.render_state(facelets, self.pose, clean, self.rng, **extra).astype(np.float32)
+                self._cache[key] = self.draw(facelets, clean, self.rng, **extra).astype(np.float32)
             return self._cache[key]
 
     def prerender(self, actions) -> None:
@@ -249,8 +259,7 @@ class SimulatedCamera(Camera):
                     self._watch_cache.pop(next(iter(self._watch_cache)))
                 clean = replace(lighting, noise_sigma=0.0)
                 extra = {} if arms is None else {"arms": arms}
-                self._watch_cache[key] = render.render_state(facelets, self.pose, clean, self._watch_rng,
-                                                             **extra).astype(np.float32)
+                self._watch_cache[key] = self.draw(facelets, clean, self._watch_rng, **extra).astype(np.float32)
             return self._watch_cache[key]
 
     def _blend(self, start: float, end: float, clean) -> tuple[np.ndarray, render.Lighting]:

@@ -1,0 +1,99 @@
+"""The simulated camera's pictures of a 3x3x3 on the four arms (SIMULATED).
+
+The 2x2x2's renderer (render.py: lighting, glare, noise, vignetting, the lamp) with nine stickers a
+face (vision/camera_geometry3.py), and the 2x2x2's arms (render_arms.py: shaft, crossbar, jaws,
+shadows, depth-tested) with the 3x3x3 grippers of config `simulated_robot.gripper3`: a 3x3x3
+gripper holds its face's middle third (jaws narrower than a sticker row, reaching no deeper than
+the outer layer, so the middle slice turns free of them).  Closed at 0 a gripper's jaws lie on the
+layer's net-up and net-down sides (for R, L, F and B: above and below), at 90 on its sides; its
+crossbar covers the face's middle column (0) or row (90), so a gripped face's centre is never seen.
+
+`seen_share` says how much of each sticker's sampled region the arms leave visible; the scan
+sequence (robot/scan_sequence3.py, chosen by robot/sim/scan3_search.py) counts a sticker seen in a
+view only when it is mostly visible (SEEN_SHARE).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from .. import cube
+from ..config_types import Config
+from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose
+from ..vision.camera_geometry3 import facelet_quads3, scan_regions3, sticker_corners3
+from . import render, render_arms
+from .render_arms import ArmGeometry, ArmsView
+
+SEEN_SHARE = 0.8  # a sticker counts as seen when the arms leave this share of its sampled region visible
+INNER_FRACTION = 0.6  # the share of a region's size that is sampled (config scan.sampling.inner_fraction)
+
+
+def arm_geometry3(config: Config) -> ArmGeometry:
+    """The 3x3x3 grippers (config simulated_robot.gripper3; shadows as the 2x2x2's)."""
+    sim = config.simulated_robot
+    g = sim.gripper3
+    return ArmGeometry(g.jaw_width_mm, g.jaw_depth_mm, g.jaw_thickness_mm, g.open_gap_mm, g.crossbar_gap_mm,
+                       g.shaft_radius_mm, shadow=sim.shadow)
+
+
+def arms_at(geometry: ArmGeometry, angles: dict, closed: dict | None = None) -> ArmsView:
+    """The arms standing at `angles` (degrees, per arm), closed unless `closed` says otherwise."""
+    closed = closed or {}
+    return ArmsView(geometry, tuple((f, float(angles.get(f, 0)) % 360.0) for f in render_arms.ARM_FACES),
+                    tuple((f, bool(closed.get(f, True))) for f in render_arms.ARM_FACES))
+
+
+def stickers3(face: str, half: float) -> list:
+    """(facelet index, 3D corners) of the 3x3x3's nine stickers on `face` (render.render_state's layout)."""
+    first = cube.FACES.index(face) * 9
+    return [(index, sticker_corners3(index, half, 1 - STICKER_GAP)[0]) for index in range(first, first + 9)]
+
+
+def render_state3(facelets: str, pose: Pose, lighting: render.Lighting = render.Lighting(), rng=None,
+                  palette: dict = render.STANDARD_PALETTE, arms: ArmsView | None = None) -> np.ndarray:
+    """One BGR frame of a 3x3x3 whose robot-frame facelets (54, cube3 layout) are `facelets`; `pose`
+    has the 3x3x3's edge (camera_geometry3.pose3); `arms`: where the arms stand (None: a bare cube)."""
+    return render.render_state(facelets, pose, lighting, rng, palette, arms, stickers=stickers3)
+
+
+def render_scan3(start_facelets: str, sequence, pose: Pose, lighting: render.Lighting = render.Lighting(),
+                 seed: int = 0, palette: dict = render.STANDARD_PALETTE, geometry: ArmGeometry | None = None):
+    """Frames of every view of a 3x3x3 scan sequence and their regions: ({view name: BGR frame}, Regions).
+    geometry: the arms drawn where the sequence leaves them (None: a bare cube)."""
+    rng = np.random.default_rng(seed)
+    frames = {}
+    for view, state, angles in zip(sequence.views, sequence.states_at_views(start_facelets),
+                                   sequence.angles_at_views()):
+        arms = arms_at(geometry, angles) if geometry is not None else None
+        frames[view.name] = render_state3(state, pose, lighting, rng, palette, arms)
+    return frames, scan_regions3(pose, sequence, lighting.offset_px)
+
+
+def arm_mask(pose: Pose, arms: ArmsView) -> np.ndarray:
+    """Where the arms hide the cube in a picture from `pose`: (height, width) bool."""
+    camera = Camera3D(pose)
+    half = pose.cube_mm / 2
+    faces = [f for f in cube.FACES if camera.sees(np.array(cube.FACE_FRAMES[f][0], dtype=np.float64) * half,
+                                                  np.array(cube.FACE_FRAMES[f][0], dtype=np.float64))]
+    canvas = np.zeros((pose.height, pose.width, 3), np.float32)
+    render_arms.draw_arms(canvas, camera, arms, half, np.array([0.0, 1.0, 0.0]), 0.0, faces)
+    return canvas[..., 0] > 0
+
+
+def seen_share(pose: Pose, arms: ArmsView | None, facelets, inner_fraction: float = INNER_FRACTION) -> np.ndarray:
+    """For each named facelet, the share of its sampled region (the quad shrunk to `inner_fraction` about
+    its centre) that the arms leave visible (1.0 everywhere without arms)."""
+    quads = facelet_quads3(pose, facelets)
+    if arms is None:
+        return np.ones(len(quads))
+    hidden = arm_mask(pose, arms)
+    out = []
+    for quad in quads:
+        centre = quad.mean(axis=0)
+        inner = centre + (quad - centre) * inner_fraction
+        mask = np.zeros(hidden.shape, np.uint8)
+        cv2.fillConvexPoly(mask, np.round(inner * 16).astype(np.int32), 1, lineType=cv2.LINE_8, shift=4)
+        region = mask.astype(bool)
+        out.append(1.0 - float(hidden[region].mean()) if region.any() else 0.0)
+    return np.array(out)
