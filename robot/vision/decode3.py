@@ -355,16 +355,43 @@ def decode3(rgb, calibration: Calibration | None = None, config: Config | None =
     """
     settings = decode_settings(config)
     readings = check_readings3(rgb)
+    result, error, fit = _decode_readings(readings, calibration, settings)
+    if error is not None and error.reason in RETRIED:
+        # A colour cast distorts distances between colours; with the lightest colour made neutral the
+        # same best cube may be clear (decode.py's second look).  Only to confirm that cube.
+        balanced = _white_balanced(readings, fit)
+        if balanced is not None:
+            second, second_error, _ = _decode_readings(balanced, calibration, settings, must_be=fit.labels)
+            if second_error is None:
+                return second
+    if error is not None:
+        raise error
+    return result
+
+
+def _decode_readings(readings, calibration, settings, must_be=None):
+    """(result or None, error or None, the first fit): the joint fit, read past stickers that fit no colour
+    if needed.  must_be: labels the cube must have (else the first error stands)."""
     lab = srgb_to_lab(readings)
     features = _features(lab, settings)
     fit = _fit(features, lab, settings, calibration)
     result = _result(readings, lab, features, fit, calibration, settings)
+    if must_be is not None and not np.array_equal(fit.labels, must_be):
+        return result, VisionError("a different cube", reason="margin"), fit
     error = _refusal(fit, result, lab, settings)
     if error is not None and error.reason in RETRIED and lab[:, 0].mean() >= DARK_LIGHTNESS:
         result, error = _read_past(readings, lab, features, fit, error, calibration, settings)
-    if error is not None:
-        raise error
-    return result
+    return result, error, fit
+
+
+def _white_balanced(readings: np.ndarray, fit: _Fit):
+    """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None
+    (decode.py's rule)."""
+    colours = colour_rgb(readings, fit)
+    lightest = colours[int(np.argmax(srgb_to_lab(colours)[:, 0]))]
+    if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
+        return None
+    return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
 
 
 # ---------------------------------------------------------------------------
