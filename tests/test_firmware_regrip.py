@@ -168,6 +168,9 @@ def test_the_arithmetic_catches_a_turn_that_starts_too_early(emu, board):
 # A long half turn and slow jaws that touch late: the taking pair is told to close about 0.8 s
 # before the turn ends, time enough for the host to act in between.
 SLOW = ["MOTION S6400 V2000 A66667", "SERVO O1300 C1700 S5", "JAWS C50 T95 G60 E50"]
+# The firmware works out the regrip's table from its main loop after a settings change (these slow jaws:
+# about 10,000 steps' intervals); until then a turn does not overlap.
+TABLE_DWELL = "DWELL 8000"
 
 
 def start_turn_with_early_closing(emu, board) -> tuple[int, int, int]:
@@ -176,6 +179,7 @@ def start_turn_with_early_closing(emu, board) -> tuple[int, int, int]:
     for line in SLOW:
         board.ok(line)
     board.done(board.ok("GRIP RL"))
+    board.done(board.ok(TABLE_DWELL))
     t0 = emu.cycle()
     turn, grip = board.ok("TURN R180"), board.ok("GRIP FB")
     deadline = time.monotonic() + 30

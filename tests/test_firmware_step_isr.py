@@ -17,9 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from robot import config as config_module
 from robot.sim import emulator, pinlog
 
 from benches import load_bench
+
+MOTION_DEFAULTS = config_module.defaults().motion  # the firmware's power-up widths (defaults.h)
 
 OK, REASON = emulator.available()
 pytestmark = [pytest.mark.firmware, pytest.mark.skipif(not OK, reason=f"firmware emulator unavailable: {REASON}")]
@@ -90,6 +93,7 @@ def test_servo_pulses_stay_exact_while_the_arms_step(actions):
     start, end = spans["grip RL"][0], spans["home"][1]
     pulses = [p for arm_pulses in pinlog.servo_pulses(events).values() for p in arm_pulses
               if start <= p.start_cycle < end]
-    errors = [min(abs(p.width_us - 1000), abs(p.width_us - 2000)) for p in pulses]
+    widths = (MOTION_DEFAULTS.servo_open_us, MOTION_DEFAULTS.servo_closed_us)  # after GRIP RL: closed and open
+    errors = [min(abs(p.width_us - w) for w in widths) for p in pulses]
     assert len(errors) > 400
     assert max(errors) <= SERVO_JITTER_US, f"servo pulse {max(errors):.2f} us off its width"

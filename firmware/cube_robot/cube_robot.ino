@@ -27,7 +27,7 @@
 
 void setup() {
   system_init();
-  regrip_update();  // the regrip's schedule for the default settings
+  regrip_update();  // the regrip's table for the default settings (worked out from the loop)
   stepper_init();
   gripper_init();
   motion_init();
@@ -45,4 +45,5 @@ void loop() {
   framing_poll();
   stepper_poll();
   motion_poll();
+  regrip_poll();  // a step of the regrip's table after a settings change (about 0.3 ms; not while stepping)
 }

@@ -16,7 +16,8 @@ static const uint16_t FRAME_TICKS = SERVO_FRAME_US * TICKS_PER_US;
 static volatile uint16_t width_ticks[ARM_COUNT];
 static volatile uint8_t enabled_mask;  // arms that get pulses
 static gripper_position positions[ARM_COUNT];
-static uint32_t opened_us[ARM_COUNT];
+static uint32_t opened_us[2];  // per pair (RL, FB): the last open command of either gripper
+static_assert(ARM_R / 2 == 0 && ARM_L / 2 == 0 && ARM_F / 2 == 1 && ARM_B / 2 == 1, "arm / 2 is its pair");
 static uint8_t slot;                  // the slot that starts at the next compare;
                                       // ARM_COUNT is the gap at the end of a frame
 static uint16_t frame_used;
@@ -74,7 +75,7 @@ void gripper_set_unkept(uint8_t arm, gripper_position position) {
   if (system_alarm() != ALARM_NONE) return;  // nothing moves while an alarm is latched
   uint16_t us = position == GRIPPER_CLOSED ? settings.closed_us[arm] : settings.open_us[arm];
   positions[arm] = position;
-  if (position == GRIPPER_OPEN) opened_us[arm] = micros();
+  if (position == GRIPPER_OPEN) opened_us[arm / 2] = micros();  // ARM_R, ARM_L: 0, 1; ARM_F, ARM_B: 2, 3
   uint8_t sreg = SREG;
   cli();
   width_ticks[arm] = us * TICKS_PER_US;
@@ -108,6 +109,6 @@ void gripper_limp(uint8_t arm) {
   persist_save();
 }
 
-uint32_t gripper_opened_us(uint8_t arm) { return opened_us[arm]; }
+uint32_t gripper_opened_us(uint8_t arm) { return opened_us[arm / 2]; }
 
 gripper_position gripper_get(uint8_t arm) { return positions[arm]; }

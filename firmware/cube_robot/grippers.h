@@ -24,6 +24,6 @@ void gripper_keep(uint8_t arm);
 // during a turn that an alarm stopped.
 void gripper_limp(uint8_t arm);
 gripper_position gripper_get(uint8_t arm);
-uint32_t gripper_opened_us(uint8_t arm);  // micros() of its last open command
+uint32_t gripper_opened_us(uint8_t arm);  // micros() of the last open command to its pair
 
 #endif

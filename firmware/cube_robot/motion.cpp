@@ -22,8 +22,7 @@ static uint32_t started_ms;
 static uint32_t started_us;
 // The regrip's overlap (robot/regrip.py): during a TURN, the next GRIP's pair is
 // told to close `lead` before the turn ends, if that GRIP was queued by then.
-static uint8_t early_mask;      // grippers told to close during the running turn
-static uint32_t early_us;       // when
+static uint8_t early_mask;      // grippers told to close during the running turn (when: phase_us)
 static bool early_missed;       // the GRIP behind the running turn came too late to overlap
 static uint8_t planned[ARM_COUNT];  // gripper_position of each gripper after the queued actions
 static uint32_t idle_since_ms;       // the last action ended (or the drivers went on)
@@ -161,7 +160,7 @@ static void poll_early_close(const action_t &turn) {
     gripper_set_unkept(arm, GRIPPER_CLOSED);  // kept for a reset once the turn has ended
     early_mask |= (uint8_t)(1 << arm);
   }
-  early_us = now;
+  phase_us = now;  // the GRIP behind the turn counts its closing from here
 }
 
 // The releasing pair was told to open now: how long until the next action may start.  A TURN
@@ -183,7 +182,8 @@ static uint32_t opening_wait_us(const action_t &grip) {
 
 static void start(action_t &a) {
   started_ms = millis();
-  started_us = phase_us = micros();
+  started_us = micros();
+  if (a.type != ACTION_GRIP || early_mask == 0) phase_us = started_us;  // else: its closing began in the turn
   if (a.type != ACTION_DWELL) {  // a reset during these leaves the cube between positions
     // How far it gets is kept too: a move's steps (the ISR counts them), a GRIP's phases.
     uint16_t total = a.type == ACTION_GRIP ? 2 : 1;
@@ -205,6 +205,7 @@ static void start(action_t &a) {
     early_mask = 0;
     early_missed = false;
     stepper_start(a.steps);
+    started_us = micros();  // the turn's moments count from its timer's start (a closing never early)
   } else if (a.type == ACTION_HOME) {
     homing_start(a.arm);
   } else if (a.type == ACTION_GRIPPERS) {
@@ -220,8 +221,7 @@ static void start(action_t &a) {
     if (early_mask != 0) {  // its pair began closing during the turn, which has ended now
       for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
         if (early_mask & (1 << arm)) gripper_keep(arm);
-      phase_us = early_us;
-      early_mask = 0;
+      early_mask = 0;  // phase_us: when they were told (poll_early_close)
       set_pair(a.pair, GRIPPER_CLOSED);  // (nothing left: the whole pair was told)
       phase_wait_us = pair_closing_us(a.pair);
     } else {

@@ -7,7 +7,6 @@
 
 static const float FRAME_MS = SERVO_FRAME_US / 1000.0f;
 
-static uint16_t closing[ARM_COUNT];
 static uint16_t lead[TURN_KINDS][ARM_COUNT];
 static uint16_t wait[TURN_KINDS][ARM_COUNT];
 static uint32_t turn_us[TURN_KINDS];
@@ -66,50 +65,108 @@ static float reach_after(uint8_t kind, uint16_t m) {
   return reach;
 }
 
-static void update_kind(uint8_t kind) {
-  uint16_t n = kind == TURN_QUARTER ? settings.steps_per_rev / 4 : settings.steps_per_rev / 2;
-  float end = position_ms(n, n);
-  turn_us[kind] = (uint32_t)(end * 1000.0f);
-  float gap = settings.jaw_open_gap_mm;
-  float clear = settings.jaw_clear_pct / 100.0f, contact = settings.jaw_contact_pct / 100.0f;
-  float lead_f[ARM_COUNT], wait_f[ARM_COUNT];
+// The table is worked out a little at a time from the main loop (regrip_poll): the whole of it
+// took 0.7 s on the Uno with the defaults (9 s at 6400 steps per turn), far past the host's
+// acknowledgement timeout.  Only the intervals that can bind are visited: a closing's lead
+// is at most a frame and its travel to the contact, so intervals ending earlier than that
+// before the turn's end cannot lower it (it is walked back from the end), and an opening's
+// wait is at most a frame and its travel, so intervals starting later cannot raise it.
+// Both give what the whole walk gives, float for float.  Until a kind is done, its turns
+// get no overlap.
+static uint8_t job_kind = TURN_KINDS;  // the kind being worked out (TURN_KINDS: all done)
+static bool job_waits;                  // false: the leads, walking back from the end; true: the waits
+static uint16_t job_i;                  // the interval next
+static uint16_t job_n;
+static float job_end, job_r;            // the turn's end (ms); the reach at the neighbouring step
+static float job_f[ARM_COUNT];          // the lead or wait so far, per gripper
+static uint8_t ready_mask;              // kinds whose table is done
+
+static uint16_t kind_steps(uint8_t kind) {
+  return kind == TURN_QUARTER ? settings.steps_per_rev / 4 : settings.steps_per_rev / 2;
+}
+
+static void job_start(uint8_t kind, bool waits) {
+  job_kind = kind;
+  job_waits = waits;
+  if (kind >= TURN_KINDS) return;
+  job_n = kind_steps(kind);
+  job_end = position_ms(job_n, job_n);
+  turn_us[kind] = (uint32_t)(job_end * 1000.0f);
+  float contact = settings.jaw_contact_pct / 100.0f;
+  for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
+    job_f[arm] = waits ? 0 : FRAME_MS + travel_ms(arm) * contact;  // lead: touch at the end, at the latest
+  job_i = waits ? 0 : job_n;
+  job_r = reach_after(kind, job_i);  // the step beside the first interval (n + 1 stands at n)
+}
+
+static void job_finish(void) {
+  uint8_t kind = job_kind;
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
-    lead_f[arm] = FRAME_MS + travel_ms(arm) * contact;  // touch at the end, at the latest
-    wait_f[arm] = 0;
-  }
-  // Interval i runs from step i's time (0 for i = 0) to step i+1's (the end for i = n).
-  float t_i = 0, r_i = reach_after(kind, 0);
-  for (uint16_t i = 0; i <= n; i++) {
-    float t_next = i < n ? position_ms(i + 0.5f, n) : end;
-    float r_next = reach_after(kind, i + 1 <= n ? i + 1 : n);
-    float reach = r_i > r_next ? r_i : r_next;
-    for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
-      float travel = travel_ms(arm);
-      // Closing: its gap must still be outside the reach at the interval's end.
-      float l = end - t_next + travel * contact * (1 - reach / gap);
-      if (l < lead_f[arm]) lead_f[arm] = l;
-      // Opening: outside the reach by the interval's start.
-      float w = FRAME_MS + travel * (clear + (1 - clear) * reach / gap) - t_i;
-      if (w > wait_f[arm]) wait_f[arm] = w;
+    if (job_waits) {
+      wait[kind][arm] = (uint16_t)ceilf(job_f[arm]);
+    } else {
+      float l = floorf(job_f[arm]), e = floorf(job_end);
+      if (l > e) l = e;
+      lead[kind][arm] = l > 0 ? (uint16_t)l : 0;
     }
-    t_i = t_next;
-    r_i = r_next;
   }
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
-    float l = floorf(lead_f[arm]), e = floorf(end);
-    if (l > e) l = e;
-    lead[kind][arm] = l > 0 ? (uint16_t)l : 0;
-    wait[kind][arm] = (uint16_t)ceilf(wait_f[arm]);
+  if (job_waits) {
+    ready_mask |= (uint8_t)(1 << kind);
+    job_start((uint8_t)(kind + 1), false);
+  } else {
+    job_start(kind, true);
   }
 }
 
-void regrip_update(void) {
-  for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
-    // A frame, then the travel, rounded up in integers (exact, as robot/regrip.py closing_ms).
-    uint32_t tenths = (uint32_t)travel_us(arm) * 10;
-    closing[arm] = (uint16_t)(SERVO_FRAME_US / 1000 + (tenths + settings.servo_speed - 1) / settings.servo_speed);
+// One interval of the running job.  Interval i runs from step i's time (0 for i = 0) to step
+// i+1's (the end for i = n); the layers reach at most the greater of the two steps' reach.
+static void job_step(void) {
+  float gap = settings.jaw_open_gap_mm;
+  float clear = settings.jaw_clear_pct / 100.0f, contact = settings.jaw_contact_pct / 100.0f;
+  uint16_t i = job_i, n = job_n;
+  bool more = false;
+  if (job_waits) {
+    float t_i = i == 0 ? 0 : position_ms(i - 0.5f, n);
+    float r_next = reach_after(job_kind, i + 1 <= n ? i + 1 : n);
+    float reach = job_r > r_next ? job_r : r_next;
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+      float travel = travel_ms(arm);
+      if (FRAME_MS + travel - t_i <= job_f[arm]) continue;  // this and every later interval: no higher
+      more = true;
+      // Opening: outside the reach by the interval's start.
+      float w = FRAME_MS + travel * (clear + (1 - clear) * reach / gap) - t_i;
+      if (w > job_f[arm]) job_f[arm] = w;
+    }
+    job_r = r_next;
+    job_i = i + 1;
+    if (!more || job_i > n) job_finish();
+  } else {
+    float t_next = i < n ? position_ms(i + 0.5f, n) : job_end;
+    float r_i = reach_after(job_kind, i);
+    float reach = r_i > job_r ? r_i : job_r;
+    for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
+      if (job_end - t_next >= job_f[arm]) continue;  // this and every earlier interval: no lower
+      more = true;
+      // Closing: its gap must still be outside the reach at the interval's end.
+      float l = job_end - t_next + travel_ms(arm) * contact * (1 - reach / gap);
+      if (l < job_f[arm]) job_f[arm] = l;
+    }
+    job_r = r_i;
+    if (!more || i == 0) job_finish();
+    else job_i = i - 1;
   }
-  for (uint8_t kind = 0; kind < TURN_KINDS; kind++) update_kind(kind);
+}
+
+void regrip_poll(void) {
+  // Not while an arm moves: the step planner and a stop byte get the main loop undelayed.
+  if (job_kind < TURN_KINDS && !stepper_running()) job_step();
+}
+
+bool regrip_ready(uint8_t kind) { return kind < TURN_KINDS && (ready_mask & (1 << kind)); }
+
+void regrip_update(void) {
+  ready_mask = 0;
+  job_start(TURN_QUARTER, false);
 }
 
 uint8_t regrip_turn_kind(const int16_t steps[ARM_COUNT], uint8_t arms_allowed) {
@@ -123,12 +180,16 @@ uint8_t regrip_turn_kind(const int16_t steps[ARM_COUNT], uint8_t arms_allowed) {
     else if (s == 2 * quarter) halves = true;
     else return TURN_OTHER;
   }
-  if (quarters && halves) return TURN_MIXED;
-  if (quarters) return TURN_QUARTER;
-  return halves ? (uint8_t)TURN_HALF : (uint8_t)TURN_OTHER;
+  uint8_t kind = quarters && halves ? (uint8_t)TURN_MIXED : quarters ? (uint8_t)TURN_QUARTER
+                : halves ? (uint8_t)TURN_HALF : (uint8_t)TURN_OTHER;
+  return regrip_ready(kind) ? kind : (uint8_t)TURN_OTHER;  // not worked out yet: no overlap
 }
 
-uint16_t regrip_closing_ms(uint8_t arm) { return closing[arm]; }
+uint16_t regrip_closing_ms(uint8_t arm) {
+  // A frame, then the travel, rounded up in integers (exact, as robot/regrip.py closing_ms).
+  uint32_t tenths = (uint32_t)travel_us(arm) * 10;
+  return (uint16_t)(SERVO_FRAME_US / 1000 + (tenths + settings.servo_speed - 1) / settings.servo_speed);
+}
 uint16_t regrip_close_lead_ms(uint8_t kind, uint8_t arm) { return lead[kind][arm]; }
 uint16_t regrip_opening_wait_ms(uint8_t kind, uint8_t arm) { return wait[kind][arm]; }
 uint32_t regrip_turn_us(uint8_t kind) { return turn_us[kind]; }

@@ -15,10 +15,13 @@
 // (two arms) one of each.
 enum { TURN_QUARTER, TURN_HALF, TURN_MIXED, TURN_KINDS, TURN_OTHER = TURN_KINDS };
 
-// Recompute the table from the settings (MOTION, SERVO, JAWS, GRIPPER).
+// The settings changed (MOTION, SERVO, JAWS, GRIPPER): the gripper times at once, the table
+// anew, a little at a time from the main loop (regrip_poll).
 void regrip_update(void);
+void regrip_poll(void);
+bool regrip_ready(uint8_t kind);  // that kind's table is done (until then its turns do not overlap)
 // A move's kind (TURN_QUARTER, TURN_HALF, TURN_MIXED) when only `arms_allowed`
-// move, each by a quarter or a half turn; else TURN_OTHER.
+// move, each by a quarter or a half turn, and its table is done; else TURN_OTHER.
 uint8_t regrip_turn_kind(const int16_t steps[ARM_COUNT], uint8_t arms_allowed);
 // ms from a command to that gripper surely fully there (a frame late at worst).
 uint16_t regrip_closing_ms(uint8_t arm);

@@ -82,9 +82,10 @@ class MockRegrip:
         prev = self.reach(n)
         lead = min(regrip.close_lead_ms(prev, self.jaws(arm)) for arm in taking)
         at = turn_start_ms + prev.duration_ms - lead
+        opened = max(self.opened_ms[arm] for arm in taking)  # the firmware keeps the pair's last open command
         for arm in closing:  # fully open first: whole frames since its open command
             frames = math.ceil((regrip.closing_ms(self.jaws(arm)) - FRAME_MS) / FRAME_MS)
-            at = max(at, self.opened_ms[arm] + frames * FRAME_MS)
+            at = max(at, opened + frames * FRAME_MS)
         return at
 
     def opening_wait_ms(self, grip_pair: str, next_command: str | None) -> int:
