@@ -466,16 +466,16 @@ SCHEMA: dict = {
     },
     # SIMULATED only: the virtual robot's true build (robot/sim/); a real robot ignores it.
     "simulated_robot": {
-        "draw_arms": Setting(bool, False, "draw the four arms, their grippers and their shadows in the simulated "
+        "draw_arms": Setting(bool, True, "draw the four arms, their grippers and their shadows in the simulated "
                              "pictures (robot/sim/render_arms.py; off: a bare cube)"),
         "gripper": {
-            "jaw_width_mm": Setting(float, 12.0, "a gripper jaw's width", min=1.0, max=50.0),
-            "jaw_depth_mm": Setting(float, 18.0, "how far a jaw reaches along the layer from the face",
+            "jaw_width_mm": Setting(float, 8.0, "a gripper jaw's width", min=1.0, max=50.0),
+            "jaw_depth_mm": Setting(float, 8.0, "how far a jaw reaches along the layer from the face",
                                     min=1.0, max=50.0),
-            "jaw_thickness_mm": Setting(float, 4.0, "a jaw's thickness", min=0.5, max=20.0),
+            "jaw_thickness_mm": Setting(float, 3.0, "a jaw's thickness", min=0.5, max=20.0),
             "open_gap_mm": Setting(float, 12.0, "jaw to cube when the gripper is open (0 when closed); must "
                                    "exceed a turning layer's reach (10.4 mm for a 50 mm cube)", min=0.0, max=50.0),
-            "crossbar_gap_mm": Setting(float, 2.0, "the crossbar's inner side to the face when closed",
+            "crossbar_gap_mm": Setting(float, 5.0, "the crossbar's inner side to the face when closed",
                                        min=0.0, max=50.0),
             "shaft_radius_mm": Setting(float, 5.0, "half the arm's square rod (and the crossbar's thickness)",
                                        min=0.5, max=30.0),

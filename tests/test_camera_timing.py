@@ -48,6 +48,10 @@ class ManualClock:
                 "the grabber never waited for a frame"
 
 
+# A stand-in robot with no arms to stand anywhere: the simulated pictures without them (a bare cube).
+BARE = config_module.with_settings(config_module.defaults(), {"simulated_robot.draw_arms": False})
+
+
 def frame_of(index):
     return np.full((4, 4, 3), index, np.uint8)
 
@@ -250,7 +254,7 @@ def test_simulated_camera_blurs_a_frame_exposed_while_the_arms_move():
     solved, turned = "UUUURRRRFFFFDDDDLLLLBBBB", "UUUUBBRRRRFFDDDDFFLLLLBB"
     virtual = SimpleNamespace(state=solved)
     virtual.facelets = lambda: virtual.state
-    robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+    robot = SimpleNamespace(config=BARE, virtual=virtual, sync=lambda: None, time_scale=1.0)
     clock = ManualClock(1.0)
     camera = SimulatedCamera(robot, camera_geometry.Pose(), seed=1, clock=clock)
     camera.lighting = render.Lighting(noise_sigma=0.0)
@@ -278,7 +282,7 @@ def test_the_simulated_camera_renders_the_next_state_on_its_thread_not_before_th
 
     solved = "UUUURRRRFFFFDDDDLLLLBBBB"
     virtual = SimpleNamespace(facelets=lambda: solved)
-    robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+    robot = SimpleNamespace(config=BARE, virtual=virtual, sync=lambda: None, time_scale=1.0)
     camera = SimulatedCamera(robot, camera_geometry.Pose(), seed=1, clock=ManualClock(1.0))
     rendering, release, rendered = threading.Event(), threading.Event(), []
     real_render = render.render_state

@@ -41,17 +41,22 @@ def is_arm(rgb):
     return bool(np.abs(rgb - np.array(ra.ARM_RGB)).max() < 4)
 
 
+G = ra.ArmGeometry()  # the reference gripper (docs/hardware.md)
+OUT = 25.0 + G.open_gap_mm + G.jaw_thickness_mm  # an open jaw's outer face, from the cube's centre
+
+
 def test_arm_drawn_where_it_stands_and_moved_by_a_quarter_turn(setup):
     _, _, pose = setup
     # R's upper jaw (angle 0: the jaws above and below its layer), open: its top face's middle.
-    on_jaw = (25.0, 25.0 + 6.0 + 4.0, 0.0)
+    on_jaw = (25.0, OUT, 0.0)
     standing = render.render_state(SOLVED, pose, FLAT, arms=arms())
     assert is_arm(rgb_at(standing, pose, on_jaw))
     turned = render.render_state(SOLVED, pose, FLAT, arms=arms(angles={"R": 90}))
     assert not is_arm(rgb_at(turned, pose, on_jaw))  # the jaws now lie before and behind the layer
     # ...where R's front jaw now is: its outer face, in front of the F face's right column
-    assert is_arm(rgb_at(turned, pose, (25.0 - 4.0, 0.0, 25.0 + 6.0 + 4.0)))
-    assert not is_arm(rgb_at(standing, pose, (25.0 - 4.0, 0.0, 25.0 + 6.0 + 4.0)))
+    front = (25.0 - G.jaw_depth_mm / 2, 0.0, OUT)
+    assert is_arm(rgb_at(turned, pose, front))
+    assert not is_arm(rgb_at(standing, pose, front))
 
 
 def test_open_and_closed_gripper_differ_only_where_its_jaws_are(setup):
@@ -96,12 +101,13 @@ def test_cube_hides_the_arm_behind_it(setup):
     _, _, pose = setup
     # B's crossbar lies behind the cube (angle 90: across it; R and L turned so no jaw hovers over U):
     # where its top face projects, U stays white
-    frame = render.render_state(SOLVED, pose, FLAT, arms=arms(replace(ra.ArmGeometry(), shadow=0.0),
+    frame = render.render_state(SOLVED, pose, FLAT, arms=arms(replace(G, shadow=0.0),
                                                                  angles={"B": 90, "R": 90, "L": 90}))
-    on_crossbar = (12.0, 6.0, -32.0)
+    crossbar_z = -(25.0 + G.crossbar_gap_mm + G.open_gap_mm + G.shaft_radius_mm)
+    on_crossbar = (12.0, G.jaw_width_mm / 2, crossbar_z)
     assert np.abs(rgb_at(frame, pose, on_crossbar, 1) - np.array(render.STANDARD_PALETTE["U"])).max() < 2
     # ...and beside the cube, the arms behind it are drawn (the back jaw of R there)
-    assert is_arm(rgb_at(frame, pose, (36.0, 6.0, -32.0), 1))
+    assert is_arm(rgb_at(frame, pose, (36.0, 0.0, -(OUT - G.jaw_thickness_mm / 2)), 1))
 
 
 def test_shadow_darkens_the_side_away_from_the_light(setup):
@@ -115,16 +121,58 @@ def test_shadow_darkens_the_side_away_from_the_light(setup):
     assert (rgb_at(shaded, pose, right) / rgb_at(lit, pose, right)).mean() > 0.97
 
 
-def test_off_by_default_and_off_draws_todays_picture(setup):
+def test_on_by_default_with_the_reference_gripper_and_off_draws_the_bare_cube(setup):
     config, sequence, pose = setup
-    assert ra.ArmGeometry.from_config(config) is None
+    assert ra.ArmGeometry.from_config(config) == G  # config.yaml's simulated_robot = the renderer's defaults
+    assert ra.ArmGeometry.from_config(config_module.with_settings(config, {"simulated_robot.draw_arms": False})) is None
     start = cube.random_state(np.random.default_rng(4)).to_facelets()
     lighting = render.Lighting(glare_spots=2, noise_sigma=3)
-    today, _ = render.render_scan(start, sequence, pose, lighting, seed=5)
-    off, _ = render.render_scan(start, sequence, pose, lighting, seed=5, view_arms=None)
+    bare, _ = render.render_scan(start, sequence, pose, lighting, seed=5)
     on, _ = render.render_scan(start, sequence, pose, lighting, seed=5, view_arms=[arms()] * len(sequence.views))
-    assert all(np.array_equal(today[v], off[v]) for v in today)
-    assert not np.array_equal(today["top-front"], on["top-front"])
+    assert not np.array_equal(bare["top-front"], on["top-front"])
+
+
+def test_the_reference_jaws_hide_little_of_what_the_scan_samples(setup):
+    """With the arms where the default scan puts them, every sticker's sampled region (the inner 0.6) is
+    at most 5 % covered by an arm; the old guess (12 mm wide, 18 deep, 4 thick, open 6) covered up to 89 %."""
+    config, sequence, pose = setup
+    import cv2
+
+    def worst(geometry):
+        views = ra.scan_arms(arms(replace(geometry, shadow=0.0)), sequence, RobotProfile.from_config(config).faces_of)
+        bare, regions = render.render_scan(SOLVED, sequence, pose, FLAT, seed=1)
+        drawn, _ = render.render_scan(SOLVED, sequence, pose, FLAT, seed=1, view_arms=views)
+        out = 0.0
+        for view in sequence.views:
+            hidden = np.abs(drawn[view.name].astype(int) - bare[view.name].astype(int)).max(axis=2) > 6
+            for quad in regions.views[view.name]:
+                centre = quad.mean(axis=0)
+                mask = np.zeros(hidden.shape, np.uint8)
+                cv2.fillConvexPoly(mask, np.round(centre + 0.6 * (quad - centre)).astype(np.int32), 1)
+                out = max(out, float(hidden[mask.astype(bool)].mean()))
+        return out
+
+    assert worst(G) <= 0.05
+    assert worst(ra.ArmGeometry(12.0, 18.0, 4.0, 6.0, 2.0, 5.0)) > 0.5
+
+
+def test_the_scan_moves_no_arm_into_another_and_a_parked_quarter_would(setup):
+    config, sequence, pose = setup
+    half = pose.cube_mm / 2
+    faces_of = RobotProfile.from_config(config).faces_of
+    before = arms()
+    for view in ra.scan_arms(before, sequence, faces_of):
+        for step in np.linspace(0.0, 1.0, 7):  # the turn's way there too, not only where it ends
+            between = dict(before.angles)
+            for face, angle in view.angles:
+                delta = (angle - before.angle(face) + 180.0) % 360.0 - 180.0
+                between[face] = before.angle(face) + step * delta
+            assert ra.meeting_arms(replace(view, angles=tuple(between.items())), half) == []
+        before = view
+    # R and L a quarter round (jaws before and behind their layers) while F and B hold a quarter round:
+    # the jaws meet at the cube's vertical edges, so the U-only views cannot park R and L off the top face
+    parked = arms(angles={"R": 90, "L": 90, "F": 90, "B": 270}, closed="FB")
+    assert set(ra.meeting_arms(parked, half)) == {("R", "F"), ("R", "B"), ("L", "F"), ("L", "B")}
 
 
 def test_arms_follow_the_scan_actions(setup):
@@ -154,9 +202,8 @@ def test_a_simulated_run_draws_the_arms_where_the_firmware_put_them(tmp_path, mo
         return real(facelets, pose, lighting, *args, **kwargs)
 
     monkeypatch.setattr(render, "render_state", recording)
-    path = scratch_config(tmp_path, lambda text: text.replace("  draw_arms: false", "  draw_arms: true"))
-    config = config_module.load(path)
-    assert config.simulated_robot.draw_arms
+    config = config_module.load(scratch_config(tmp_path))
+    assert config.simulated_robot.draw_arms  # on by default
     run_simulated(config, RunOptions(sim=True, firmware="mock", seed=3, verify=False), lambda text: None)
     assert drawn and all(isinstance(a, ra.ArmsView) for a in drawn)
     # the first view: RL took the cube (homed arms); the second: R and L turned a half turn, still holding
@@ -165,6 +212,55 @@ def test_a_simulated_run_draws_the_arms_where_the_firmware_put_them(tmp_path, mo
     assert any(a.is_closed("R") and a.angle("R") == 180.0 for a in drawn)
     drawn.clear()
     (tmp_path / "off").mkdir()
-    run_simulated(config_module.load(scratch_config(tmp_path / "off")), RunOptions(sim=True, firmware="mock", seed=3,
-                                                                                   verify=False), lambda text: None)
+    off = scratch_config(tmp_path / "off", lambda text: text.replace("  draw_arms: true", "  draw_arms: false"))
+    run_simulated(config_module.load(off), RunOptions(sim=True, firmware="mock", seed=3, verify=False),
+                  lambda text: None)
     assert drawn and all(a is None for a in drawn)  # off: not even asked
+
+
+def test_no_reflection_of_the_lamp_where_an_arm_shades_it(setup):
+    """The lamp's highlight (robot/sim/lamp.py) is light from the lamp: where an arm stands between the lamp
+    and the face, its shadow takes the highlight too; in the open the highlight stays."""
+    config, sequence, pose = setup
+    from robot.sim import lamp as lamp_module
+
+    the_lamp, _ = lamp_module.preset_lamp(pose, "glare")  # a ceiling lamp behind: its highlight on U
+    view = ra.scan_arms(arms(), sequence, RobotProfile.from_config(config).faces_of)[0]
+    lamp_light = replace(FLAT, lamp=the_lamp)
+    with_lamp = render.render_state(SOLVED, pose, lamp_light, arms=view).astype(float)
+    dark = replace(FLAT, lamp=replace(the_lamp, peak=0.0))  # the same light and shadows, no reflection
+    without = render.render_state(SOLVED, pose, dark, arms=view).astype(float)
+    # where the arms shade the cube and where the lamp reflects: the renderer's own maps
+    camera = camera_geometry.Camera3D(pose)
+    seen = [f for f in cube.FACES if camera.sees(np.array(cube.FACE_FRAMES[f][0], float) * 25.0,
+                                                 np.array(cube.FACE_FRAMES[f][0], float))]
+    unlit = ra.draw_shadows(np.ones((pose.height, pose.width, 3), np.float32), camera, view, 25.0,
+                            ra.light_direction(lamp_light), seen)
+    mix = lamp_module.mix_map(pose, the_lamp)[..., 0]
+    no_shadow = replace(view, geometry=replace(view.geometry, shadow=0.0))
+    drawn = np.abs(render.render_state(SOLVED, pose, dark).astype(float)
+                   - render.render_state(SOLVED, pose, dark, arms=no_shadow)).max(axis=2) > 0
+    glossy = (mix > 0.1) & ~drawn  # the cube's faces where the lamp reflects, no arm drawn over them
+    # the share of the lamp's whitening a pixel got: 1 in the open, 0 in an arm's full shadow
+    got = ((with_lamp - without) / np.maximum((255.0 - without) * mix[..., None], 1e-6)).mean(axis=2)
+    shaded, open_ = glossy & (unlit > 0.8), glossy & (unlit < 0.01)
+    assert shaded.sum() > 50 and open_.sum() > 50
+    assert np.median(got[shaded]) < 0.35
+    assert np.median(got[open_]) > 0.8
+
+
+def test_where_the_prerender_guesses_the_arms_is_where_the_virtual_robot_puts_them(setup):
+    """The simulated webcam renders a view's picture while the arms move, from the arms after the view's
+    actions (after_actions); the picture is used only when that pose equals the virtual robot's after the
+    motion (arms_of): the two must come out the same, or every view's picture is drawn late."""
+    from robot.sim.virtual_robot import VirtualRobot
+
+    config, sequence, _ = setup
+    profile = RobotProfile.from_config(config)
+    virtual = VirtualRobot(profile, cube.CubieCube())
+    geometry = ra.ArmGeometry()
+    for view in sequence.views:
+        guess = ra.after_actions(ra.arms_of(virtual, geometry), view.actions, profile.faces_of)
+        for action in view.actions:
+            virtual.apply_action(action)
+        assert guess == ra.arms_of(virtual, geometry) and hash(guess) == hash(ra.arms_of(virtual, geometry))

@@ -140,10 +140,13 @@ def render_state(facelets: str, pose: Pose, lighting: Lighting = Lighting(), rng
     if arms is not None:
         seen = [f for f in cube.FACES if camera.sees(np.array(cube.FACE_FRAMES[f][0], dtype=np.float64) * half,
                                                      np.array(cube.FACE_FRAMES[f][0], dtype=np.float64))]
-        render_arms.draw_shadows(canvas, camera, arms, half, render_arms.light_direction(lighting), seen)
+        unlit = render_arms.draw_shadows(canvas, camera, arms, half, render_arms.light_direction(lighting), seen)
 
     if lighting.lamp is not None:  # glossy faces: the lamp's white, where it reflects towards the camera
-        canvas += (255.0 - canvas) * mix_map(big, lighting.lamp, (lighting.offset_px[0] * s, lighting.offset_px[1] * s))
+        mix = mix_map(big, lighting.lamp, (lighting.offset_px[0] * s, lighting.offset_px[1] * s))
+        if arms is not None:  # no reflection of the lamp where an arm stands between it and the face
+            mix = mix * (1.0 - unlit)[..., None]
+        canvas += (255.0 - canvas) * mix
     if arms is not None:
         render_arms.draw_arms(canvas, camera, arms, half, render_arms.light_direction(lighting), lighting.shading, seen)
     image = cv2.resize(canvas, (pose.width, pose.height), interpolation=cv2.INTER_AREA)
