@@ -1,6 +1,6 @@
 """3x3x3 decoding benchmark (robot/vision/decode3.py): prints tables.
 
-    python bench/vision3.py [--synthetic 1000] [--seed 1] [--rows clean,glare 0.4]
+    python bench/vision3.py [--synthetic 1000] [--sweep 10] [--seed 1] [--rows 'clean,noise 8']
 
 1. Real readings: every 3x3x3 scan with a known answer in
    ../shared/data/real-cube-readings/dwalton76-rubiks-color-resolver (tests/test-data
@@ -8,7 +8,9 @@
    reordered here to U R F D L B).  Exact (same partition as the answer), refused
    (VisionError: the robot would rescan) or wrong (a confident wrong cube: must be 0).
    The scans without a known answer are decoded too and shown beside the
-   resolver's own output (not counted).
+   resolver's own output (not counted).  Then a light sweep: every known-answer
+   scan under the 2x2x2 bench's moderate light rows (exposure, cast, noise, glare,
+   shadow), --sweep times each.
 2. Synthetic scans: seeded random legal 3x3x3s under a random colour scheme, per
    condition (sensor noise, shading, exposure and per-channel cast, glare stickers
    blended toward the lamp's white, two stickers swapped), decode3 on each.
@@ -109,6 +111,51 @@ def real_rows(folder: Path = RESOLVER) -> list[dict]:
     return rows
 
 
+# The 2x2x2 bench's light rows (bench/vision.py), on the real 3x3x3 readings.
+_MODERATE = {"exposure": (0.6, 1.2), "cast": (0.8, 1.2), "noise": 4.0}
+SWEEP = {
+    "moderate (exposure 0.6-1.2, cast 0.8-1.2, noise 4)": _MODERATE,
+    "moderate + 1 glare 0.4": {**_MODERATE, "glare": (0.4,)},
+    "moderate + 2 glare 0.5 + shadow 0.5": {**_MODERATE, "glare": (0.5, 0.5), "shadow": (0.5,)},
+}
+
+
+def perturb(rgb, spec: dict, rng) -> np.ndarray:
+    """A real scan under other light: exposure x cast, glare stickers (blended toward the lamp's white under
+    the same light), shadowed stickers, sensor noise; clipped to 0-255 like a sensor."""
+    light = rng.uniform(*spec.get("exposure", (1.0, 1.0))) * rng.uniform(*spec.get("cast", (1.0, 1.0)), 3)
+    rgb = np.array(rgb, dtype=float) * light
+    spots = rng.permutation(54)
+    glare = spec.get("glare", ())
+    for i, fraction in zip(spots, glare):
+        rgb[i] = (1 - fraction) * rgb[i] + fraction * 255.0 * light
+    for i, fraction in zip(spots[len(glare):], spec.get("shadow", ())):
+        rgb[i] = rgb[i] * (1 - fraction)
+    return np.clip(np.round(rgb + rng.normal(0, spec.get("noise", 0.0), rgb.shape)), 0, 255)
+
+
+def light_sweep(trials: int, seed: int, folder: Path = RESOLVER) -> list[dict]:
+    """Per SWEEP row: exact / refused / wrong over `trials` perturbations of every known-answer real scan,
+    also over the scans decoded exactly as read ("clean")."""
+    cases = [case for case in real_cases(folder) if case["truth"] is not None]
+    clean = {case["id"] for case in cases if classify(case["rgb"], case["truth"])[0] == "exact"}
+    rows = []
+    for name, spec in SWEEP.items():
+        rng = np.random.default_rng([seed, sum(map(ord, name))])
+        counts, clean_counts, reasons, wrong = {"exact": 0, "refused": 0, "wrong": 0}, {}, {}, []
+        for _ in range(trials):
+            for case in cases:
+                outcome = classify(perturb(case["rgb"], spec, rng), case["truth"], reasons)[0]
+                counts[outcome] += 1
+                if case["id"] in clean:
+                    clean_counts[outcome] = clean_counts.get(outcome, 0) + 1
+                if outcome == "wrong":
+                    wrong.append(case["id"].split("/")[-1])
+        rows.append({"name": name, **counts, "clean": clean_counts, "clean_total": trials * len(clean),
+                     "reasons": reasons, "wrong_cases": wrong})
+    return rows
+
+
 def synthetic_readings(rng, spec: dict):
     """(54 readings, the truth they show) of a random legal cube under `spec`."""
     faces = cube3.colours_from_cubies(*(np.asarray(x)[None] for x in cube3.random_state(rng)))[0].astype(int)
@@ -156,6 +203,7 @@ def synthetic(count: int, seed: int, names=None) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--synthetic", type=int, default=1000, help="random cubes per condition (0: skip)")
+    parser.add_argument("--sweep", type=int, default=10, help="perturbations of each real scan per light row (0: skip)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rows", help="comma-separated condition names (default: all)")
     args = parser.parse_args()
@@ -175,6 +223,18 @@ def main() -> None:
               f"(target: 0 wrong); decode CPU time median {np.median([r['ms'] for r in known]):.1f} ms")
     else:
         print(f"\nReal readings not found at {RESOLVER}: part 1 skipped")
+
+    if args.sweep and (RESOLVER / "expected.json").exists():
+        print(f"\nLight sweep over the real 3x3x3 readings ({args.sweep} perturbations of each known-answer scan per "
+              "row; clean: of the scans decoded exactly as read)")
+        print("| row | exact | refused | wrong | clean exact | refusals by rule |")
+        print("|---|---|---|---|---|---|")
+        for row in light_sweep(args.sweep, args.seed):
+            rules = ", ".join(f"{k} {v}" for k, v in sorted(row["reasons"].items(), key=lambda kv: -kv[1]))
+            total = row["exact"] + row["refused"] + row["wrong"]
+            print(f"| {row['name']} | {row['exact']} ({row['exact'] / total:.1%}) | {row['refused']} | {row['wrong']}"
+                  f"{' ' + ', '.join(row['wrong_cases']) if row['wrong_cases'] else ''} | "
+                  f"{row['clean'].get('exact', 0)} of {row['clean_total']} | {rules} |")
 
     if args.synthetic:
         names = [n.strip() for n in args.rows.split(",")] if args.rows else None
