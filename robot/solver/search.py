@@ -39,11 +39,23 @@ class RobotSearch:
         self._co_move = fast["co_move"]
         self.index = coords.scalar_indexer()
         self._cost = [memoryview(robot_cost[row]) for row in range(self.model.n_rows)]
-        # For each pair: (flat cp_move offsets, flat co_move offsets, cost, Turn, kind, table row after it).
-        self._turns = []
-        for p, options in enumerate(self.model.turns):
-            self._turns.append([(tuple(t * N_CP8 for t in o.faces), tuple(t * N_CO8 for t in o.faces),
-                                 o.cost, o.turn, o.kind, self.model.row(p, o.klass)) for o in options])
+        # For each pair and class of the last turn (START last): its steps, cheapest first (the plan
+        # prefers them on ties), each (flat cp_move offsets, flat co_move offsets, cost, next pair,
+        # next class, table row after it, actions); the holding pair's own turns come first.
+        self._steps_of = []
+        for p in range(self.model.n_pairs):
+            by_class = []
+            for klass in range(self.model.n_classes + 1):
+                steps = []
+                for q in [p] + [q for q in range(self.model.n_pairs) if q != p]:
+                    grip = () if q == p else (Grip(self.profile.pairs[q][0]),)
+                    for o in self.model.turns[q]:
+                        cost = o.cost + (self.model.regrip[p][klass][q][o.kind] if q != p else 0)
+                        steps.append((tuple(t * N_CP8 for t in o.faces), tuple(t * N_CO8 for t in o.faces), cost,
+                                      q, o.klass, self.model.row(q, o.klass), grip + (o.turn,)))
+                steps.sort(key=lambda step: (step[3] != p, step[2]))
+                by_class.append(steps)
+            self._steps_of.append(by_class)
 
     def h(self, cp8: int, co8: int, pair: int, klass: int) -> int:
         """Cost to solved after a turn of class `klass` by `pair` (START: from the plan's start)."""
@@ -55,22 +67,18 @@ class RobotSearch:
         """Cost to solved when `pair` holds at the start: the best first step onto the table."""
         if self.index(cp8, co8) == SOLVED_INDEX:
             return 0
-        return min(cost for cost, *_ in self._steps(cp8, co8, pair, self.model.start_class()))
+        return min(total for total, *_ in self._steps(cp8, co8, pair, self.model.start_class()))
 
     def _steps(self, cp8, co8, pair, klass):
-        """(cost + cost to solved after, step cost, next pair, next class, actions, cp8, co8) of each
-        step from a node: the holding pair's turns, then each regrip with the other pair's turn."""
-        cp_move, co_move = self._cp_move, self._co_move
-        for q in [pair] + [q for q in range(len(self._turns)) if q != pair]:
-            regrip = self.model.regrip[pair][klass][q] if q != pair else None
-            grip = [] if q == pair else [Grip(self.profile.pairs[q][0])]
-            for cp_offsets, co_offsets, cost, turn, kind, row in self._turns[q]:
-                x, y = cp8, co8
-                for a, b in zip(cp_offsets, co_offsets):
-                    x = cp_move[a + x]
-                    y = co_move[b + y]
-                step = cost + (regrip[kind] if regrip is not None else 0)
-                yield step + self._cost[row][self.index(x, y)], step, q, row % self.model.n_classes, grip + [turn], x, y
+        """(step cost + cost to solved after it, step cost, next pair, next class, actions, cp8, co8) of
+        each step from a node: the holding pair's turns, then each regrip with the other pair's turn."""
+        cp_move, co_move, cost_rows, index = self._cp_move, self._co_move, self._cost, self.index
+        for cp_offsets, co_offsets, step, q, next_class, row, actions in self._steps_of[pair][klass]:
+            x, y = cp8, co8
+            for a, b in zip(cp_offsets, co_offsets):
+                x = cp_move[a + x]
+                y = co_move[b + y]
+            yield step + cost_rows[row][index(x, y)], step, q, next_class, actions, x, y
 
     def solve(self, cp8: int, co8: int, start_pairs) -> tuple[int, list]:
         """(cost, actions) of a cheapest plan; start_pairs: pair indices allowed to hold first."""
