@@ -122,3 +122,15 @@ def test_the_simulated_webcam_shows_the_virtual_3x3x3_through_its_frame_timing()
             assert nearest_letter(now[k]) == turned[_index(name)], name
             assert nearest_letter(then[k]) == cube3.SOLVED_FACELETS[_index(name)], name
     assert share[UF.index("U9")] >= render3.SEEN_SHARE and nearest_letter(now[UF.index("U9")]) == "F"
+
+
+def test_rendered_readings_of_a_whole_scan_are_the_54_stickers_of_the_final_frame():
+    from robot.scan_sequence3 import ScanSequence3
+
+    sequence = ScanSequence3.from_config(CONFIG)
+    facelets = scrambled("R U F' L2 D B' U2 R'")
+    rgb = render3.rendered_readings3(facelets, sequence, pose3(CONFIG), FLAT, seed=3,
+                                     geometry=render3.arm_geometry3(CONFIG))
+    final = sequence.final_state(facelets)
+    assert rgb.shape == (54, 3) and final != facelets  # the scan's tilts moved the cube
+    assert "".join(nearest_letter(reading) for reading in rgb) == final

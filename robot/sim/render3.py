@@ -97,3 +97,22 @@ def seen_share(pose: Pose, arms: ArmsView | None, facelets, inner_fraction: floa
         region = mask.astype(bool)
         out.append(1.0 - float(hidden[region].mean()) if region.any() else 0.0)
     return np.array(out)
+
+
+def rendered_readings3(start_facelets: str, sequence, pose: Pose, lighting: render.Lighting = render.Lighting(),
+                       seed: int = 0, palette: dict = render.STANDARD_PALETTE,
+                       geometry: ArmGeometry | None = None) -> np.ndarray:
+    """54 sRGB readings (U1..B9 of the scan's final frame) of a rendered 3x3x3 scan, for the decoder's bench:
+    every view rendered under `lighting` (noise, exposure via brightness, glare spots, the lamp), each
+    listed sticker sampled as a scan samples it (vision/regions.py sample_sticker), a sticker seen in
+    several views read as the per-channel median of its readings.  geometry: the grippers drawn where
+    the sequence leaves them (None: a bare cube)."""
+    from ..vision.regions import sample_sticker
+
+    frames, regions = render_scan3(start_facelets, sequence, pose, lighting, seed, palette, geometry)
+    readings: dict[int, list] = {}
+    for view_index, region_index, final in sequence.mapping():
+        view = sequence.views[view_index]
+        sample = sample_sticker(frames[view.name], regions.quads(view.name)[region_index])
+        readings.setdefault(final, []).append(sample.rgb)
+    return np.array([np.median(readings[i], axis=0) for i in range(len(start_facelets))])
