@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plan import RobotProfile, Turn, turn_kind
+from .coords import SOLVED_INDEX
 
 START = None  # "no turn before the regrip": the plan's start
 
@@ -84,8 +85,6 @@ def start_values(model: CostModel, table: np.ndarray, moved) -> np.ndarray:
     """The cost to solved from the start, for every (pair, state): the start's one expansion (a
     turn, or a regrip with nothing before it then a turn) onto the table.  `moved(faces)`: the
     canonical index of every state after those face turns.  Solved: 0."""
-    from .coords import SOLVED_INDEX  # the table's solved state
-
     value = np.full((model.n_pairs, table.shape[1]), np.iinfo(np.int64).max, dtype=np.int64)
     for q in range(model.n_pairs):
         for option in model.turns[q]:
