@@ -65,6 +65,21 @@ def test_robot_cost_table_is_complete(solver):
     assert (cost[:, 1:] > 0).all()
 
 
+def test_start_costs_are_the_plans_costs(solver):
+    """SolverTables.start_costs (bench/plan_arm_time.py's exact means) is what each plan costs from the start."""
+    from robot.solver.coords import cubie_coords
+
+    start = solver.tables.start_costs()
+    assert start.shape == (2, N_STATES) and start[:, 0].tolist() == [0, 0]
+    index = solver.tables.coords.scalar_indexer()
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        state = cube.random_state(rng)
+        at = index(*cubie_coords(state))
+        for p, name in enumerate(solver.profile.pair_names):
+            assert start[p, at] == solver.solve(state=state, start_grip=name).cost_ms
+
+
 @pytest.mark.parametrize("start", ["any", "RL", "FB"])
 def test_every_plan_replays_to_solved_with_its_cost(solver, start):
     rng = np.random.default_rng(5)
