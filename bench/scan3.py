@@ -3,8 +3,9 @@ default sequence was chosen and what it costs (SIMULATED geometry, robot3.timing
 
     python bench/scan3.py [--cap 100000] [--weights 3,2] [--readings 0]
 
-1. Visibility: for each of the 16 gripper angle sets (every gripper closed), which of U's and F's
-   places the arms leave mostly visible (render3.SEEN_SHARE of the sampled region).
+1. Visibility: for each of the 16 gripper angle sets, which of U's and F's places the arms leave
+   mostly visible (render3.SEEN_SHARE of the sampled region) with every gripper closed, and what
+   changes while one pair stands open (its jaws back off by their open gap).
 2. The search (robot/sim/scan3_search.py): the exact A* up to --cap states (its proven lower bound
    when it stops there), then weighted A* with each of --weights (within weight x the optimum):
    arm time, views, states, seconds, peak memory.  And the configured sequence: its arm time and views.
@@ -42,7 +43,7 @@ def peak_mb() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cap", type=int, default=100_000, help="states the exact search may expand")
-    parser.add_argument("--weights", default="3,2", help="weighted searches to run past the cap")
+    parser.add_argument("--weights", default="", help="weighted searches to run too, e.g. 3,2")
     parser.add_argument("--readings", type=int, default=0, help="rendered scans decoded (0: none)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -53,10 +54,19 @@ def main() -> None:
           f"{geometry.jaw_width_mm} x {geometry.jaw_depth_mm} mm jaws; load average {os.getloadavg()[0]:.2f}")
 
     visible = scan3_search.visible_places(pose, geometry, profile)
-    print(f"\n| gripper angles {'/'.join(profile.arms)} | places seen | of U and F |")
-    print("| --- | ---: | --- |")
-    for angles, places in visible.items():
-        print(f"| {'/'.join(str(a) for a in angles)} | {len(places)} | {' '.join(cube3.facelet_name(p) for p in places)} |")
+    pairs = [tuple(sorted(profile.faces_of(p))) for p in profile.pair_names]
+    print(f"\n| gripper angles {'/'.join(profile.arms)} | all closed: places seen | "
+          + " | ".join(f"{''.join(p)} open: more | {''.join(p)} open: fewer" for p in pairs) + " |")
+    print("| --- | --- |" + " --- | --- |" * len(pairs))
+    for angles in sorted({a for a, _ in visible}):
+        closed = set(visible[(angles, ())])
+        cells = []
+        for pair in pairs:
+            shown = set(visible[(angles, pair)])
+            cells += [" ".join(cube3.facelet_name(p) for p in sorted(shown - closed)) or "-",
+                      " ".join(cube3.facelet_name(p) for p in sorted(closed - shown)) or "-"]
+        print(f"| {'/'.join(str(a) for a in angles)} | {' '.join(cube3.facelet_name(p) for p in sorted(closed))} | "
+              + " | ".join(cells) + " |")
 
     print("\n| search | arm ms | views | states expanded | seconds | peak MB |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")

@@ -147,7 +147,7 @@ class ScanSequence3:
             raise Scan3ConfigError(f"scan3 views must have distinct names: {names}")
         sequence = cls(tuple(built), tuple(dict(op) for op in finish), profile)
         arms = sequence._replay()
-        if at_rest and any(arms.angle.values()) or not all(arms.closed.values()):
+        if at_rest and (any(arms.angle.values()) or not all(arms.closed.values())):
             raise Scan3ConfigError("scan3: the sequence must end (after scan3.finish) with every arm closed at 0, "
                                    f"as a plan starts; it ends with {arms.angle} (closed: {arms.closed})")
         missing = sequence.unseen_facelets()
@@ -181,6 +181,10 @@ class ScanSequence3:
     def angles_at_views(self) -> list[dict]:
         """The gripper angles (0 / 90, per arm) at each view."""
         return [dict(self._replay(v, with_finish=False).angle) for v in range(len(self.views))]
+
+    def closed_at_views(self) -> list[dict]:
+        """Which grippers are closed at each view (a pair may stand open in the middle of a tilt)."""
+        return [dict(self._replay(v, with_finish=False).closed) for v in range(len(self.views))]
 
     def sources_at_views(self) -> list[np.ndarray]:
         """Per view: place -> which sticker of the start is there."""

@@ -63,9 +63,9 @@ def render_scan3(start_facelets: str, sequence, pose: Pose, lighting: render.Lig
     geometry: the arms drawn where the sequence leaves them (None: a bare cube)."""
     rng = np.random.default_rng(seed)
     frames = {}
-    for view, state, angles in zip(sequence.views, sequence.states_at_views(start_facelets),
-                                   sequence.angles_at_views()):
-        arms = arms_at(geometry, angles) if geometry is not None else None
+    for view, state, angles, closed in zip(sequence.views, sequence.states_at_views(start_facelets),
+                                           sequence.angles_at_views(), sequence.closed_at_views()):
+        arms = arms_at(geometry, angles, closed) if geometry is not None else None
         frames[view.name] = render_state3(state, pose, lighting, rng, palette, arms)
     return frames, scan_regions3(pose, sequence, lighting.offset_px)
 

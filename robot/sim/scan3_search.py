@@ -1,24 +1,26 @@
-"""How the default 3x3x3 scan sequence (config scan3.views) was chosen: the least arm time found that
-shows every one of the 54 stickers at least once in spite of the grippers (SIMULATED geometry).
+"""How the default 3x3x3 scan sequence (config scan3.views) was chosen: the least arm time that shows
+every one of the 54 stickers at least once in spite of the grippers (SIMULATED geometry).
 
-What the camera sees depends only on the gripper angles (the arms stand still in the robot frame;
-robot/sim/render3.py's geometry, config simulated_robot.gripper3 and camera.pose): `visible_places`
-renders, for each of the 16 angle sets (every gripper closed), which places of U and F the arms leave
-mostly visible (render3.SEEN_SHARE of the sampled region).  A gripped face's centre is always under
-its crossbar, so every face must come up to U once: at least five tilts.
+What the camera sees depends only on the gripper angles and which grippers stand open (the arms stand
+still in the robot frame; robot/sim/render3.py's geometry, config simulated_robot.gripper3 and
+camera.pose): `visible_places` renders, for each of the 16 angle sets with every gripper closed, one
+open or one pair open, which places of U and F the arms leave mostly visible (render3.SEEN_SHARE of
+the sampled region).  A gripped face's centre is always under its crossbar, so every face must come
+up to U once: at least five tilts.
 
-`search` is an A* over (cube orientation, gripper angles, stickers seen): from a rest state (every
-gripper closed) the robot may TILT (robot3.tilt_angles; the open pair may turn back to 0 while it is
-open, an extra quarter turn instead of a RESTORE) or REGRIP one arm or one pair (open, quarter turn,
-close: a RESTORE, or its opposite to show what the jaws at 0 hid); a view is taken at every rest
-state that shows something new (views cost frames, not arm time: fewer views break ties); the goal
-is every sticker seen and every gripper back at 0 (a plan starts so).  Cost: robot3.timing.
-Bound: the farthest unseen sticker's nearest showing state, and robot3's tilt time for every face
-whose centre has not been seen yet (admissible and consistent).
+`search` is an A* over (cube orientation, gripper angles, stickers seen) from rest state to rest state
+(every gripper closed): the robot may TILT (robot3.tilt_angles; the open pair may turn a quarter while
+it is open, back to 0 or to 90) or REGRIP one arm or one pair (open, quarter turn, close).  A view may
+be taken after any op of a move (the cube is held by a closed pair throughout) and is taken wherever
+it shows something new; views cost frames, not arm time (fewer views break ties only).  The goal is
+every sticker seen and every gripper back at 0 (a plan starts so).  Cost: robot3.timing.  Bound
+(admissible and consistent): the arm time until the farthest unseen sticker's first possible view,
+and an open + tilt, then a whole tilt, for each further face whose centre has not been seen.
 
-`choose` runs the exact search within a limit of states; past it (the default geometry needs more
-than this machine's memory allows) it keeps the exact search's proven lower bound and takes the
-cheapest of weighted searches (each within `weight` times the optimum).  bench/scan3.py prints both.
+With the default geometry the exact search ends after about 10,000 states: its result is the optimum
+of this model.  `choose` falls back on weighted searches (each within `weight` times the optimum),
+keeping the exact search's proven lower bound, should a geometry need more than its limit.
+bench/scan3.py prints the tables.
 """
 
 from __future__ import annotations
@@ -37,15 +39,22 @@ from .render_arms import ArmGeometry
 UF_PLACES = tuple(range(0, 9)) + tuple(range(18, 27))  # U1..U9, F1..F9
 
 
+def open_sets(profile: Robot3Profile) -> list[tuple]:
+    """The grippers that may stand open at a view: none, one arm, or one pair (the other pair holds)."""
+    return [()] + [(arm,) for arm in profile.arms] + [tuple(sorted(profile.faces_of(p))) for p in profile.pair_names]
+
+
 def visible_places(pose: Pose, geometry: ArmGeometry, profile: Robot3Profile,
                    seen_share: float = render3.SEEN_SHARE) -> dict[tuple, tuple]:
-    """{gripper angles (profile.arms order, 0/90): the places (facelet indices, robot frame) seen}."""
+    """{(gripper angles (profile.arms order, 0/90), open arms (sorted)): the places (facelet indices, robot
+    frame) of U and F the arms leave mostly visible}.  An open gripper stands back by its open gap."""
     names = [cube3.facelet_name(i) for i in UF_PLACES]
     out = {}
     for angles in itertools.product((0, 90), repeat=len(profile.arms)):
-        arms = render3.arms_at(geometry, dict(zip(profile.arms, angles)))
-        share = render3.seen_share(pose, arms, names)
-        out[angles] = tuple(p for p, s in zip(UF_PLACES, share) if s >= seen_share)
+        for opened in open_sets(profile):
+            arms = render3.arms_at(geometry, dict(zip(profile.arms, angles)), {arm: False for arm in opened})
+            share = render3.seen_share(pose, arms, names)
+            out[(angles, opened)] = tuple(p for p, s in zip(UF_PLACES, share) if s >= seen_share)
     return out
 
 
@@ -94,8 +103,8 @@ def _finish(profile: Robot3Profile, angles: tuple) -> list:
 
 
 class _RestStates:
-    """The robot's rest states (cube orientation x gripper angles, every gripper closed), numbered,
-    with their moves, what each shows, and the cheapest arm time between any two."""
+    """The robot's rest states (cube orientation x gripper angles, every gripper closed), numbered, with
+    their moves, what a view after each op of a move shows, and the cheapest arm time between any two."""
 
     def __init__(self, profile: Robot3Profile, visible: dict[tuple, tuple]):
         from ..scan_sequence3 import _source
@@ -103,40 +112,68 @@ class _RestStates:
         self.visible = visible
         start = (tuple(range(cube3.FACELET_COUNT)), (0,) * len(profile.arms))
         self.keys, self.number = [start], {start: 0}
-        self.moves: list[list] = []  # per state: [(cost, next state, ops)]
+        # per state: [(cost, next state, ops, points)]; points: [(ops done, arm ms so far, stickers shown)]
+        self.moves: list[list] = []
+        index = {arm: k for k, arm in enumerate(profile.arms)}
         k = 0
         while k < len(self.keys):
             source, angles = self.keys[k]
             out = []
             for ops, new_angles in _moves(profile, angles):
-                new_source = source
-                for op in ops:
-                    if op["op"] == "tilt":
-                        first = next(iter(op["arms"]))
-                        new_source = tuple(new_source[i] for i in _source(first, op["arms"][first], True))
-                key = (new_source, new_angles)
+                now_source, now_angles, opened, spent, points = source, list(angles), set(), 0, []
+                for n, op in enumerate(ops, start=1):
+                    spent += profile.op_cost(op)
+                    if op["op"] == "open":
+                        opened |= set(op["arms"])
+                    elif op["op"] == "close":
+                        opened -= set(op["arms"])
+                    else:
+                        for arm, angle in op["arms"].items():
+                            now_angles[index[arm]] = (now_angles[index[arm]] + angle) % 180
+                        if op["op"] == "tilt":
+                            first = next(iter(op["arms"]))
+                            now_source = tuple(now_source[i] for i in _source(first, op["arms"][first], True))
+                    shown = visible[(tuple(now_angles), tuple(sorted(opened)))]
+                    points.append((n, spent, sum(1 << now_source[p] for p in shown)))
+                key = (now_source, new_angles)
                 if key not in self.number:
                     self.number[key] = len(self.keys)
                     self.keys.append(key)
-                out.append((profile.plan_cost(ops), self.number[key], tuple(ops)))
+                out.append((spent, self.number[key], tuple(ops), tuple(points)))
             self.moves.append(out)
             k += 1
-        self.shows = [sum(1 << source[p] for p in visible[angles]) for source, angles in self.keys]
+        self.shows = [sum(1 << source[p] for p in visible[(angles, ())]) for source, angles in self.keys]
         self.finish = [_finish(profile, angles) for _, angles in self.keys]
         self.finish_ms = [profile.plan_cost(ops) for ops in self.finish]
         self.distance = self._all_distances()
 
-    def _all_distances(self) -> list:
+    def _all_distances(self) -> np.ndarray:
         """The cheapest arm time from each rest state to each (Floyd-Warshall over the moves)."""
         n = len(self.keys)
         d = np.full((n, n), np.inf)
         np.fill_diagonal(d, 0.0)
         for k, moves in enumerate(self.moves):
-            for cost, nxt, _ in moves:
+            for cost, nxt, _, _ in moves:
                 d[k, nxt] = min(d[k, nxt], cost)
         for k in range(n):
             np.minimum(d, d[:, k:k + 1] + d[k:k + 1, :], out=d)
-        return d.astype(int).tolist()
+        return d
+
+    def reach(self) -> list[list[int]]:
+        """reach[sticker][state]: the least arm time from the state until a view can show the sticker."""
+        n = len(self.keys)
+        first = np.full((cube3.FACELET_COUNT, n), np.inf)  # from state a, by one move's view point
+        for a, moves in enumerate(self.moves):
+            for _, _, _, points in moves:
+                for _, spent, shown in points:
+                    for sticker in range(cube3.FACELET_COUNT):
+                        if shown >> sticker & 1 and spent < first[sticker, a]:
+                            first[sticker, a] = spent
+            for sticker in range(cube3.FACELET_COUNT):
+                if self.shows[a] >> sticker & 1:
+                    first[sticker, a] = 0
+        return [np.min(self.distance + first[s][None, :], axis=1).astype(int).tolist()
+                for s in range(cube3.FACELET_COUNT)]
 
 
 class GaveUp(RuntimeError):
@@ -170,27 +207,26 @@ def choose(profile: Robot3Profile, visible: dict[tuple, tuple], max_expansions: 
 def search(profile: Robot3Profile, visible: dict[tuple, tuple], max_expansions: int = 2_000_000,
            weight: float = 1.0) -> dict:
     """The cheapest sequence: {"views": [{name, ops, facelets}], "finish": ops, "arm_ms", "views_count",
-    "expanded"}.  A* with an admissible bound (the farthest unseen sticker's nearest showing state)."""
+    "expanded"}.  A view may be taken after any op of a move (a pair open during a tilt stands back and
+    shows what its jaws hid); one is taken wherever it shows something new."""
     rest = _RestStates(profile, visible)
-    n = len(rest.keys)
     full = (1 << cube3.FACELET_COUNT) - 1
-    # per sticker: the cheapest arm time from each state to a state that shows it
-    reach = []
-    for sticker in range(cube3.FACELET_COUNT):
-        showing = [k for k in range(n) if rest.shows[k] >> sticker & 1]
-        reach.append([min(rest.distance[k][t] for t in showing) for k in range(n)])
+    reach = rest.reach()
     centres = [9 * f + 4 for f in range(6)]
-    tilt_ms = min(profile.tilt_ms(a) for a in profile.tilt_angles)
+    first_centre = profile.open_ms + min(profile.turn_ms(a) for a in profile.tilt_angles)  # open, tilt: seen
+    next_centre = min(profile.tilt_ms(a) for a in profile.tilt_angles)  # close, open, tilt
 
     def bound(k, seen):
-        """A gripped face's centre shows only at U: every face whose centre is unseen needs a tilt of its own."""
+        """The farthest unseen sticker's first view; and a gripped face's centre shows only at U: every face
+        whose centre is unseen needs a tilt of its own."""
         far = max((reach[s][k] for s in range(cube3.FACELET_COUNT) if not seen >> s & 1), default=None)
         if far is None:
             return rest.finish_ms[k]
-        return max(far, tilt_ms * sum(1 for c in centres if not seen >> c & 1))
+        unseen = sum(1 for c in centres if not seen >> c & 1)
+        return max(far, first_centre + next_centre * (unseen - 1) if unseen else 0)
 
     counter = itertools.count()
-    parents: list = [None]  # node -> (parent node, ops, took a view)
+    parents: list = [None]  # node -> (parent node, ops, op counts after which a view is taken)
     seen0 = rest.shows[0]
     heap = [(bound(0, seen0), 1, next(counter), 0, 0, seen0, 0)]  # (f, views, tie, g, state, seen, node)
     best: dict = {}
@@ -209,46 +245,48 @@ def search(profile: Robot3Profile, visible: dict[tuple, tuple], max_expansions: 
             heapq.heappush(heap, (g + rest.finish_ms[k], views, next(counter), g + rest.finish_ms[k], -k - 1,
                                   seen, node))
             continue
-        for cost, nxt, ops in rest.moves[k]:
-            new_seen = seen | rest.shows[nxt]
-            if best.get((nxt, new_seen), (1 << 62, 0)) <= (g + cost, views):
+        for cost, nxt, ops, points in rest.moves[k]:
+            new_seen, taken = seen, []
+            for done, _, shown in points:
+                if shown & ~new_seen:
+                    new_seen |= shown
+                    taken.append(done)
+            if best.get((nxt, new_seen), (1 << 62, 0)) <= (g + cost, views + len(taken)):
                 continue
-            took = new_seen != seen
-            parents.append((node, ops, took))
-            heapq.heappush(heap, (g + cost + weight * bound(nxt, new_seen), views + took, next(counter), g + cost, nxt,
-                                  new_seen, len(parents) - 1))
+            parents.append((node, ops, tuple(taken)))
+            heapq.heappush(heap, (g + cost + weight * bound(nxt, new_seen), views + len(taken), next(counter),
+                                  g + cost, nxt, new_seen, len(parents) - 1))
     raise RuntimeError("no scan sequence sees every sticker (the grippers hide some in every position)")
 
 
 def _result(profile: Robot3Profile, rest: _RestStates, parents, node, last, g, views, expanded) -> dict:
     steps = []
     while parents[node] is not None:
-        node, ops, took = parents[node]
-        steps.append((ops, took))
+        node, ops, taken = parents[node]
+        steps.append((ops, taken))
     steps.reverse()
-    current = (0,) * len(profile.arms)
-    out_views: list[dict] = [{"name": "view1", "ops": [], "facelets": _names(rest.visible[current])}]
+    zero = (0,) * len(profile.arms)
+    out_views: list[dict] = [{"name": "view1", "ops": [], "facelets": _names(rest.visible[(zero, ())])}]
     pending: list = []
-    for ops, took in steps:
-        pending += list(ops)
-        current = _angles_after(profile, current, ops)
-        if took:
-            out_views.append({"name": f"view{len(out_views) + 1}", "ops": pending,
-                              "facelets": _names(rest.visible[current])})
-            pending = []
+    angles, opened = list(zero), set()
+    for ops, taken in steps:
+        for n, op in enumerate(ops, start=1):
+            pending.append(op)
+            if op["op"] == "open":
+                opened |= set(op["arms"])
+            elif op["op"] == "close":
+                opened -= set(op["arms"])
+            else:
+                for arm, angle in op["arms"].items():
+                    k = profile.arms.index(arm)
+                    angles[k] = (angles[k] + angle) % 180
+            if n in taken:
+                shown = rest.visible[(tuple(angles), tuple(sorted(opened)))]
+                out_views.append({"name": f"view{len(out_views) + 1}", "ops": pending, "facelets": _names(shown)})
+                pending = []
     return {"views": out_views, "finish": pending + rest.finish[last], "arm_ms": g, "views_count": views,
             "expanded": expanded}
 
 
 def _names(places) -> list[str]:
     return [cube3.facelet_name(p) for p in places]
-
-
-def _angles_after(profile: Robot3Profile, angles: tuple, ops) -> tuple:
-    new = list(angles)
-    for op in ops:
-        if op["op"] in ("turn", "tilt"):
-            for arm, angle in op["arms"].items():
-                k = profile.arms.index(arm)
-                new[k] = (new[k] + angle) % 180
-    return tuple(new)
