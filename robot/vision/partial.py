@@ -9,7 +9,13 @@ Two more rules, for what only a partial scan can get wrong:
 - every colour must be on some seen sticker (else it is named from nothing);
 - the colours must sit PARTIAL_MIN_SEPARATION noise units apart: with stickers unseen a fit can split
   one seen colour in two and be cheaper for it (a solved cube seen from U F D B: L's and R's colours
-  are on no seen sticker).
+  are on no seen sticker);
+- a washed-out sticker decides nothing (`washed_suspects`): a seen sticker whose reading is another
+  colour's (a seen sticker's or a colour's centre) washed 15-65 % toward the lamp's white may be that
+  colour under a lamp, so the cube must follow from the other seen stickers alone, and be the same
+  cube; else the next view follows.  Under a lamp the full scan reads past such a sticker with its
+  whole corner seen; a partial scan, with a third of the stickers unseen, can instead take it for an
+  unseen colour, or make it a colour of its own, and still find a legal cube (bench/vision_lamp.py).
 """
 
 from __future__ import annotations
@@ -24,16 +30,25 @@ from .clusters import distances, partition_key
 from .colour import srgb_to_lab
 from .decode import (RETRIED, DecodeResult, _decode_readings, _features, _white_balanced, decode_settings)
 from .legal import COLOURS
+from .light import GLARE_MAX, OTHER_RATIO, censored_residual, lamp_whites
 from .readings import NAMES, VisionError, check_readings
 
 # On the 43 real readings with the L and R stickers unseen, the right cubes' closest colours are
 # 5.7 noise units apart or more, the two wrong ones (solved cubes, a seen colour split in two) 2.4
 # and 1.5 (tests/test_vision_adaptive.py).
 PARTIAL_MIN_SEPARATION = 4.5
+# A washed-out suspect: within this many sRGB units of another colour washed WASHED_FROM..GLARE_MAX toward
+# the lamp.  Under the simulated lamps (bench/vision_lamp.py, 200 cubes per setting) 12 still let 4 wrong
+# early cubes through (glare 0.55, side 0.7); 16 none, while on clean scans 1 % of stickers come within 10
+# and the mean views go from 2.19 to 2.215.
+WASHED_SUSPECT_RGB = 16.0
+WASHED_FROM = 0.15  # less glare than this the decoder reads as the colour itself
+_MIXES = np.linspace(WASHED_FROM, GLARE_MAX, 21)
 
 
-def decode_partial(rgb, unseen, calibration=None, config: Config | None = None) -> DecodeResult:
-    """decode() of 24 readings of which those at the `unseen` facelet indices were not seen (None)."""
+def decode_partial(rgb, unseen, calibration=None, config: Config | None = None, suspects: bool = True) -> DecodeResult:
+    """decode() of 24 readings of which those at the `unseen` facelet indices were not seen (None).
+    suspects: False to skip the washed-out rule (its own second decode, without the suspects)."""
     settings = decode_settings(config)
     mask = np.zeros(FACELET_COUNT, dtype=bool)
     mask[list(unseen)] = True
@@ -71,4 +86,48 @@ def decode_partial(rgb, unseen, calibration=None, config: Config | None = None) 
         raise VisionError(f"two colours read only {apart:.1f} noise units apart in the views so far (need "
                           f"{PARTIAL_MIN_SEPARATION:g}): the next view follows", stickers=not_determined.stickers,
                           result=result, reason="partial")
+    suspect = washed_suspects(readings, mask, result) if suspects else []
+    if suspect and not _same_without(rgb, mask, suspect, result, calibration, config):
+        names = [NAMES[i] for i in suspect]
+        raise VisionError(f"sticker(s) {', '.join(names)} may be another colour washed out by a lamp, and the other "
+                          "stickers seen so far do not decide the same cube: the next view follows", stickers=names,
+                          result=result, reason="partial")
     return result
+
+
+def washed_suspects(readings, unseen_mask, result: DecodeResult) -> list[int]:
+    """Seen facelets whose reading another colour of `result` explains as washed out by glare: a seen
+    sticker of another colour, or another colour's centre, WASHED_FROM..GLARE_MAX of the way to one of
+    the lamp's possible whites (robot.vision.light lamp_whites), within WASHED_SUSPECT_RGB."""
+    readings = np.asarray(readings, dtype=float)
+    centres = {letter: np.asarray(rgb, dtype=float) for letter, rgb in result.centres_rgb.items()}
+    seen = np.flatnonzero(~np.asarray(unseen_mask, dtype=bool))
+    seen_rgb = readings[seen]
+    letters = np.array([result.facelets[i] for i in seen])
+    bases = np.concatenate([seen_rgb, np.array(list(centres.values()))])
+    base_letters = np.concatenate([letters, np.array(list(centres))])
+    lamps = lamp_whites(np.array(list(centres.values())))
+    washed = ((1 - _MIXES)[None, None, :, None] * bases[:, None, None, :]
+              + _MIXES[None, None, :, None] * lamps[None, :, None, :])  # (base, lamp, mix, rgb)
+    residual = censored_residual(seen_rgb[:, None, None, None, :], washed[None]).min(axis=(2, 3))
+    residual[letters[:, None] == base_letters[None, :]] = np.inf  # glare on its own colour is no doubt
+    # Any colour washed far enough reads as the lightest one (the lamp's own tint): a sticker of that
+    # colour is a doubt only when a washed colour explains it clearly better than its own (else the
+    # real readings' whites would all be).
+    lightest = list(centres)[int(np.argmax(srgb_to_lab(np.array(list(centres.values())))[:, 0]))]
+    own = np.linalg.norm(seen_rgb - np.array([centres[letter] for letter in letters]), axis=1)
+    plain = (residual.min(axis=1) >= OTHER_RATIO * own) | (own <= WASHED_SUSPECT_RGB / 2)
+    residual[(letters == lightest) & plain] = np.inf
+    return [int(seen[k]) for k in np.flatnonzero(residual.min(axis=1) <= WASHED_SUSPECT_RGB)]
+
+
+def _same_without(rgb, mask, suspect, result: DecodeResult, calibration, config) -> bool:
+    """Do the seen stickers other than `suspect` decide the same cube as `result`?"""
+    unseen = sorted(set(np.flatnonzero(mask).tolist()) | set(suspect))
+    try:
+        again = decode_partial([None if i in unseen else rgb[i] for i in range(FACELET_COUNT)], unseen,
+                               calibration, config, suspects=False)
+    except VisionError:
+        return False
+    a, b = again.facelets, result.facelets
+    return len(set(zip(a, b))) == len(set(a)) == len(set(b))
