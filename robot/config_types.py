@@ -46,6 +46,7 @@ class Robot3Config:
     pairs: Mapping[str, tuple[str, ...]]
     tilt_angles: tuple[int, ...]
     timing: Robot3Timing
+    search_budget_s: float
 
 
 @dataclass(frozen=True)

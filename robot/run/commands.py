@@ -93,6 +93,8 @@ def register(subparsers) -> None:
                      help="after a stop where the board reset mid-move (alarm RESET_DURING_MOTION) and you have "
                           "turned that layer square by hand: clear that alarm, rescan the cube and solve it")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    run.add_argument("--puzzle", choices=("2x2x2", "3x3x3"), default="2x2x2",
+                     help="the puzzle in the grippers (3x3x3: simulated only, with 3x3x3 grippers; docs/robot3.md)")
     add_config_argument(run)
     run.set_defaults(handler=run_command)
 
@@ -118,6 +120,10 @@ def run_command(args) -> int:
 
     config = config_module.load(args.config)
     options = RunOptions.from_args(args)
+    if getattr(args, "puzzle", "2x2x2") == "3x3x3":
+        from .puzzle3 import run_command3
+
+        return run_command3(config, options)
     tell_maker = (lambda text: print(text, file=sys.stderr)) if options.json else print
     simulated_by = (["--sim"] if options.sim else []) + options.simulation_flags()
     if options.port and simulated_by:  # which robot was meant is not clear: move neither

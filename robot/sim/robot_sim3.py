@@ -1,0 +1,69 @@
+"""The simulated 3x3x3 robot (SIMULATED): the virtual 3x3x3 on the four arms (virtual_robot3.py), its
+webcam (webcam3.py: the 2x2x2's frame timing, render3's pictures) and an op executor that carries out
+robot/plan3.py ops on the virtual robot, each taking its robot3.timing time (scaled like the mock
+firmware's actions: 1.0 with --realtime, else 0.02).
+
+The executor is this module's own, not a firmware: the board's 3x3x3 mode (PUZZLE 3, TILT) and the
+link that streams plan3 ops to it are not in this loop yet, so the serial fault flags have nothing
+to act on here.  The backend line says so on every run.
+
+    robot = SimulatedRobot3(config, facelets, seed=1)   # facelets: 54, the true colours (cube3 layout)
+    robot.do_op({"op": "turn", "arms": {"R": 90}})       # raises virtual_robot3.Jam3 with its evidence
+    frame = robot.camera.capture("view1")
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..config_types import Config
+from ..plan3 import Robot3Profile
+from ..vision.camera_geometry3 import pose3
+from ..vision.grabber import RealClock
+from . import render
+from .robot_sim import BAD_LIGHTING
+from .virtual_robot3 import VirtualRobot3
+from .webcam3 import SimulatedCamera3
+
+BACKEND3 = ("SIMULATED 3x3x3: Python op executor (plan3 ops carried out on the virtual 3x3x3 in their "
+            "robot3.timing time; the board's 3x3x3 mode and its link are not in this loop yet)")
+SPED_UP = 0.02  # the mock firmware's time scale without --realtime
+
+
+class SimulatedRobot3:
+    """The virtual 3x3x3 on four arms, its camera and an op executor."""
+
+    def __init__(self, config: Config, facelets: str, seed: int = 0, realtime: bool = False,
+                 time_scale: float | None = None, bad_scan: str | None = None, clock=RealClock):
+        if bad_scan is not None and bad_scan not in BAD_LIGHTING:
+            raise ValueError(f"bad_scan must be one of {tuple(BAD_LIGHTING)}, not {bad_scan!r}")
+        self.config, self.clock, self.bad_scan = config, clock, bad_scan
+        self.profile = Robot3Profile.from_config(config)
+        self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else SPED_UP)
+        self.virtual = VirtualRobot3(self.profile, facelets)
+        self.backend = BACKEND3
+        self.board_ms = 0.0  # the executor's arm time so far (unscaled)
+        self.ops_done = 0
+        self.camera = SimulatedCamera3(self, pose3(config), seed, clock)
+
+    def sync(self) -> None:
+        """The camera's hook: the executor updates the virtual robot as each op ends, nothing to catch up."""
+
+    def before_scan(self, attempt: int | None) -> None:
+        """bad_scan spoils the first scan's picture only."""
+        bad = self.bad_scan if attempt == 1 else None
+        self.camera.lighting = replace(render.Lighting(), **BAD_LIGHTING[bad]) if bad else render.Lighting()
+
+    def do_op(self, op: dict) -> float:
+        """One plan3 op: it takes its model time (scaled), then the virtual robot carries it out (a Jam3
+        leaves the cube as the virtual robot left it).  Returns the op's unscaled arm time in ms."""
+        ms = float(self.profile.op_cost(op))
+        start = self.clock.now()
+        self.clock.wait_until(start + ms / 1000.0 * self.time_scale)
+        self.virtual.apply_op(op, at_ms=self.board_ms)
+        self.board_ms += ms
+        self.ops_done += 1
+        return ms
+
+    def close(self) -> None:
+        self.camera.close()

@@ -1,0 +1,115 @@
+"""run --puzzle 3x3x3 --sim (robot/run/puzzle3.py on robot/sim/robot_sim3.py): SIMULATED SOLVED only when the
+rescan saw it solved, every stop names the 54-facelet state, a refused scan is rescanned, never guessed.
+
+The simulated robot is the Python op executor: the board's 3x3x3 mode is not in the run's loop yet."""
+
+from __future__ import annotations
+
+import pytest
+
+from robot import config as config_module
+from robot.cli import build_parser
+from robot.plan3 import Plan3
+from robot.run import puzzle3
+from robot.run.options import RunOptions
+from robot.sim.robot_sim3 import SimulatedRobot3
+
+BUDGET_S = 0.2  # the search's budget here: any plan will do, the tests check the run, not the plan's speed
+
+
+@pytest.fixture(scope="module")
+def config():
+    return config_module.load()
+
+
+def run(config, tables, **options):
+    said: list[str] = []
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, **options), said.append, budget_s=BUDGET_S)
+    return report, said
+
+
+def test_seeded_run_ends_solved_verified_by_the_rescan(config, session_tables3):
+    report, said = run(config, session_tables3, seed=7)
+    assert report.outcome == puzzle3.SOLVED, report.format()
+    assert report.checked == "rescan shows solved"
+    assert puzzle3.is_solved3(report.final_true)  # the virtual cube, moved only by the executed ops
+    assert report.scanned == puzzle3.by_centres(report.plan_start_true, report.plan_start_true)
+    assert report.ops_done == report.ops > 0
+    assert report.exit_status() == 0
+    assert "SIMULATED" in report.backend and "SIMULATED" in said[0]
+
+
+def test_a_scrambled_cube_the_scan_misread_is_not_called_solved(config, session_tables3):
+    """SOLVED comes from the rescan alone: a plan for the wrong cube ends NOT SOLVED, naming what it saw."""
+    def wrong_plan(facelets, budget):  # one quarter turn: it cannot solve a scrambled cube
+        return Plan3(facelets, "R", [{"op": "turn", "arms": {"R": 90}}], 80)
+
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=3), lambda text: None, solve=wrong_plan)
+    assert report.outcome == puzzle3.NOT_SOLVED
+    assert report.checked.startswith("rescan shows NOT solved")
+    assert not puzzle3.is_solved3(report.final_true)
+
+
+def test_an_emergency_stop_names_the_54_facelet_state(config, session_tables3):
+    report, _ = run(config, session_tables3, seed=11, estop_at=9)
+    assert report.outcome == puzzle3.STOPPED and report.ops_done == 8
+    named = report.cube_state.split()[0]
+    assert len(named) == 54
+    assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)  # the truth, as the scan named it
+    assert "after plan op 8 of" in report.cube_state
+
+
+def test_a_jam_names_the_state_it_cannot_be_sure_of(config, session_tables3):
+    """R left at 90 blocks F's layer: the virtual robot jams with its evidence, the stop names the state."""
+    def blocked(facelets, budget):
+        return Plan3(facelets, "R F", [{"op": "turn", "arms": {"R": 90}}, {"op": "turn", "arms": {"F": 90}}], 160)
+
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5), lambda text: None, solve=blocked)
+    assert report.outcome == puzzle3.STOPPED and report.ops_done == 1
+    assert report.cube_state.startswith("NOT KNOWN: ")
+    named = report.cube_state.split()[2]
+    assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)
+    assert "op 2 jammed (blocked)" in report.cube_state
+    assert any("gripper R" in e for e in report.errors)
+
+
+def test_a_refused_scan_is_rescanned_never_guessed(config, session_tables3):
+    report, said = run(config, session_tables3, seed=2, bad_scan="dark")
+    assert report.scan_attempts == 2 and len(report.refusals) == 1
+    assert any("refused" in line and "rescanning" in line for line in said)
+    assert report.outcome == puzzle3.SOLVED
+
+
+def test_every_scan_refused_stops_before_any_plan_op(config, session_tables3):
+    robot = SimulatedRobot3(config, puzzle3.start_state(RunOptions(seed=4), __import__("numpy").random.default_rng(4)),
+                            seed=4, bad_scan="dark")
+    robot.before_scan = lambda attempt: SimulatedRobot3.before_scan(robot, 1)  # every scan as dark as the first
+
+    def never(facelets, budget):
+        raise AssertionError("a refused scan was solved")
+
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True), lambda text: None, solve=never, robot=robot)
+    assert report.outcome == puzzle3.STOPPED and report.scanned is None
+    assert report.scan_attempts == config.run.scan_attempts == len(report.refusals)
+    assert report.cube_state.startswith("not read")
+    assert report.ops_done == 0
+
+
+@pytest.mark.parametrize("flags, named", [(["--fault-rate", "0.01"], "--fault-rate"),
+                                          (["--disconnect-at", "3"], "--disconnect-at"),
+                                          (["--firmware", "emulator"], "--firmware emulator"),
+                                          ([], "add --sim")])
+def test_the_cli_refuses_what_the_3x3x3_run_cannot_do_by_name(flags, named, capsys):
+    args = build_parser().parse_args(["run", "--puzzle", "3x3x3", *flags])
+    assert args.handler(args) == 2
+    err = capsys.readouterr().err
+    assert named in err and "nothing moved" in err
+
+
+def test_the_2x2x2_is_the_default_puzzle():
+    assert build_parser().parse_args(["run", "--sim"]).puzzle == "2x2x2"
+
+
+def test_the_net_draws_54_facelets():
+    net = puzzle3.net3("U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9).splitlines()
+    assert net[3] == "L L L F F F R R R B B B" and net[0].strip() == "U U U" and len(net) == 9
