@@ -279,8 +279,8 @@ def test_the_real_firmware_with_settings_more_aggressive_than_the_true_jaws_jams
     servo (its releasing jaws still touch when the next turn starts) or an open gap of 30 mm (its taking
     jaws close into the turning layer).  Over 5 seeded `run --sim` each, 5 of 5 jammed.  A clear point of
     30 % for a true 50 % also jammed 5 of 5 full runs, but it starts a turn only 4 ms early: the jaws
-    are hit only when the opening's pulse came in the last few ms of its 20 ms servo frame, and over this
-    test's ten hand-overs it did not always (3 of 5 tries passed without a jam), so it is not a test here (test_a_clear_point_set_lower_than_the_true_one_jams_the_next_turn shows it at
+    are hit only when the opening's pulse came in the last few ms of its 20 ms servo frame: over four
+    hand-overs, 5 of 7 tries made no jam, so it is not a test here (test_a_clear_point_set_lower_than_the_true_one_jams_the_next_turn shows it at
     that phase); a contact point of 90 % for a true 70 % jammed 1 of 5 runs."""
     ok, reason = emulator_available()
     if not ok:
