@@ -304,11 +304,24 @@ def test_every_error_code_can_be_produced(device):
     board.send_raw(P.RT_ESTOP)
     board.wait_for(P.Alarm)
     seen[E.ALARM_ACTIVE] = board.answer(board.send("DWELL 1"))[0]
+    board.ok("RESET")
+    # The 3x3x3 mode's (tests/test_device_conformance3.py has them in context).  RL closed, FB open.
+    seen[E.PUZZLE_MODE] = board.answer(board.send("TILT R90 L-90"))[0]
+    board.ok("PUZZLE 3")
+    seen[E.POSITION_UNKNOWN] = board.answer(board.send("CLOSE F"))[0]
+    board.ok("ZERO RLFB")
+    seen[E.OTHER_PAIR_OPEN] = board.answer(board.send("TURN R90"))[0]
+    board.done(board.ok("CLOSE FB"))
+    seen[E.OTHER_PAIR_CLOSED] = board.answer(board.send("TILT R90 L-90"))[0]
+    board.done(board.ok("TURN F90"))
+    seen[E.GRIPPER_ACROSS] = board.answer(board.send("TURN R90"))[0]
+    board.ok("OPEN R")
+    board.done(board.ok("JOG R 10"))
+    seen[E.NOT_SQUARE] = board.answer(board.send("CLOSE R"))[0]
     assert set(seen) == set(E) - {E.NONE}, "a code of protocol.h is not exercised here"
     for code, reply in seen.items():
         assert isinstance(reply, P.Err) and reply.code == code, (code, reply)
     assert all(seen[c].seq is None for c in (E.BAD_CHECKSUM, E.LINE_TOO_LONG, E.BAD_FORMAT))
-    board.ok("RESET")
 
 
 def test_a_space_after_the_seq_is_a_consumed_bad_format(device):

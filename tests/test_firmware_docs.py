@@ -23,7 +23,7 @@ def command_handlers() -> dict:
     """Command name -> the body of its handler function in command.cpp (the dispatch's `strcmp` lines)."""
     source = (SKETCH / "command.cpp").read_text()
     bodies = {m[1]: m[2] for m in re.finditer(r"^static uint8_t (\w+)\([^)]*\) \{\n(.*?)^\}", source, re.M | re.S)}
-    dispatch = re.findall(r'strcmp\(name, "([A-Z]+)"\) == 0\) return (\w+)\(', source)
+    dispatch = re.findall(r'strcmp_P\(name, PSTR\("([A-Z]+)"\)\) == 0\) return (\w+)\(', source)
     assert len(dispatch) >= 10, "command.cpp's dispatch was not found"
     return {name: bodies[function] for name, function in dispatch}
 

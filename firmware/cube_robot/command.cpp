@@ -1,10 +1,12 @@
 #include "command.h"
 
+#include <avr/pgmspace.h>
 #include <string.h>
 
 #include "defaults.h"
 #include "motion.h"
 #include "protocol.h"
+#include "puzzle3.h"
 #include "regrip.h"
 #include "report.h"
 #include "grippers.h"
@@ -83,6 +85,7 @@ static uint8_t parse_arms(const char *token) {
 static uint8_t queue_action(const action_t &action) {
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (!motion_push(action)) return ERR_QUEUE_FULL;
+  if (puzzle3_on()) puzzle3_queued(action);
   return ERR_NONE;
 }
 
@@ -94,11 +97,17 @@ static uint8_t cmd_grip(uint32_t seq, char *tokens[], uint8_t n) {
   if (strcmp(tokens[1], "RL") == 0) a.pair = PAIR_RL;
   else if (strcmp(tokens[1], "FB") == 0) a.pair = PAIR_FB;
   else return ERR_BAD_ARGUMENT;
+  if (puzzle3_on() && system_alarm() == ALARM_NONE) {
+    uint8_t err = puzzle3_check_close(a.pair == PAIR_RL ? 0x03 : 0x0C);
+    if (err != ERR_NONE) return err;
+  }
   return queue_action(a);
 }
 
-static uint8_t cmd_turn(uint32_t seq, char *tokens[], uint8_t n) {
-  if (n < 2 || n > 3) return ERR_BAD_ARGUMENT;
+// TURN <arm><angle> [<arm><angle>], and (3x3x3) TILT <arm><angle> <arm><angle>: both arms of
+// one pair, opposite angles (the same way in space: the whole cube turns).
+static uint8_t cmd_turn(uint32_t seq, char *tokens[], uint8_t n, bool tilt) {
+  if (n < 2 || n > 3 || (tilt && n != 3)) return ERR_BAD_ARGUMENT;
   action_t a;
   a.seq = seq;
   a.type = ACTION_TURN;
@@ -118,9 +127,16 @@ static uint8_t cmd_turn(uint32_t seq, char *tokens[], uint8_t n) {
     pair = pair_of_arm(arm);
     a.steps[arm] = (int16_t)(angle / 90) * quarter;
   }
+  if (tilt && a.steps[ARM_R] + a.steps[ARM_L] + a.steps[ARM_F] + a.steps[ARM_B] != 0) return ERR_BAD_ARGUMENT;
+  if (tilt && !puzzle3_on()) return ERR_PUZZLE_MODE;
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (!stepper_enabled()) return ERR_MOTORS_OFF;  // the steps would be lost
-  if (motion_planned_pair() != pair) return ERR_NOT_HOLDING;
+  if (puzzle3_on()) {
+    uint8_t err = tilt ? puzzle3_check_tilt(pair) : puzzle3_check_turn(a.steps);
+    if (err != ERR_NONE) return err;
+  } else if (motion_planned_pair() != pair) {
+    return ERR_NOT_HOLDING;
+  }
   return queue_action(a);
 }
 
@@ -137,7 +153,8 @@ static uint8_t cmd_jog(uint32_t seq, char *tokens[], uint8_t n) {
   if (steps == 0) return ERR_BAD_ARGUMENT;
   if (system_alarm() != ALARM_NONE) return ERR_ALARM_ACTIVE;
   if (!stepper_enabled()) return ERR_MOTORS_OFF;
-  if (motion_planned_gripper(arm) != GRIPPER_OPEN && motion_planned_pair() != pair_of_arm(arm))
+  // (3x3x3: only in the air; a closed arm would turn a layer off square)
+  if (motion_planned_gripper(arm) != GRIPPER_OPEN && (puzzle3_on() || motion_planned_pair() != pair_of_arm(arm)))
     return ERR_ARM_BLOCKED;
   action_t a;
   a.seq = seq;
@@ -172,6 +189,10 @@ static uint8_t cmd_grippers(uint32_t seq, char *tokens[], uint8_t n, gripper_pos
   a.type = ACTION_GRIPPERS;
   a.grippers.mask = mask;
   a.grippers.position = position;
+  if (puzzle3_on() && position == GRIPPER_CLOSED && system_alarm() == ALARM_NONE) {
+    uint8_t err = puzzle3_check_close(mask);
+    if (err != ERR_NONE) return err;
+  }
   return queue_action(a);
 }
 
@@ -354,6 +375,16 @@ static uint8_t cmd_zero(char *tokens[], uint8_t n) {
   return ERR_NONE;
 }
 
+// PUZZLE 2 / PUZZLE 3: the 2x2x2 robot's rules (the default after power-up and every reset) or
+// the 3x3x3's (docs/robot3.md).  It changes what may move: never while latched or busy.
+static uint8_t cmd_puzzle(char *tokens[], uint8_t n) {
+  if (n != 2 || (tokens[1][0] != '2' && tokens[1][0] != '3') || tokens[1][1] != '\0') return ERR_BAD_ARGUMENT;
+  uint8_t err = settings_change_allowed();
+  if (err != ERR_NONE) return err;
+  puzzle3_set(tokens[1][0] == '3');
+  return ERR_NONE;
+}
+
 // TIME <seq>: the measured duration of a completed action (for a host that lost its `done`
 // line); read-only, so allowed while an alarm is latched.
 static uint8_t cmd_time(char *tokens[], uint8_t n) {
@@ -370,25 +401,27 @@ uint8_t command_execute(uint32_t seq, char *text) {
   uint8_t n = 0;
   uint8_t err = split(text, tokens, &n);
   if (err != ERR_NONE) return err;
-  const char *name = tokens[0];
-  if (strcmp(name, "GRIP") == 0) return cmd_grip(seq, tokens, n);
-  if (strcmp(name, "TURN") == 0) return cmd_turn(seq, tokens, n);
-  if (strcmp(name, "DWELL") == 0) return cmd_dwell(seq, tokens, n);
-  if (strcmp(name, "MOTION") == 0) return cmd_motion(tokens, n);
-  if (strcmp(name, "SERVO") == 0) return cmd_servo(tokens, n);
-  if (strcmp(name, "JAWS") == 0) return cmd_jaws(tokens, n);
-  if (strcmp(name, "JOG") == 0) return cmd_jog(seq, tokens, n);
-  if (strcmp(name, "OPEN") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_OPEN);
-  if (strcmp(name, "CLOSE") == 0) return cmd_grippers(seq, tokens, n, GRIPPER_CLOSED);
-  if (strcmp(name, "HOME") == 0) return cmd_home(seq, tokens, n);
-  if (strcmp(name, "MOTORS") == 0) return cmd_motors(tokens, n);
-  if (strcmp(name, "ZERO") == 0) return cmd_zero(tokens, n);
-  if (strcmp(name, "ARM") == 0) return cmd_arm(tokens, n);
-  if (strcmp(name, "GRIPPER") == 0) return cmd_gripper(tokens, n);
-  if (strcmp(name, "SETUP") == 0) return cmd_setup(tokens, n);
-  if (strcmp(name, "TIME") == 0) return cmd_time(tokens, n);
-  if (strcmp(name, "HELLO") == 0 || strcmp(name, "STATUS") == 0 || strcmp(name, "RESET") == 0 ||
-      strcmp(name, "WHERE") == 0) {
+  const char *name = tokens[0];  // the names stay in flash (PSTR): as RAM strings they took 120 bytes
+  if (strcmp_P(name, PSTR("GRIP")) == 0) return cmd_grip(seq, tokens, n);
+  if (strcmp_P(name, PSTR("TURN")) == 0) return cmd_turn(seq, tokens, n, false);
+  if (strcmp_P(name, PSTR("TILT")) == 0) return cmd_turn(seq, tokens, n, true);
+  if (strcmp_P(name, PSTR("DWELL")) == 0) return cmd_dwell(seq, tokens, n);
+  if (strcmp_P(name, PSTR("MOTION")) == 0) return cmd_motion(tokens, n);
+  if (strcmp_P(name, PSTR("SERVO")) == 0) return cmd_servo(tokens, n);
+  if (strcmp_P(name, PSTR("JAWS")) == 0) return cmd_jaws(tokens, n);
+  if (strcmp_P(name, PSTR("JOG")) == 0) return cmd_jog(seq, tokens, n);
+  if (strcmp_P(name, PSTR("OPEN")) == 0) return cmd_grippers(seq, tokens, n, GRIPPER_OPEN);
+  if (strcmp_P(name, PSTR("CLOSE")) == 0) return cmd_grippers(seq, tokens, n, GRIPPER_CLOSED);
+  if (strcmp_P(name, PSTR("HOME")) == 0) return cmd_home(seq, tokens, n);
+  if (strcmp_P(name, PSTR("MOTORS")) == 0) return cmd_motors(tokens, n);
+  if (strcmp_P(name, PSTR("ZERO")) == 0) return cmd_zero(tokens, n);
+  if (strcmp_P(name, PSTR("ARM")) == 0) return cmd_arm(tokens, n);
+  if (strcmp_P(name, PSTR("GRIPPER")) == 0) return cmd_gripper(tokens, n);
+  if (strcmp_P(name, PSTR("SETUP")) == 0) return cmd_setup(tokens, n);
+  if (strcmp_P(name, PSTR("TIME")) == 0) return cmd_time(tokens, n);
+  if (strcmp_P(name, PSTR("PUZZLE")) == 0) return cmd_puzzle(tokens, n);
+  if (strcmp_P(name, PSTR("HELLO")) == 0 || strcmp_P(name, PSTR("STATUS")) == 0 || strcmp_P(name, PSTR("RESET")) == 0 ||
+      strcmp_P(name, PSTR("WHERE")) == 0) {
     if (n != 1) return ERR_BAD_ARGUMENT;
     if (name[0] == 'H') report_identity();
     else if (name[0] == 'S') report_status();

@@ -6,9 +6,9 @@
 
 #include <stdint.h>
 
-#define PROTOCOL_VERSION 5  // 5: SERVO speed, JAWS, the regrip's overlap; 4: id line part/boots, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
+#define PROTOCOL_VERSION 6  // 6: PUZZLE, TILT, the 3x3x3 rules, `pz` in the id line; 5: SERVO speed, JAWS, the regrip's overlap; 4: id line part/boots, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
 #define MAX_LINE 54    // longest accepted line, including the newline
-#define MAX_REPLY 124  // longest line the firmware sends, including the newline
+#define MAX_REPLY 127  // longest line the firmware sends, including the newline (two fit the 255-byte ring)
 
 // Line check `*CCCCCCCC`: CRC-32C (Castagnoli) of the payload (docs/protocol.md,
 // Framing): reflected poly 0x82F63B78, init and xorout 0xFFFFFFFF; check value
@@ -55,7 +55,13 @@ static inline uint32_t line_crc32(const char *data, uint8_t length) {
   X(QUEUE_FULL, 10, "the action queue is full")                         \
   X(MOTORS_OFF, 11, "the stepper drivers are off (send MOTORS ON first)") \
   X(ARM_BLOCKED, 12, "that arm's gripper is not open and its pair does not hold the cube") \
-  X(JAWS_IN_REACH, 13, "the open jaws would be inside a turning layer's reach (open gap <= cube/2 x (sqrt 2 - 1))")
+  X(JAWS_IN_REACH, 13, "the open jaws would be inside a turning layer's reach (open gap <= cube/2 x (sqrt 2 - 1))") \
+  X(PUZZLE_MODE, 14, "not a command of this puzzle mode (TILT needs PUZZLE 3)")              \
+  X(OTHER_PAIR_OPEN, 15, "3x3x3: a layer turn while a gripper of the other pair is not closed") \
+  X(GRIPPER_ACROSS, 16, "3x3x3: a gripper of the other pair stands at 90, across the turning layers") \
+  X(OTHER_PAIR_CLOSED, 17, "3x3x3: a tilt while a gripper of the other pair is not open")    \
+  X(NOT_SQUARE, 18, "3x3x3: that arm is not square (its gripper would close on a turned layer)") \
+  X(POSITION_UNKNOWN, 19, "3x3x3: that arm's position is not known (HOME or ZERO it)")
 
 #define ALARM_CODES(X)                                                       \
   X(NONE, 0, "no alarm latched")                                             \

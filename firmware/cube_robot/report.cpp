@@ -8,6 +8,7 @@
 #include "motion.h"
 #include "steppers.h"
 #include "protocol.h"
+#include "puzzle3.h"
 #include "serial.h"
 #include "system.h"
 
@@ -120,6 +121,7 @@ void report_identity(void) {
   add_u32(persist.cut_total);
   add_str_P(PSTR(" boots "));
   add_u32(persist.boots);
+  add_str_P(puzzle3_on() ? PSTR(" pz 3") : PSTR(" pz 2"));
   finish();
 }
 

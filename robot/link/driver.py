@@ -46,9 +46,11 @@ TIME_ASKS = 8  # TIME queries per action whose `done` line was lost (the `time` 
 class Link:
     """The cube-robot firmware over any pyserial-like port object: commands, and plans streamed exactly once."""
 
-    def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: MotionConfig | None = None, url=None):
+    def __init__(self, port, settings: LinkSettings = LinkSettings(), motion: MotionConfig | None = None, url=None,
+                 puzzle: str = "2x2x2"):
         self.settings = settings
         self.motion = motion
+        self.puzzle = P.known_puzzle(puzzle)  # the board's rules: PUZZLE at every configure()
         self.work_time_scale = 1.0  # how fast the board's actions run (a simulation may run faster)
         self.motors = True  # configure() switches the drivers on (bring-up commands open with motors=False)
         self._stream: Stream | None = None
@@ -119,7 +121,7 @@ class Link:
 
     @classmethod
     def open(cls, config=None, port: str | None = None, configure: bool = True, motors: bool = True,
-             probed: "Link | None" = None) -> "Link":
+             probed: "Link | None" = None, puzzle: str = "2x2x2") -> "Link":
         """Open the configured port (or auto-detect), handshake, send the motion settings (MOTION, SERVO, the
         per-arm and per-gripper settings) and, unless motors=False, switch the stepper drivers on.  The port
         is opened once (each open resets an Uno): `probed` or an auto-detected robot's probe is kept."""
@@ -133,6 +135,7 @@ class Link:
         link = probed if probed is not None else cls(ports.open_port(url, settings.baud), settings, url=url)
         link.motion = config.motion
         link.motors = motors
+        link.puzzle = P.known_puzzle(puzzle)
         try:
             if link.identity is None:  # a probed connection has answered the handshake already
                 link.handshake()
@@ -245,7 +248,8 @@ class Link:
             return P.AlarmCode.NONE
 
     def configure(self) -> None:
-        """Send the motion settings (MOTION, SERVO, JAWS, then per arm and gripper) and, if self.motors, MOTORS ON.
+        """Send the motion settings (MOTION, SERVO, JAWS, then per arm and gripper), the puzzle mode when it is
+        not the board's 2x2x2 default (PUZZLE 3) and, if self.motors, MOTORS ON.
 
         The queue must be empty, so wait for it."""
         if self.motion is None:
@@ -256,6 +260,8 @@ class Link:
         self.request(P.jaws_command(self.motion))
         for command in P.bringup_setting_commands(self.motion):
             self.request(command)
+        if self.puzzle != "2x2x2" or (self.identity is not None and self.identity.puzzle != self.puzzle):
+            self.request(P.puzzle_command(self.puzzle))  # a reset makes the board 2x2x2 again
         if self.motors:
             self.request(P.motors_command(True))
 

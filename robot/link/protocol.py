@@ -1,4 +1,4 @@
-"""The wire protocol (docs/protocol.md, version 5): the one Python source of its facts.
+"""The wire protocol (docs/protocol.md, version 6): the one Python source of its facts.
 
 Constants, error and alarm codes (read from the firmware's headers), framing (`PAYLOAD*CCCCCCCC\\n`, CRC-32C
 of the payload bytes in upper-case hex), command builders and parsers for every line
@@ -21,11 +21,11 @@ from ..config_types import MotionConfig
 from ..plan import normalise_angle
 from .. import firmware_header
 
-PROTOCOL_VERSION = 5  # 5: SERVO speed, JAWS, the regrip's overlap; 4: id line `part`/`boots`, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
+PROTOCOL_VERSION = 6  # 6: PUZZLE, TILT, the 3x3x3 rules, `pz` in the id line; 5: SERVO speed, JAWS, the regrip's overlap; 4: id line `part`/`boots`, TIME; 3: CRC-32C (2: CRC-8, 1: XOR)
 FIRMWARE_NAME = "cube-robot-fw"
 BAUD = 115200  # defaults.h SERIAL_BAUD (config link.baud's default reads it there)
 MAX_LINE = 54  # longest command line, including the newline (both sides reject longer)
-MAX_REPLY = 124  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
+MAX_REPLY = 127  # longest line the firmware sends, including the newline (id/status lines exceed MAX_LINE)
 MAX_SEQ = 2147483647
 
 RT_ESTOP = b"!"  # real-time byte: bounded deceleration, flush queue, latch ESTOP_BYTE
@@ -56,6 +56,12 @@ class ErrorCode(enum.IntEnum):
     MOTORS_OFF = 11
     ARM_BLOCKED = 12
     JAWS_IN_REACH = 13
+    PUZZLE_MODE = 14
+    OTHER_PAIR_OPEN = 15
+    GRIPPER_ACROSS = 16
+    OTHER_PAIR_CLOSED = 17
+    NOT_SQUARE = 18
+    POSITION_UNKNOWN = 19
 
 
 class AlarmCode(enum.IntEnum):
@@ -89,9 +95,11 @@ class State(str, enum.Enum):
     ALARM = "ALARM"
 
 
-QUEUED_COMMANDS = ("GRIP", "TURN", "DWELL", "JOG", "OPEN", "CLOSE", "HOME")
+QUEUED_COMMANDS = ("GRIP", "TURN", "TILT", "DWELL", "JOG", "OPEN", "CLOSE", "HOME")
 IMMEDIATE_COMMANDS = ("HELLO", "STATUS", "MOTION", "SERVO", "JAWS", "RESET",
-                      "MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP")
+                      "MOTORS", "WHERE", "ZERO", "ARM", "GRIPPER", "SETUP", "PUZZLE")
+PUZZLES = ("2x2x2", "3x3x3")  # PUZZLE 2 / PUZZLE 3; the id line's `pz 2` / `pz 3`
+PUZZLE_OF_PZ = {puzzle[0]: puzzle for puzzle in PUZZLES}
 GRIP_PAIRS = tuple(firmware_header.ARM_PAIRS)  # ("RL", "FB")
 ARMS = "".join(arm for arms in firmware_header.ARM_PAIRS.values() for arm in arms)  # "RLFB"
 _LIMITS = firmware_header.limits()  # firmware/cube_robot/defaults.h
@@ -203,6 +211,40 @@ def turn_command(arms: dict) -> str:
     if not parts:
         raise ValueError("TURN needs at least one arm")
     return "TURN " + " ".join(parts)
+
+
+def tilt_command(arms: dict) -> str:
+    """{'F': 90, 'B': -90} -> 'TILT F90 B-90': both arms of one pair the same way in space (3x3x3 mode)."""
+    pairs = [arms_of for arms_of in firmware_header.ARM_PAIRS.values() if set(arms) == set(arms_of)]
+    (first, a), (second, b) = list(arms.items()) if pairs else [("", 1), ("", 1)]
+    if not pairs or a % 90 or normalise_angle(a) in (0, -180) or normalise_angle(a + b) != 0:
+        raise ValueError(f"TILT takes both arms of one pair turning opposite ways, not {arms!r}")
+    # The board wants opposite angles: a half turn is 180 and -180 (the same place, not the same motion).
+    return f"TILT {first}{normalise_angle(a)} {second}{-normalise_angle(a)}"
+
+
+def known_puzzle(puzzle: str) -> str:
+    if puzzle not in PUZZLES:
+        raise ValueError(f"the board knows the puzzles {', '.join(PUZZLES)}, not {puzzle!r}")
+    return puzzle
+
+
+def puzzle_command(puzzle: str) -> str:
+    """'3x3x3' -> 'PUZZLE 3': the board's rules for that puzzle (docs/protocol.md)."""
+    return f"PUZZLE {known_puzzle(puzzle)[0]}"
+
+
+def plan3_command(op: dict) -> str:
+    """One op of a robot/plan3.py plan -> its command (the board in 3x3x3 mode):
+    open/close -> OPEN/CLOSE, turn -> TURN, tilt -> TILT."""
+    kind = op.get("op")
+    if kind in ("open", "close"):
+        return grippers_command(op["arms"], kind == "close")
+    if kind == "turn":
+        return turn_command(op["arms"])
+    if kind == "tilt":
+        return tilt_command(op["arms"])
+    raise ValueError(f"not a 3x3x3 plan op: {op!r}")
 
 
 def dwell_command(ms: int) -> str:
@@ -379,6 +421,7 @@ class Identity:
     cut_done: int | None = 0  # parts of the cut action done (a move's steps, a GRIP's phases); None: unknown
     cut_total: int = 0  # ... of how many
     boots: int = 0  # resets since power-up (a reset whose banner was lost is still seen)
+    puzzle: str = "2x2x2"  # the board's puzzle mode (`pz 2` / `pz 3`; PUZZLE sets it, a reset makes it 2x2x2)
 
 
 @dataclass(frozen=True)
@@ -462,9 +505,10 @@ _REPLIES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Reply]]] = [
     (re.compile(r"done (\d+) (\d+)"), lambda m: Done(int(m[1]), int(m[2]))),
     # `part` and `boots` are optional so that an older firmware is still named by its `proto`.
     (re.compile(r"id (\S+) (\S+) proto (\d+) board (\S+) q (\d+) rx (\d+) last (\d+) cut (\d+)"
-                r"(?: part (\d+|\?)/(\d+) boots (\d+))?"),
+                r"(?: part (\d+|\?)/(\d+) boots (\d+))?(?: pz ([23]))?"),
      lambda m: Identity(m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6]), int(m[7]), int(m[8]),
-                        None if m[9] == "?" else int(m[9] or 0), int(m[10] or 0), int(m[11] or 0))),
+                        None if m[9] == "?" else int(m[9] or 0), int(m[10] or 0), int(m[11] or 0),
+                        PUZZLE_OF_PZ[m[12] or "2"])),
     (re.compile(r"time (\d+) (\d+|\?)"), lambda m: Time(int(m[1]), None if m[2] == "?" else int(m[2]))),
     (re.compile(r"status (IDLE|RUN|ALARM) q (\d+) run (\d+) done (\d+) acc (\d+) alarm ([A-Z_]+|\d+)"),
      lambda m: Status(State(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), _code(AlarmCode, m[6]))),
@@ -496,9 +540,9 @@ def format_reply(reply: Reply) -> str:
             return f"rs {seq}"
         case Done(seq, ms):
             return f"done {seq} {ms}"
-        case Identity(fw, version, proto, board, q, rx, last, cut, cut_done, cut_total, boots):
+        case Identity(fw, version, proto, board, q, rx, last, cut, cut_done, cut_total, boots, puzzle):
             return (f"id {fw} {version} proto {proto} board {board} q {q} rx {rx} last {last} cut {cut} "
-                    f"part {'?' if cut_done is None else cut_done}/{cut_total} boots {boots}")
+                    f"part {'?' if cut_done is None else cut_done}/{cut_total} boots {boots} pz {puzzle[0]}")
         case Time(seq, ms):
             return f"time {seq} {'?' if ms is None else ms}"
         case Status(state, q, run, done, acc, alarm):

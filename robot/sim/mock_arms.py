@@ -82,6 +82,7 @@ class MockArms:
                  busy: Callable[[], bool]):
         self._motion, self._alarm, self._busy = motion, alarm, busy
         self.regrip: MockRegrip  # the board's regrip schedule (MockFirmware sets it)
+        self.jog_in_the_air_only = False  # 3x3x3 mode (mock_puzzle3.py): a closed arm would turn a layer
         # The mechanics survive a reset (they are not the board's RAM).
         self.angle = {arm: 0 for arm in ARMS}  # physical, in steps
         self.sensors = {arm: None for arm in ARMS}  # None, "stuck" or (start, width)
@@ -219,7 +220,8 @@ class MockArms:
         if name in ("OPEN", "CLOSE"):
             if len(args) != 1 or not _arm_set(args[0]):
                 return P.ErrorCode.BAD_ARGUMENT
-            return self.regrip.closing_ms(args[0])  # a frame and the travel (mock_regrip.py)
+            # its latest start (a frame and the new width) and the travel (mock_regrip.py)
+            return self.regrip.opening_ms(args[0]) if name == "OPEN" else self.regrip.closing_ms(args[0])
         if name == "JOG":
             if len(args) != 2 or len(args[0]) != 1 or args[0] not in ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -241,7 +243,7 @@ class MockArms:
             if not in_the_air:
                 return P.ErrorCode.ARM_BLOCKED
             return self._plan_home(seq, arm)
-        if not in_the_air and holding_pair(self.planned) != pair_of(arm):
+        if not in_the_air and (self.jog_in_the_air_only or holding_pair(self.planned) != pair_of(arm)):
             return P.ErrorCode.ARM_BLOCKED
         m = self._motion()
         return 1000 * motion_time.move_seconds(abs(steps), m.max_speed_steps_per_s, m.accel_steps_per_s2)
@@ -321,7 +323,7 @@ class MockArms:
         rev = self._motion().steps_per_rev
         if name == "GRIP":
             self.gripper_halfway(command)
-        elif name in ("TURN", "JOG"):
+        elif name in ("TURN", "TILT", "JOG"):
             turns = [(args[0], int(args[1]))] if name == "JOG" else \
                 [(a[0], int(a[1:]) * rev // 360) for a in args]
             for arm, steps in turns:

@@ -31,7 +31,8 @@ from ..config import defaults as config_defaults
 from ..config_types import MotionConfig
 from .. import motion as motion_time
 from ..link import protocol as P
-from .mock_arms import MockArms, holding_pair, parse_bounded, parse_lettered
+from .mock_arms import MockArms, parse_bounded, parse_lettered
+from .mock_puzzle3 import MockPuzzle3, turn_pair
 from .mock_regrip import MockRegrip, closing_early, open_releasing, start_grip
 from .serial_device import ForeignDevice, SerialDevice  # noqa: F401 (ForeignDevice: re-exported for tests)
 
@@ -67,6 +68,7 @@ class MockFirmware:
         self.arms = MockArms(lambda: self.motion, lambda: self.alarm, self._busy)
         self.regrip = MockRegrip(lambda: self.motion, lambda arm: self.arms.gripper_us[arm])
         self.arms.regrip = self.regrip
+        self.puzzle3 = MockPuzzle3(self)  # PUZZLE 2/3, TILT and the 3x3x3 rules
         self.default_motion = motion or DEFAULT_MOTION
         self.motion = self.default_motion  # the board's settings: MOTION and SERVO replace them
         self.time_scale = time_scale  # wall seconds per simulated second
@@ -119,6 +121,7 @@ class MockFirmware:
         self.alarm = P.AlarmCode.NONE
         self.motion = self.default_motion
         self.arms.power_on()  # drivers off, positions unknown, grippers never commanded
+        self.puzzle3.power_on()  # 2x2x2
 
     def _busy(self) -> bool:
         return bool(self._queue or self._running)
@@ -216,7 +219,7 @@ class MockFirmware:
 
     def _identity(self) -> P.Identity:
         return P.Identity(self.firmware, self.version, self.proto, "mock", self.queue_depth, self.rx_bytes,
-                          self.last, self.cut, *self.cut_part, self.boots)
+                          self.last, self.cut, *self.cut_part, self.boots, self.puzzle3.name)
 
     def _part_done(self, running) -> tuple:
         """How far a running action got (motion.cpp start(): a move's steps of its longest arm, a GRIP's
@@ -228,9 +231,9 @@ class MockFirmware:
             return self._grip_phase, 2
         if words[0] == "HOME":
             return (0 if elapsed == 0 else None), 0
-        if words[0] in ("TURN", "JOG"):
+        if words[0] in ("TURN", "TILT", "JOG"):
             rev = self.motion.steps_per_rev
-            total = max(abs(int(w[1:])) * rev // 360 for w in words[1:]) if words[0] == "TURN" else abs(int(words[2]))
+            total = max(abs(int(w[1:])) * rev // 360 for w in words[1:]) if words[0] != "JOG" else abs(int(words[2]))
             return int(elapsed * total), total
         return 0, 1
 
@@ -282,7 +285,7 @@ class MockFirmware:
         if self._running:
             seq, command, nominal_ms, end = self._running
             self.interrupted.append((seq, command))
-            stepping = command.startswith(("TURN", "JOG", "HOME"))
+            stepping = command.startswith(("TURN", "TILT", "JOG", "HOME"))
             if stepping and code == P.AlarmCode.ESTOP_BYTE:  # decelerates from its speed now to a standstill
                 stop_us = round(1e6 * self._speed_at(trigger, nominal_ms) / self.motion.accel_steps_per_s2)
             # The grippers stay where they are; a closing begun during a turn stops driving (limp).
@@ -423,6 +426,8 @@ class MockFirmware:
             return None
         if name in ("MOTORS", "ZERO", "ARM", "GRIPPER", "SETUP"):
             return self.arms.immediate(name, args)
+        if name == "PUZZLE":
+            return self.puzzle3.command(args)
         if name == "TIME":  # read-only: allowed while an alarm is latched
             if len(args) != 1:
                 return P.ErrorCode.BAD_ARGUMENT
@@ -457,6 +462,8 @@ class MockFirmware:
         if name == "GRIP":
             if len(args) != 1 or args[0] not in PAIR_ARMS:
                 return P.ErrorCode.BAD_ARGUMENT
+            if (problem := self.puzzle3.check_close("".join(PAIR_ARMS[args[0]]))):
+                return problem
             nominal = 0.0  # timed as it runs (its phases depend on its neighbours)
         elif name == "DWELL":
             if len(args) != 1:
@@ -464,21 +471,25 @@ class MockFirmware:
             nominal = parse_bounded(args[0], P.DWELL_MS_MIN, P.DWELL_MS_MAX)
             if isinstance(nominal, P.ErrorCode):
                 return nominal
-        elif name == "TURN":
-            pair = self._turn_pair(args)
+        elif name in ("TURN", "TILT"):
+            pair = turn_pair(args, name == "TILT")
             if isinstance(pair, P.ErrorCode):
                 return pair
+            if name == "TILT" and not self.puzzle3.on:
+                return P.ErrorCode.PUZZLE_MODE
             if self.alarm:
                 return P.ErrorCode.ALARM_ACTIVE
             if not self.arms.motors_on:
                 return P.ErrorCode.MOTORS_OFF  # the steps would be lost
-            if holding_pair(self.arms.planned) != pair:
-                return P.ErrorCode.NOT_HOLDING
+            if (problem := self.puzzle3.check_move(name, args, pair)):
+                return problem
             nominal = motion_time.turn_ms([int(arg[1:]) for arg in args], self.motion)
         else:  # JOG OPEN CLOSE HOME (mock_arms.py)
             nominal = self.arms.queue_action(seq, name, args)
             if isinstance(nominal, P.ErrorCode):
                 return nominal
+            if name == "CLOSE" and (problem := self.puzzle3.check_close(args[0])):
+                return problem
         if self.alarm:
             return P.ErrorCode.ALARM_ACTIVE
         if len(self._queue) + (1 if self._running else 0) >= self.queue_depth:
@@ -487,31 +498,12 @@ class MockFirmware:
             at = self.regrip.early_close_at(self._turn[0], self._turn[1], args[0], self.arms.grippers)
             if not self._running or self._running[1] != self._turn[0] or (at is not None and self.clock_ms() > at):
                 self._early_missed = True  # the turn ended, or its closing should have begun already
+        if self.puzzle3.on:
+            self.puzzle3.queued(name, args, was_idle=not self._busy())
         self.arms.queued(name, args)
         self._queue.append((seq, f"{name} {' '.join(args)}", nominal))
         self.max_queued = max(self.max_queued, len(self._queue) + (1 if self._running else 0))
         return None
-
-    @staticmethod
-    def _turn_pair(args: list[str]):
-        """The pair a TURN's arms belong to, or the error code (command.cpp cmd_turn)."""
-        if not 1 <= len(args) <= 2:
-            return P.ErrorCode.BAD_ARGUMENT
-        pair, arms = None, []
-        for arg in args:
-            arm_pair = next((name for name, arms_of in PAIR_ARMS.items() if arg[:1] in arms_of), None)
-            if arm_pair is None:
-                return P.ErrorCode.BAD_ARGUMENT
-            angle = parse_bounded(arg[1:], -P.TURN_ANGLE_MAX, P.TURN_ANGLE_MAX)
-            if isinstance(angle, P.ErrorCode):
-                return angle
-            if angle == 0 or angle % 90 or arg[0] in arms:
-                return P.ErrorCode.BAD_ARGUMENT
-            if pair is not None and arm_pair != pair:
-                return P.ErrorCode.NOT_HOLDING
-            pair = arm_pair
-            arms.append(arg[0])
-        return pair
 
     def _settings(self, name, args) -> P.ErrorCode | None:
         spec = SETTINGS_ARGS[name]  # letter -> (setting, low, high)

@@ -1,0 +1,81 @@
+"""A whole 3x3x3 robot plan run by the real firmware in simavr (3x3x3 mode), read back from its pin log.
+
+robot.solver3's plan for a scrambled cube becomes command lines (robot/link/protocol.py plan3_command),
+the firmware checks and runs them, and the virtual 3x3x3 (robot/sim/virtual_robot3.py) is moved only by
+the servo pulses and step pulses it made, as robot/sim/robot_sim.py moves the 2x2x2: it must end solved
+with no jam, every gripper closed.  SIMULATED: the board is emulated, the cube is a rigid model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot import config as config_module
+from robot.link import protocol as P
+from robot.plan3 import Robot3Profile
+from robot.sim import emulator, pinlog
+from robot.sim.virtual_robot3 import VirtualRobot3
+from robot.solver3 import cube3
+
+from conftest import Board
+
+pytestmark = [pytest.mark.firmware,
+              pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")]
+
+CONFIG = config_module.defaults()
+MOTION = CONFIG.motion
+IN_FLIGHT = 8  # queued actions at most (the board's queue holds 16)
+SERVO_RANGE_US = (500, 2500)  # a stretched pulse (simavr's lost compare, robot_sim.py) is no position
+
+
+def pin_timeline(events) -> list[tuple[int, int, str, str, object]]:
+    """(cycle, order, kind, arm, value) of every gripper change ("grip", closed?) and arm move ("turn", steps)."""
+    timeline = []
+    pulses = {arm: [p for p in arm_pulses if SERVO_RANGE_US[0] <= p.width_us <= SERVO_RANGE_US[1]]
+              for arm, arm_pulses in pinlog.servo_pulses(events).items()}
+    for arm, changes in pinlog.width_changes(pulses).items():
+        open_us, closed_us = P.gripper_widths(MOTION, arm)
+        for pulse in changes:
+            closed = abs(pulse.width_us - closed_us) < abs(pulse.width_us - open_us)
+            timeline.append((pulse.start_cycle, 0, "grip", arm, closed))
+    for arm, moves in pinlog.MotionDecoder().motions(events).items():
+        timeline += [(move.start_cycle, 1, "turn", arm, move.steps) for move in moves]
+    return sorted(timeline)
+
+
+def test_a_solver3_plan_run_by_the_firmware_solves_the_virtual_cube_from_its_pins(session_tables3):
+    from robot.solver3 import robot_search
+
+    facelets = cube3.to_facelets(cube3.random_state(np.random.default_rng(2026)))
+    plan = robot_search.solve_robot(facelets, CONFIG, time_limit=0.3)
+    assert any(op["op"] == "tilt" for op in plan.ops) and any(op["op"] == "turn" for op in plan.ops)
+    commands = [P.plan3_command(op) for op in plan.ops]
+    with emulator.Emulator() as emu:
+        board = Board(emu.port)
+        try:
+            for setup in ("PUZZLE 3", "MOTORS ON", "ZERO RLFB"):
+                board.ok(setup)
+            board.done(board.ok("CLOSE RLFB"))  # the model's start: every arm closed at 0
+            start = emu.cycle()
+            pending: list[int] = []
+            for command in commands:
+                if len(pending) >= IN_FLIGHT:
+                    board.done(pending.pop(0))
+                pending.append(board.ok(command))  # an `err` here: the board refused a step of the plan
+            for seq in pending:
+                board.done(seq)
+            events = emu.pin_events()
+        finally:
+            board.close()
+    robot = VirtualRobot3(Robot3Profile.from_config(CONFIG), facelets, steps_per_rev=MOTION.steps_per_rev)
+    timeline = [t for t in pin_timeline(events) if t[0] >= start]
+    assert sum(kind == "turn" for _, _, kind, _, _ in timeline) >= len([c for c in commands if c[0] == "T"])
+    for _, _, kind, arm, value in timeline:
+        if kind == "grip":
+            robot.set_gripper(arm, bool(value))
+        else:
+            robot.turn_arm(arm, int(value))
+    robot.finish()
+    assert not robot.jams
+    assert robot.is_solved(), f"the cube after the firmware's moves: {robot.facelets()} (plan {plan.moves})"
+    assert all(robot.closed.values())
