@@ -162,6 +162,11 @@ def scan_floor(run: dict, period_ms: float) -> float:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if "--puzzle" in argv and argv[argv.index("--puzzle") + 1:][:1] == ["3x3x3"]:  # the 3x3x3's own bench
+        import e2e3
+
+        e2e3.main(argv)
+        return
     run_flags = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

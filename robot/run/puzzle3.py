@@ -14,6 +14,7 @@ scan saw) or says why it cannot.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -189,6 +190,7 @@ class _Run3:
         self.profile = Robot3Profile.from_config(config)
         self.sequence = ScanSequence3.from_config(config)
         self.regions = scan_regions3(robot.camera.pose, self.sequence)
+        self.mapping = self.sequence.mapping()
         self.solve = solve
         self.done = 0  # plan ops carried out
         self.pressed = 0.0
@@ -207,6 +209,9 @@ class _Run3:
             solutions = robot_search.default_solutions(self.config)
             self.solve = lambda facelets, budget: robot_search.solve_robot(facelets, self.config, budget, solutions)
         robot.camera.open()
+        robot.before_scan(1)
+        robot.prerender_scan(self.sequence)  # the simulation's CPU, before the start press: not the robot's time
+        robot.prerender_wait()
         self.tell("Start pressed (the simulated button).")
         self.pressed = time.perf_counter()
         scanned = self.scan_until_read()
@@ -221,6 +226,9 @@ class _Run3:
         self.tell(f"Plan: {plan.moves or '(already solved)'} ({len(plan.ops)} ops, {plan.cost_ms} ms predicted, "
                   f"found in {plan.solve_ms:.0f} ms)")
         report.plan_start_true = robot.virtual.facelets()
+        if self.options.verify:
+            robot.before_scan(None)
+            robot.prerender_scan(self.sequence, plan.ops + self.restore_ops(scanned, plan))
         self.execute(scanned, plan)
         if not self.options.verify:
             report.outcome, report.checked = NOT_VERIFIED, "not checked: --no-verify"
@@ -265,33 +273,33 @@ class _Run3:
 
         from ..vision.decode3 import decode3
         from ..vision.readings import VisionError
-        from ..vision.regions import sample_sticker
 
         robot, camera = self.robot, self.robot.camera
         robot.before_scan(attempt)
-        frames = []
-        for view in self.sequence.views:
-            camera.note_state()
-            start = camera.motion_started = time.perf_counter()
-            for op in view.ops:
+        sampled = []  # each view's stickers are sampled on a thread while the arms present the next view
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan3-sample") as sampler:
+            for view_index, view in enumerate(self.sequence.views):
+                camera.note_state()
+                start = camera.motion_started = time.perf_counter()
+                for op in view.ops:
+                    robot.do_op(op)
+                camera.motion_ended()
+                end = time.perf_counter()
+                frame = camera.capture(view.name)
+                got = time.perf_counter()
+                sampled.append(sampler.submit(self.sample_view, view_index, frame))
+                self.stage(f"{prefix}{view.name}: motion", start, end)
+                self.stage(f"{prefix}{view.name}: frame wait", end, got)
+            t = time.perf_counter()
+            for op in self.sequence.finish:
                 robot.do_op(op)
-            camera.motion_ended()
-            end = time.perf_counter()
-            frames.append(camera.capture(view.name))
-            got = time.perf_counter()
-            self.stage(f"{prefix}{view.name}: motion", start, end)
-            self.stage(f"{prefix}{view.name}: frame wait", end, got)
-        t = time.perf_counter()
-        for op in self.sequence.finish:
-            robot.do_op(op)
-        camera.note_state()
-        t_decode = time.perf_counter()
-        self.stage(f"{prefix}finish: motion", t, t_decode)
-        samples: dict = {}
-        for view_index, region, final in self.sequence.mapping():
-            view = self.sequence.views[view_index]
-            sample = sample_sticker(frames[view_index], self.regions.quads(view.name)[region])
-            samples.setdefault(final, []).append(sample.rgb)
+            camera.note_state()
+            t_decode = time.perf_counter()
+            self.stage(f"{prefix}finish: motion", t, t_decode)
+            samples: dict = {}
+            for future in sampled:
+                for final, rgb in future.result():
+                    samples.setdefault(final, []).append(rgb)
         readings = np.array([np.median(samples[i], axis=0) for i in range(54)])
         try:
             decoded = decode3(readings, None, self.config)
@@ -303,6 +311,14 @@ class _Run3:
 
     # -- the plan ---------------------------------------------------------------
 
+    def sample_view(self, view_index: int, frame) -> list:
+        """(final facelet, sRGB) of every region of one view's frame."""
+        from ..vision.regions import sample_sticker
+
+        quads = self.regions.quads(self.sequence.views[view_index].name)
+        return [(final, sample_sticker(frame, quads[region]).rgb)
+                for v, region, final in self.mapping if v == view_index]
+
     def state_after(self, scanned: str, ops) -> str:
         """The scanned cube after `ops`, by the same rules as the virtual robot (a rehearsal, not the truth)."""
         from ..sim.virtual_robot3 import VirtualRobot3
@@ -312,25 +328,35 @@ class _Run3:
             rehearsal.apply_op(op)
         return rehearsal.facelets()
 
-    def restore(self, scanned: str, plan) -> None:
-        """Grippers a plan left at 90 back to 0 (off the clock, as docs/robot3.md counts a plan), a pair at a time."""
+    def restore_ops(self, scanned: str, plan) -> list:
+        """The ops that put grippers a plan left at 90 back to 0, a pair at a time."""
+        from ..sim.virtual_robot import MechanicalError
         from ..sim.virtual_robot3 import VirtualRobot3
 
         rehearsal = VirtualRobot3(self.profile, scanned)
-        for op in plan.ops:
-            rehearsal.apply_op(op)
-        from ..sim.virtual_robot3 import Jam3
-
+        try:
+            for op in plan.ops:
+                rehearsal.apply_op(op)
+        except MechanicalError:  # the plan jams: the executor will stop there, and nothing is restored
+            return []
+        ops: list = []
         for _, faces in self.profile.pairs:
             at_90 = [arm for arm in faces if rehearsal.gripper_angle(arm) == 90]
-            for op in self.profile.restore_ops(at_90) if at_90 else []:
-                try:
-                    self.robot.do_op(op)
-                except Jam3 as jam:
-                    raise Stop3(f"jam while the grippers went back to 0 before the rescan ({describe_op(op)}): {jam}",
-                                f"NOT KNOWN: {rehearsal.facelets()} if the plan ran as planned (it ran to the end); "
-                                "the grippers' restore jammed", "free the cube, then run again (it is rescanned)"
-                                ) from None
+            ops += self.profile.restore_ops(at_90) if at_90 else []
+        return ops
+
+    def restore(self, scanned: str, plan) -> None:
+        """Grippers a plan left at 90 back to 0 (off the clock, as docs/robot3.md counts a plan)."""
+        from ..sim.virtual_robot3 import Jam3
+
+        for op in self.restore_ops(scanned, plan):
+            try:
+                self.robot.do_op(op)
+            except Jam3 as jam:
+                raise Stop3(f"jam while the grippers went back to 0 before the rescan ({describe_op(op)}): {jam}",
+                            f"NOT KNOWN: {self.state_after(scanned, plan.ops)} if the plan ran as planned (it ran to "
+                            "the end); the grippers' restore jammed", "free the cube, then run again (it is rescanned)"
+                            ) from None
 
     def execute(self, scanned: str, plan) -> None:
         from ..sim.virtual_robot3 import Jam3

@@ -14,6 +14,8 @@ to act on here.  The backend line says so on every run.
 
 from __future__ import annotations
 
+import copy
+from concurrent.futures import Future
 from dataclasses import replace
 
 from ..config_types import Config
@@ -22,6 +24,7 @@ from ..vision.camera_geometry3 import pose3
 from ..vision.grabber import RealClock
 from . import render
 from .robot_sim import BAD_LIGHTING
+from .virtual_robot import MechanicalError
 from .virtual_robot3 import VirtualRobot3
 from .webcam3 import SimulatedCamera3
 
@@ -44,6 +47,7 @@ class SimulatedRobot3:
         self.backend = BACKEND3
         self.board_ms = 0.0  # the executor's arm time so far (unscaled)
         self.ops_done = 0
+        self._prerendered: Future | None = None  # the last prerender's future
         self.camera = SimulatedCamera3(self, pose3(config), seed, clock)
 
     def sync(self) -> None:
@@ -64,6 +68,37 @@ class SimulatedRobot3:
         self.board_ms += ms
         self.ops_done += 1
         return ms
+
+    def prerender_scan(self, sequence, before=()) -> None:
+        """Render the pictures of a scan's views ahead (after the ops `before`, then each view's ops), on the
+        camera's prerender thread, to keep the renderer's CPU time off the camera's clock as the 2x2x2's
+        webcam does while its arms move.  Only a cache, guessed from the virtual robot: a wrong guess is not
+        used, and one that would jam stops guessing."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from . import render_arms
+
+        camera = self.camera
+        rehearsal = copy.deepcopy(self.virtual)
+        states = []
+        try:
+            for op in list(before):
+                rehearsal.apply_op(op)
+            for view in sequence.views:
+                for op in view.ops:
+                    rehearsal.apply_op(op)
+                states.append((rehearsal.facelets(), render_arms.arms_of(rehearsal, camera.arms_geometry)))
+        except MechanicalError:
+            pass
+        if camera._prerenderer is None:
+            camera._prerenderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sim-prerender")
+        for facelets, arms in states:
+            self._prerendered = camera._prerenderer.submit(camera._clean, facelets, camera.lighting, arms)
+
+    def prerender_wait(self) -> None:
+        """Until the pictures asked for so far are rendered (before the start press: the simulation's time)."""
+        if self._prerendered is not None:
+            self._prerendered.result()
 
     def close(self) -> None:
         self.camera.close()

@@ -1,0 +1,151 @@
+"""End-to-end 3x3x3 benchmark (bench/e2e.py --puzzle 3x3x3 runs this; prints tables with the load average).
+
+    python bench/e2e.py --puzzle 3x3x3 [--runs 100] [--estop-every 5]   # seeded sped-up runs: solved / stopped / wrong
+    python bench/e2e.py --puzzle 3x3x3 --realtime --runs 20               # mean and p90 of each stage, the floor
+    python bench/e2e.py --puzzle 3x3x3 --realtime --budgets 0.25,0.5,1,2 --runs 10
+
+SIMULATED: robot/run/puzzle3.py on robot/sim/robot_sim3.py (the Python op executor: the board's 3x3x3
+mode and its link are not in this loop, so there are no byte-fault runs here yet).
+
+A run is *wrong* when what it claims is false: SOLVED (or NOT SOLVED) against the virtual cube, or a
+stop's named 54 facelets against the virtual cube renamed by the centres the scan saw (a NOT KNOWN
+stop's facelets are checked too: they are what it claims as the state before the jammed op).
+
+The floor of button -> solved: the scan's arm time (robot3.timing, scan3's ops) + per view settle +
+exposure + delivery + half a frame period + the search budget + the plan's arm time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from robot import config as config_module  # noqa: E402
+from robot.run import puzzle3  # noqa: E402
+from robot.run.options import RunOptions  # noqa: E402
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def judge(report: puzzle3.Run3Report) -> str:
+    """'solved', 'not solved', 'stopped' (each true) or 'wrong: why'."""
+    truth_solved = puzzle3.is_solved3(report.final_true or "")
+    if report.outcome == puzzle3.SOLVED:
+        return "solved" if truth_solved else "wrong: SOLVED but the virtual cube is not"
+    if report.outcome == puzzle3.NOT_SOLVED:
+        return "not solved" if not truth_solved else "wrong: NOT SOLVED but the virtual cube is solved"
+    if report.outcome == puzzle3.STOPPED:
+        state = report.cube_state or ""
+        if state.startswith("not read"):
+            return "stopped" if report.ops_done == 0 else "wrong: 'not read' after plan ops ran"
+        words = state.split()
+        named = words[2] if state.startswith("NOT KNOWN") else words[0]
+        truth = puzzle3.by_centres(report.final_true or "", report.plan_start_true or "")
+        return "stopped" if named == truth else f"wrong: named {named}, the virtual cube is {truth}"
+    return f"{report.outcome}"
+
+
+def counts(config, runs: int, estop_every: int) -> None:
+    tally: dict = {}
+    rng = np.random.default_rng(2026)
+    for seed in range(runs):
+        estop = int(rng.integers(1, 40)) if estop_every and seed % estop_every == estop_every - 1 else None
+        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, estop_at=estop), lambda text: None)
+        verdict = judge(report)
+        tally[verdict] = tally.get(verdict, 0) + 1
+        if verdict.startswith("wrong"):
+            print(f"seed {seed}: {verdict}")
+    wrong = sum(n for k, n in tally.items() if k.startswith("wrong"))
+    print(f"\n== 3x3x3, SIMULATED, sped up: {runs} seeded runs (every {estop_every or '-'}th with --estop-at); "
+          f"load average {load()} ==")
+    for verdict, n in sorted(tally.items()):
+        print(f"{verdict:<50}{n:>5}")
+    print(f"{'wrong':<50}{wrong:>5}")
+
+
+def stage_groups(report: puzzle3.Run3Report) -> dict:
+    out = {"scan motions": 0.0, "frame waits": 0.0, "decode": 0.0, "solve": 0.0, "execute": 0.0}
+    for name, start, end in report.stages:
+        if name.startswith("verify"):
+            continue
+        key = ("scan motions" if name.endswith(": motion") else "frame waits" if name.endswith(": frame wait")
+               else "decode" if name.endswith("decode") else name)
+        if key in out:
+            out[key] += end - start
+    return out
+
+
+def timed(config, seeds, budget: float | None) -> list[tuple[puzzle3.Run3Report, float]]:
+    camera = config.camera
+    per_view = camera.settle_ms + camera.exposure_ms + camera.delivery_ms + 500.0 / camera.fps
+    out = []
+    for seed in seeds:
+        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, realtime=True, verify=False),
+                                     lambda text: None, budget_s=budget)
+        if report.button_to_solved_ms is None:
+            print(f"seed {seed}: {report.outcome}: {report.errors}")
+            continue
+        views = len(config.scan3.views) * report.scan_attempts
+        floor = (report.floor["scan_arm_ms"] + views * per_view + report.floor["search_budget_ms"]
+                 + report.floor["plan_arm_ms"])
+        out.append((report, floor))
+    return out
+
+
+def realtime_table(config, runs: int) -> None:
+    results = timed(config, range(runs), None)
+    print(f"\n== 3x3x3, SIMULATED, REAL TIME: {len(results)}/{runs} runs timed; search budget "
+          f"{config.robot3.search_budget_s} s; load average {load()} ==")
+    print(f"{'stage (ms)':<24}{'mean':>9}{'p90':>9}")
+    groups = [stage_groups(r) for r, _ in results]
+    for key in groups[0]:
+        values = np.array([g[key] for g in groups])
+        print(f"{key:<24}{values.mean():>9.1f}{np.percentile(values, 90):>9.1f}")
+    total = np.array([r.button_to_solved_ms for r, _ in results], float)
+    floor = np.array([f for _, f in results], float)
+    plan = np.array([r.predicted_ms for r, _ in results], float)
+    print(f"{'plan arm time':<24}{plan.mean():>9.1f}{np.percentile(plan, 90):>9.1f}")
+    print(f"{'button -> solved':<24}{total.mean():>9.1f}{np.percentile(total, 90):>9.1f}")
+    print(f"{'floor':<24}{floor.mean():>9.1f}   above the floor: {total.mean() - floor.mean():.1f} ms on average")
+
+
+def budget_table(config, budgets, runs: int) -> None:
+    print(f"\n== 3x3x3, SIMULATED, REAL TIME: button -> solved by search budget, seeds 0..{runs - 1} ==")
+    print(f"{'budget s':>9}{'runs':>6}{'plan arm ms':>13}{'solve ms':>10}{'button->solved':>16}{'p90':>9}  load")
+    for budget in budgets:
+        results = timed(config, range(runs), budget)
+        total = np.array([r.button_to_solved_ms for r, _ in results], float)
+        plan = np.mean([r.predicted_ms for r, _ in results])
+        solve = np.mean([r.stage_ms()["solve"] for r, _ in results])
+        print(f"{budget:>9g}{len(results):>6}{plan:>13.1f}{solve:>10.1f}{total.mean():>16.1f}"
+              f"{np.percentile(total, 90):>9.1f}  {load()}")
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--puzzle", choices=("3x3x3",), default="3x3x3")
+    parser.add_argument("--runs", type=int, default=None, help="seeds 0..runs-1 (default 100, 20 with --realtime)")
+    parser.add_argument("--realtime", action="store_true")
+    parser.add_argument("--budgets", help="comma-separated search budgets, s (with --realtime)")
+    parser.add_argument("--estop-every", type=int, default=0, help="every Nth sped-up run gets --estop-at")
+    options = parser.parse_args(argv)
+    config = config_module.load()
+    if options.budgets:
+        budget_table(config, [float(b) for b in options.budgets.split(",")], options.runs or 10)
+    elif options.realtime:
+        realtime_table(config, options.runs or 20)
+    else:
+        counts(config, options.runs or 100, options.estop_every)
+    print("not run: 1 % byte faults with a resetting disconnect (the 3x3x3 run has no serial link yet)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
