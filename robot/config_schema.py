@@ -510,7 +510,7 @@ SCHEMA: dict = {
             "shaft_radius_mm": Setting(float, 5.0, "half the 3x3x3 arm's square rod (and the crossbar's thickness)",
                                        min=0.5, max=30.0),
         },
-        "shadow": Setting(float, 0.45, "darkening of a cube face in an arm's full shadow (0: no shadows)",
+        "shadow": Setting(float, 0.25, "darkening of a cube face in an arm's full shadow (0: no shadows)",
                           min=0.0, max=1.0),
     },
 }

@@ -184,7 +184,9 @@ def test_watching_the_simulated_webcam_leaves_a_seeded_runs_pictures_as_they_wer
     def camera():
         virtual = SimpleNamespace(state=solved)
         virtual.facelets = lambda: virtual.state
-        robot = SimpleNamespace(config=config_module.defaults(), virtual=virtual, sync=lambda: None, time_scale=1.0)
+        # a stand-in robot with no arms to stand anywhere: the pictures without them (a bare cube)
+        bare = config_module.with_settings(config_module.defaults(), {"simulated_robot.draw_arms": False})
+        robot = SimpleNamespace(config=bare, virtual=virtual, sync=lambda: None, time_scale=1.0)
         made = SimulatedCamera(robot, camera_geometry.Pose(width=64, height=48), seed=3, clock=ManualClock(1.0))
         return made, virtual
 

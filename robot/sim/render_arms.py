@@ -41,7 +41,7 @@ class ArmGeometry:
     crossbar_gap_mm: float = 5.0  # crossbar to the face when closed (a closed gripper does not press the face)
     shaft_radius_mm: float = 5.0  # half the square rod's side; the crossbar is as thick
     shaft_length_mm: float = 150.0  # from the crossbar outwards (reaches past the picture)
-    shadow: float = 0.45  # darkening of a face in full shadow (0: no shadows)
+    shadow: float = 0.25  # darkening of a face in full shadow (0: no shadows)
     shadow_blur_mm: float = 3.0  # softness of a shadow's edge (one sigma)
 
     @classmethod
