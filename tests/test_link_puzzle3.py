@@ -68,3 +68,16 @@ def test_a_2x2x2_link_sends_no_puzzle_command_and_an_unknown_puzzle_is_named():
     assert not any(b"PUZZLE" in line for line in mock.received_lines)
     with pytest.raises(ValueError, match="4x4x4"):
         Link(None, FAST, puzzle="4x4x4")
+
+
+def test_a_stream_of_3x3x3_lines_predicts_each_actions_time():
+    """A reconnect waits for the queued actions' predicted end (stream.py): TILT and OPEN/CLOSE count."""
+    from robot import motion, regrip
+    from robot.link.stream import predicted_action_ms
+
+    jaws = regrip.Jaws(*P.gripper_widths(DEFAULT_MOTION, "R"), DEFAULT_MOTION.servo_speed_us_per_ms,
+                       DEFAULT_MOTION.jaw_clear_pct / 100, DEFAULT_MOTION.jaw_contact_pct / 100,
+                       DEFAULT_MOTION.jaw_open_gap_mm)
+    assert predicted_action_ms("TILT F90 B-90", DEFAULT_MOTION) == motion.turn_ms([90, -90], DEFAULT_MOTION) > 0
+    assert predicted_action_ms("OPEN RL", DEFAULT_MOTION) == regrip.closing_ms(jaws) > 0
+    assert predicted_action_ms("CLOSE F", DEFAULT_MOTION) == regrip.closing_ms(jaws)

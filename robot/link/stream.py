@@ -413,12 +413,14 @@ class Stream:
 def predicted_action_ms(command: str, motion: MotionConfig) -> float:
     """How long the firmware takes for one queued action (robot/motion.py, the same model)."""
     words = command.split()
+    jaws = {arm: regrip.Jaws(*P.gripper_widths(motion, arm), motion.servo_speed_us_per_ms, motion.jaw_clear_pct / 100,
+                             motion.jaw_contact_pct / 100, motion.jaw_open_gap_mm) for arm in P.ARMS}
     if words[0] == "GRIP":  # at the latest: close fully, then open fully (the overlap only shortens it)
-        jaws = [regrip.Jaws(*P.gripper_widths(motion, arm), motion.servo_speed_us_per_ms, motion.jaw_clear_pct / 100,
-                            motion.jaw_contact_pct / 100, motion.jaw_open_gap_mm) for arm in P.ARMS]
-        return float(regrip.regrip_ms_without_overlap(jaws, jaws))
-    if words[0] == "TURN":
+        return float(regrip.regrip_ms_without_overlap(list(jaws.values()), list(jaws.values())))
+    if words[0] in ("TURN", "TILT"):
         return motion_model.turn_ms([int(w[1:]) for w in words[1:]], motion)
+    if words[0] in ("OPEN", "CLOSE"):  # a servo frame and the slowest of those grippers' travel
+        return float(max(regrip.closing_ms(jaws[arm]) for arm in words[1]))
     if words[0] == "DWELL":
         return float(words[1])
     return 0.0
