@@ -1,7 +1,8 @@
 """A whole 3x3x3 robot plan run by the real firmware in simavr (3x3x3 mode), read back from its pin log.
 
 robot.solver3's plan for a scrambled cube becomes command lines (robot/link/protocol.py plan3_command),
-the firmware checks and runs them, and the virtual 3x3x3 (robot/sim/virtual_robot3.py) is moved only by
+streamed by the host's link (`Link(..., puzzle="3x3x3")`: PUZZLE 3 at configure), the firmware checks
+and runs them, and the virtual 3x3x3 (robot/sim/virtual_robot3.py) is moved only by
 the servo pulses and step pulses it made, as robot/sim/robot_sim.py moves the 2x2x2: it must end solved
 with no jam, every gripper closed.  SIMULATED: the board is emulated, the cube is a rigid model."""
 
@@ -11,20 +12,19 @@ import numpy as np
 import pytest
 
 from robot import config as config_module
+from robot.link import ports
 from robot.link import protocol as P
+from robot.link.driver import Link, LinkSettings
 from robot.plan3 import Robot3Profile
 from robot.sim import emulator, pinlog
 from robot.sim.virtual_robot3 import VirtualRobot3
 from robot.solver3 import cube3
-
-from conftest import Board
 
 pytestmark = [pytest.mark.firmware,
               pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")]
 
 CONFIG = config_module.defaults()
 MOTION = CONFIG.motion
-IN_FLIGHT = 8  # queued actions at most (the board's queue holds 16)
 SERVO_RANGE_US = (500, 2500)  # a stretched pulse (simavr's lost compare, robot_sim.py) is no position
 
 
@@ -50,23 +50,21 @@ def test_a_solver3_plan_run_by_the_firmware_solves_the_virtual_cube_from_its_pin
     plan = robot_search.solve_robot(facelets, CONFIG, time_limit=0.3)
     assert any(op["op"] == "tilt" for op in plan.ops) and any(op["op"] == "turn" for op in plan.ops)
     commands = [P.plan3_command(op) for op in plan.ops]
+    settings = LinkSettings()
     with emulator.Emulator() as emu:
-        board = Board(emu.port)
+        link = Link(ports.open_port(emu.port, settings.baud), settings, motion=MOTION, url=emu.port, puzzle="3x3x3")
         try:
-            for setup in ("PUZZLE 3", "MOTORS ON", "ZERO RLFB"):
-                board.ok(setup)
-            board.done(board.ok("CLOSE RLFB"))  # the model's start: every arm closed at 0
+            link.handshake()
+            link.configure()  # the settings, PUZZLE 3, MOTORS ON
+            assert next(r for r in link.request("HELLO") if isinstance(r, P.Identity)).puzzle == "3x3x3"
+            link.request("ZERO RLFB")
+            link.run(["CLOSE RLFB"])  # the model's start: every arm closed at 0
             start = emu.cycle()
-            pending: list[int] = []
-            for command in commands:
-                if len(pending) >= IN_FLIGHT:
-                    board.done(pending.pop(0))
-                pending.append(board.ok(command))  # an `err` here: the board refused a step of the plan
-            for seq in pending:
-                board.done(seq)
+            result = link.run(commands)  # a refused line stops the stream with the board's error
             events = emu.pin_events()
         finally:
-            board.close()
+            link.close()
+    assert len(result.durations_ms) == len(commands)
     robot = VirtualRobot3(Robot3Profile.from_config(CONFIG), facelets, steps_per_rev=MOTION.steps_per_rev)
     timeline = [t for t in pin_timeline(events) if t[0] >= start]
     assert sum(kind == "turn" for _, _, kind, _, _ in timeline) >= len([c for c in commands if c[0] == "T"])
