@@ -16,7 +16,7 @@ from robot.link import ports
 from robot.link import protocol as P
 from robot.link.driver import Link, LinkSettings
 from robot.plan3 import Robot3Profile
-from robot.sim import emulator, pinlog
+from robot.sim import emulator, pins3
 from robot.sim.virtual_robot3 import VirtualRobot3
 from robot.solver3 import cube3
 
@@ -25,22 +25,6 @@ pytestmark = [pytest.mark.firmware,
 
 CONFIG = config_module.defaults()
 MOTION = CONFIG.motion
-SERVO_RANGE_US = (500, 2500)  # a stretched pulse (simavr's lost compare, robot_sim.py) is no position
-
-
-def pin_timeline(events) -> list[tuple[int, int, str, str, object]]:
-    """(cycle, order, kind, arm, value) of every gripper change ("grip", closed?) and arm move ("turn", steps)."""
-    timeline = []
-    pulses = {arm: [p for p in arm_pulses if SERVO_RANGE_US[0] <= p.width_us <= SERVO_RANGE_US[1]]
-              for arm, arm_pulses in pinlog.servo_pulses(events).items()}
-    for arm, changes in pinlog.width_changes(pulses).items():
-        open_us, closed_us = P.gripper_widths(MOTION, arm)
-        for pulse in changes:
-            closed = abs(pulse.width_us - closed_us) < abs(pulse.width_us - open_us)
-            timeline.append((pulse.start_cycle, 0, "grip", arm, closed))
-    for arm, moves in pinlog.MotionDecoder().motions(events).items():
-        timeline += [(move.start_cycle, 1, "turn", arm, move.steps) for move in moves]
-    return sorted(timeline)
 
 
 def test_a_solver3_plan_run_by_the_firmware_solves_the_virtual_cube_from_its_pins(session_tables3):
@@ -66,14 +50,9 @@ def test_a_solver3_plan_run_by_the_firmware_solves_the_virtual_cube_from_its_pin
             link.close()
     assert len(result.durations_ms) == len(commands)
     robot = VirtualRobot3(Robot3Profile.from_config(CONFIG), facelets, steps_per_rev=MOTION.steps_per_rev)
-    timeline = [t for t in pin_timeline(events) if t[0] >= start]
+    timeline = pins3.pin_timeline(events, MOTION, start)
     assert sum(kind == "turn" for _, _, kind, _, _ in timeline) >= len([c for c in commands if c[0] == "T"])
-    for _, _, kind, arm, value in timeline:
-        if kind == "grip":
-            robot.set_gripper(arm, bool(value))
-        else:
-            robot.turn_arm(arm, int(value))
-    robot.finish()
+    assert pins3.replay(robot, events, MOTION, start) == len(timeline)
     assert not robot.jams
     assert robot.is_solved(), f"the cube after the firmware's moves: {robot.facelets()} (plan {plan.moves})"
     assert all(robot.closed.values())
