@@ -10,7 +10,7 @@
    The scans without a known answer are decoded too and shown beside the
    resolver's own output (not counted).  Then a light sweep: every known-answer
    scan under the 2x2x2 bench's moderate light rows (exposure, cast, noise, glare,
-   shadow), --sweep times each.
+   shadow) and over-exposed, --sweep times each.
 2. Synthetic scans: seeded random legal 3x3x3s under a random colour scheme, per
    condition (sensor noise, shading, exposure and per-channel cast, glare stickers
    blended toward the lamp's white, two stickers swapped), decode3 on each.
@@ -117,6 +117,9 @@ SWEEP = {
     "moderate (exposure 0.6-1.2, cast 0.8-1.2, noise 4)": _MODERATE,
     "moderate + 1 glare 0.4": {**_MODERATE, "glare": (0.4,)},
     "moderate + 2 glare 0.5 + shadow 0.5": {**_MODERATE, "glare": (0.5, 0.5), "shadow": (0.5,)},
+    # No over-exposure rule for the 3x3x3 (robot/vision/decode3.py): these rows show what stands in for it.
+    "over-exposed 1.8 (noise 2)": {"exposure": (1.8, 1.8), "noise": 2.0},
+    "over-exposed 2.5, cast 0.8-1.2 (noise 4)": {"exposure": (2.5, 2.5), "cast": (0.8, 1.2), "noise": 4.0},
 }
 
 

@@ -28,13 +28,16 @@ The same model and rules as the 2x2x2 decoder, on the 3x3x3's pieces:
 6. Reading past glare and shadow (as decode.py's step 5, with its constants and light.py's rules):
    a refused scan's stickers that fit no colour are left unread, worst first;
    the cube stands only if it is the same cube with the margin raised per
-   unread sticker and the light explains each unread sticker as its own colour.
+   unread sticker and the light explains each unread sticker as its own colour
+   ("unexplained" otherwise), and each is named by its piece's other stickers
+   fitting their colours (_named_by_partners).  A white-balanced second look
+   may likewise confirm the same cube under a colour cast.
 
 Not carried over from the 2x2x2 (said here so nobody counts on them): per-region
 calibration gains (the calibration's regions are the 2x2x2's) and the
 over-exposure rule (clipped colours that only the corners' handedness could
 tell apart; on a 3x3x3 the edges cannot tell them apart at all, so such a
-scan is refused by the margin).
+scan is refused by the margin or misread rules).
 """
 
 from __future__ import annotations
