@@ -13,11 +13,13 @@ half * (|cos a| + |sin a|) from its axis, half the cube's edge at rest, about 10
 at 45 degrees for a 50 mm cube (`envelope_mm`).  A jaw of the other pair must stay
 outside that at every moment of the turn.
 
-A new pulse width reaches a servo with its next frame (every 20 ms), so the firmware
-cannot know when, within a frame, a jaw starts moving.  The schedule takes the side that
-is safe for each question: a jaw that must not arrive too soon (closing towards a turning
-layer) is taken to start at the command; a jaw that must have got somewhere (contact,
-clear of the next turn) is taken to start a whole frame later.  Times are whole
+A new pulse width reaches a servo with its next frame (every 20 ms), and the servo learns
+it at the falling edge of that first pulse, so the firmware cannot know when, within a
+frame and a pulse, a jaw starts moving.  The schedule takes the side that is safe for each
+question: a jaw that must not arrive too soon (closing towards a turning layer) is taken
+to start at the command; a jaw that must have got somewhere (contact, clear of the next
+turn, surely there) is taken to start a frame and the new pulse width later
+(`latest_start_ms`: closing, the closed width; opening, the open width).  Times are whole
 milliseconds, rounded the safe way.
 
 The turn's motion is the firmware's trapezoid (robot/motion.py): step m of the longest
@@ -31,6 +33,12 @@ import math
 from dataclasses import dataclass
 
 SERVO_FRAME_MS = 20  # firmware SERVO_FRAME_US: a new width reaches the servo within one frame
+
+
+def latest_start_ms(width_us: int) -> float:
+    """From a command to the latest moment the servo starts towards `width_us`: the next frame's
+    pulse of that width may begin a whole frame later, and the servo knows it only when it ends."""
+    return SERVO_FRAME_MS + width_us / 1000
 
 
 @dataclass(frozen=True)
@@ -128,12 +136,12 @@ def turn_reach(arm_steps, steps_per_rev: int, max_speed: float, accel: float, cu
 def close_lead_ms(prev: TurnReach, jaws: Jaws) -> int:
     """How long before the previous turn ends the taking jaws are told to close (whole ms).
 
-    Aimed so that, starting a frame late, they touch the cube as the turn ends; limited so
+    Aimed so that, starting at the latest, they touch the cube as the turn ends; limited so
     that, starting at once, they never enter the turning layers' reach; never before the
     turn began.
     """
     end = prev.duration_ms
-    lead = SERVO_FRAME_MS + jaws.travel_ms * jaws.contact  # touch at the end, at the latest
+    lead = latest_start_ms(jaws.closed_us) + jaws.travel_ms * jaws.contact  # touch at the end, at the latest
     for i, reach in enumerate(prev.reach_mm):
         t_next = prev.times_ms[i + 1]
         # The closing gap shrinks: it must still be outside the reach at the interval's end.
@@ -144,9 +152,10 @@ def close_lead_ms(prev: TurnReach, jaws: Jaws) -> int:
 def opening_wait_ms(nxt: TurnReach, jaws: Jaws) -> int:
     """From the command that opens the releasing jaws to the earliest start of the next turn (whole ms).
 
-    The jaws start a frame late at worst and must be outside the turn's reach at every
-    moment; the opening gap grows, so each interval binds at its start.
+    The jaws start a frame and the open width late at worst and must be outside the turn's
+    reach at every moment; the opening gap grows, so each interval binds at its start.
     """
+    start = latest_start_ms(jaws.open_us)
     wait = 0.0
     for i, reach in enumerate(nxt.reach_mm):
         need = jaws.opening_ms_to(reach)
@@ -154,19 +163,48 @@ def opening_wait_ms(nxt: TurnReach, jaws: Jaws) -> int:
             raise ValueError(
                 f"the open jaws ({jaws.open_gap_mm:g} mm off the cube) are inside a turning layer's reach "
                 f"({reach:.1f} mm): open them further or the turns will hit them")
-        wait = max(wait, SERVO_FRAME_MS + need - nxt.times_ms[i])
+        wait = max(wait, start + need - nxt.times_ms[i])
     return math.ceil(wait)
 
 
-def closing_ms(jaws: Jaws) -> int:
-    """A closing with nothing to overlap: command to fully closed, a frame late at worst.
+def _surely_there_ms(jaws: Jaws, width_us: int) -> int:
+    """A command towards `width_us` to surely there: its latest start and the whole travel.
 
     In whole numbers when the speed is in tenths (as the firmware is told it): a float division
-    made 161 us at 0.7 us/ms 230.00000000000003 ms, rounded up to 251 where the firmware's 250."""
+    made 161 us at 0.7 us/ms 230.00000000000003 ms, rounded up a ms past the firmware's."""
     tenths = jaws.speed_us_per_ms * 10
     if abs(tenths - round(tenths)) < 1e-9:
-        return SERVO_FRAME_MS + -(-abs(jaws.open_us - jaws.closed_us) * 10 // round(tenths))
-    return math.ceil(SERVO_FRAME_MS + jaws.travel_ms)
+        # ms = (frame_us + width_us) / 1000 + travel_us * 10 / tenths, over 1000 * tenths
+        num = (SERVO_FRAME_MS * 1000 + width_us) * round(tenths) + abs(jaws.open_us - jaws.closed_us) * 10_000
+        return -(-num // (1000 * round(tenths)))
+    return math.ceil(latest_start_ms(width_us) + jaws.travel_ms)
+
+
+def closing_ms(jaws: Jaws) -> int:
+    """A closing with nothing to overlap: command to surely closed (firmware regrip_closing_ms)."""
+    return _surely_there_ms(jaws, jaws.closed_us)
+
+
+def opening_ms(jaws: Jaws) -> int:
+    """An opening with nothing to overlap: command to surely open (firmware regrip_opening_ms)."""
+    return _surely_there_ms(jaws, jaws.open_us)
+
+
+def open_frames(jaws: Jaws) -> int:
+    """Whole servo frames from an open command after which a close command finds the jaws fully open.
+
+    Every frame begun since the open command sends the open width; the servo heads for open from
+    the end of the first such pulse until the end of the first closed pulse, a frame per open
+    pulse later plus the closed width less the open width.  That must cover the travel
+    (firmware motion.cpp early_close_at: the same integers)."""
+    tenths = round(jaws.speed_us_per_ms * 10)
+    if abs(jaws.speed_us_per_ms * 10 - tenths) < 1e-9:
+        # frames * frame_us >= travel_us * 1000 / speed - (closed_us - open_us), in us * tenths
+        need = abs(jaws.open_us - jaws.closed_us) * 10_000 - (jaws.closed_us - jaws.open_us) * tenths
+        step = SERVO_FRAME_MS * 1000 * tenths
+        return max(0, -(-need // step))
+    need_ms = jaws.travel_ms - (jaws.closed_us - jaws.open_us) / 1000
+    return max(0, math.ceil(need_ms / SERVO_FRAME_MS))
 
 
 def regrip_ms(prev: TurnReach | None, nxt: TurnReach | None, taking, releasing) -> int:
@@ -180,10 +218,10 @@ def regrip_ms(prev: TurnReach | None, nxt: TurnReach | None, taking, releasing) 
     closed_at = max(closing_ms(j) for j in taking) - lead  # relative to the previous turn's end
     open_at = max(0, closed_at)  # the releasing pair opens once the taking pair surely holds
     if nxt is None:
-        return open_at + max(closing_ms(j) for j in releasing)  # fully open, a frame late at worst
+        return open_at + max(opening_ms(j) for j in releasing)  # surely fully open
     return open_at + max(opening_wait_ms(nxt, j) for j in releasing)
 
 
 def regrip_ms_without_overlap(taking, releasing) -> int:
     """The same hand-over done one step after another: close fully, then open fully."""
-    return max(closing_ms(j) for j in taking) + max(closing_ms(j) for j in releasing)
+    return max(closing_ms(j) for j in taking) + max(opening_ms(j) for j in releasing)

@@ -158,7 +158,7 @@ def test_both_arms_of_a_pair_step_together(emu, board):
 
 def test_default_motion_durations(emu, board):
     """The defaults give the timings config.yaml's robot.timing promises: 80/130 ms turns; a GRIP with no turn
-    around it closes fully, then opens fully (2 x 106 ms; between turns it overlaps them: test_firmware_regrip.py)."""
+    around it closes fully, then opens fully (2 x 107 ms; between turns it overlaps them: test_firmware_regrip.py)."""
     grip = board.done(board.ok("GRIP RL"))
     t = emu.cycle()
     quarter = board.done(board.ok("TURN R90"))

@@ -1,7 +1,7 @@
 """The regrip's overlap as the real firmware runs it in simavr, read from the pin log.
 
-When each servo's pulse width changed (the first pulse of a new width: the moment the servo got
-it) and when each step came, against robot/regrip.py's arithmetic with the settings the firmware
+When each servo's pulse width changed (the end of the first pulse of a new width: the moment the
+servo knows it) and when each step came, against robot/regrip.py's arithmetic with the settings the firmware
 was given: the taking pair is told to close `close_lead_ms` before the turn ends and never enters
 the turning layer's reach; the next turn's layers never reach the releasing jaws (its first step
 comes only once they are clear); a closing begun during a turn is not re-closed by a reset onto the
@@ -71,16 +71,17 @@ def turns(events) -> list[list[int]]:
 
 
 def check_closing(events, turn: list[int], taking: str, jaws: regrip.Jaws, reach: regrip.TurnReach) -> float:
-    """The taking pair's closing during `turn`: told `close_lead_ms` before its end (the width reaches
-    the servo within a frame), and outside the layer's reach at every step after; returns the lead seen."""
+    """The taking pair's closing during `turn`: told `close_lead_ms` before its end (the servo knows the
+    width within a frame and that width), and outside the layer's reach at every step after; returns
+    the lead seen."""
     lead = regrip.close_lead_ms(reach, jaws)
     # The turn's moments: step m at reach.times_ms[m]; its end half a step after the last one.
     start = turn[0] - reach.times_ms[1] * MS
     end = start + reach.duration_ms * MS
     for arm in taking:
-        got = first_width(events, arm, jaws.closed_us, turn[0])
+        got = first_width(events, arm, jaws.closed_us, turn[0]) + jaws.closed_us / 1000 * MS  # its end
         told_at = end - lead * MS
-        assert told_at - LOOP_MS * MS <= got <= told_at + (regrip.SERVO_FRAME_MS + LOOP_MS) * MS, \
+        assert told_at - LOOP_MS * MS <= got <= told_at + (regrip.latest_start_ms(jaws.closed_us) + LOOP_MS) * MS, \
             f"{arm}: closing reached the servo {(end - got) / MS:.1f} ms before the turn's end, told {lead} ms"
         for m, cycle in enumerate(turn, start=1):  # the layer's reach from step m to the next moment
             t_next = turn[m] if m < len(turn) else end
@@ -94,11 +95,12 @@ def check_closing(events, turn: list[int], taking: str, jaws: regrip.Jaws, reach
 
 def check_opening(events, turn: list[int], releasing: str, jaws: regrip.Jaws, reach: regrip.TurnReach) -> float:
     """The releasing pair's opening before `turn`: every moment of the turn finds its jaws outside the
-    layers' reach (from the first pulse of the open width on); returns the first step's margin in ms."""
+    layers' reach (from the end of the first pulse of the open width on); returns the first step's margin
+    in ms."""
     start = turn[0] - reach.times_ms[1] * MS
     margin = float("inf")
     for arm in releasing:
-        opened = last_change_to(events, arm, jaws.open_us, turn[0])
+        opened = last_change_to(events, arm, jaws.open_us, turn[0]) + jaws.open_us / 1000 * MS  # its end
         moments = [start] + turn  # interval i starts at moments[i]
         for i, cycle in enumerate(moments):
             need = opened + jaws.opening_ms_to(reach.reach_mm[i]) * MS
@@ -143,7 +145,8 @@ def test_each_regrip_closes_before_the_turn_ends_and_the_next_turn_waits_for_cle
         margins.append(check_opening(events, moves[k + 1], releasing, jaws, reaches[k + 1]))
     # The overlap is there: each closing began well before its turn ended, and the next turn began
     # within a frame and the loop's latency of the earliest safe moment.
-    assert all(lead >= regrip.close_lead_ms(quarter, jaws) - regrip.SERVO_FRAME_MS - LOOP_MS for lead in leads)
+    latest = regrip.latest_start_ms(jaws.closed_us)
+    assert all(lead >= regrip.close_lead_ms(quarter, jaws) - latest - LOOP_MS for lead in leads)
     assert all(0 <= m <= regrip.SERVO_FRAME_MS + 2 * LOOP_MS for m in margins), margins
 
 

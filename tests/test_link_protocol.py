@@ -154,7 +154,7 @@ def test_parse_command():
 
 
 def test_default_motion_gives_the_documented_timings():
-    """config.yaml and docs promise 80/130/126 ms with the default motion (a regrip between two quarter turns,
+    """config.yaml and docs promise 80/130/128 ms with the default motion (a regrip between two quarter turns,
     overlapped: robot/regrip.py); robot.timing null derives them."""
     m = config_module.defaults().motion
     assert round(motion.turn_ms([90], m)) == 80
@@ -162,7 +162,7 @@ def test_default_motion_gives_the_documented_timings():
     config = config_module.load()
     assert config.motion == config_module.defaults().motion, "config.yaml's motion is the firmware's default"
     assert all(getattr(config.robot.timing, key) is None for key in motion.TIMING_KEYS), "config.yaml: derived"
-    assert motion.robot_timing(config) == {"quarter_turn_ms": 80, "half_turn_ms": 130, "regrip_ms": 126}
+    assert motion.robot_timing(config) == {"quarter_turn_ms": 80, "half_turn_ms": 130, "regrip_ms": 128}
 
 
 def test_robot_timing_follows_motion_unless_set(tmp_path):

@@ -3,8 +3,9 @@
 The simulation shares no formula with robot/regrip.py: it integrates the stepper's trapezoid
 in small time steps (a step fires when the position passes m - 0.5), turns the layers' corner
 points to find how far they reach towards the other pair's jaws, moves each servo's pulse
-width at its speed from the moment its frame picks the command up (anywhere from 0 to a
-whole 20 ms frame later), and reads a jaw's gap off its pulse width.  It then checks the
+width at its speed from the moment it knows the new width: the end of the first pulse of
+that width, which begins anywhere from 0 to a whole 20 ms frame after the command (a servo
+knows a width at its pulse's falling edge), and reads a jaw's gap off its pulse width.  It then checks the
 schedule regrip.py gives (when the taking jaws are told to close, when the releasing jaws
 are told to open, when the next turn starts): never a jaw inside a turning layer, the cube
 held before it is let go, and no more than the rounding's millisecond wasted.
@@ -21,7 +22,7 @@ from robot.plan import RobotProfile
 
 DT = 0.01  # ms per simulation step
 FRAME = 20.0  # the servo frame (ms): a new width is picked up within one
-PHASES = np.linspace(0.0, FRAME, 21)  # when, after the command, the servo starts moving
+PHASES = np.linspace(0.0, FRAME, 21)  # when, after the command, the first pulse of the new width begins
 TOLERANCE_MM = 0.005  # the simulation's own time step (0.01 ms) moves a jaw by about 0.002 mm
 
 
@@ -73,6 +74,11 @@ def turn_reach_at(stepper, arm_steps, steps_per_rev, cube_mm, t_ms):
     return reach
 
 
+def knows_ms(jaws, closing):
+    """From the start of the first pulse of the new width to the servo knowing it: that pulse's width."""
+    return (jaws.closed_us if closing else jaws.open_us) / 1000
+
+
 def width_at(jaws, start_ms, t_ms, closing):
     """The servo's pulse width at each time; it starts moving at start_ms."""
     frm, to = (jaws.open_us, jaws.closed_us) if closing else (jaws.closed_us, jaws.open_us)
@@ -101,7 +107,8 @@ def closing_hits(prev_stepper, arm_steps, rev, cube_mm, jaws, lead):
     reach = turn_reach_at(prev_stepper, arm_steps, rev, cube_mm, t)
     deepest = -math.inf
     for phase in PHASES:
-        gap = gap_of(jaws, width_at(jaws, prev_stepper.end_ms - lead + phase, t, closing=True), closing=True)
+        start = prev_stepper.end_ms - lead + phase + knows_ms(jaws, closing=True)
+        gap = gap_of(jaws, width_at(jaws, start, t, closing=True), closing=True)
         deepest = max(deepest, float(np.max(reach - gap)), 1.0 if np.any(gap <= 0) else -math.inf)
     return deepest
 
@@ -112,7 +119,8 @@ def opening_hits(next_stepper, arm_steps, rev, cube_mm, jaws, wait):
     reach = turn_reach_at(next_stepper, arm_steps, rev, cube_mm, t)
     deepest = -math.inf
     for phase in PHASES:
-        gap = gap_of(jaws, width_at(jaws, -wait + phase, t, closing=False), closing=False)
+        gap = gap_of(jaws, width_at(jaws, -wait + phase + knows_ms(jaws, closing=False), t, closing=False),
+                     closing=False)
         deepest = max(deepest, float(np.max(reach - gap)))
     return deepest
 
@@ -154,10 +162,13 @@ def test_the_schedule_keeps_every_jaw_out_of_the_turning_layers(name, kind):
 @pytest.mark.parametrize("name", CASES)
 def test_the_schedule_wastes_no_more_than_its_rounding(name, kind):
     """The brute force's own limits, found by bisection: the close lead is at most 1 ms short of the
-    latest safe one (floor), the opening wait at most 1 ms longer than the shortest safe one (ceil)."""
+    latest safe one (floor) and the closed width's pulse (regrip.py takes a closing to start at the
+    command, the servo cannot start before that pulse has ended), the opening wait at most 1 ms
+    longer than the shortest safe one (ceil)."""
     taking, releasing, rev, cube_mm, arm_steps, stepper, reach = _case(name, kind)
     for jaws in taking:
-        aim = FRAME + jaws.travel_ms * jaws.contact  # a frame late, it touches the cube as the turn ends
+        # at its latest start, it touches the cube as the turn ends
+        aim = FRAME + knows_ms(jaws, closing=True) + jaws.travel_ms * jaws.contact
         low, high = 0.0, min(aim, stepper.end_ms)
         if closing_hits(stepper, arm_steps, rev, cube_mm, jaws, high) <= 0:
             low = high  # the aim (or the whole turn) is safe: the lead is that
@@ -166,7 +177,7 @@ def test_the_schedule_wastes_no_more_than_its_rounding(name, kind):
             low, high = (middle, high) if closing_hits(stepper, arm_steps, rev, cube_mm, jaws, middle) <= 0 \
                 else (low, middle)
         lead = regrip.close_lead_ms(reach, jaws)
-        assert low - 1 - 0.05 <= lead <= high + 0.05, (jaws, lead, low, high)
+        assert low - 1 - knows_ms(jaws, closing=True) - 0.05 <= lead <= high + 0.05, (jaws, lead, low, high)
     for jaws in releasing:
         low, high = 0.0, 400.0
         while high - low > 0.02:
@@ -178,7 +189,7 @@ def test_the_schedule_wastes_no_more_than_its_rounding(name, kind):
 
 
 def test_the_taking_pair_holds_before_the_releasing_pair_lets_go():
-    """Taking jaws told to close `lead` before the turn's end, a frame late, are fully closed
+    """Taking jaws told to close `lead` before the turn's end, starting at their latest, are fully closed
     when the releasing jaws are told to open (regrip_ms's open_at), for every case and kind."""
     for name in CASES:
         for kind in KINDS:
@@ -188,20 +199,22 @@ def test_the_taking_pair_holds_before_the_releasing_pair_lets_go():
             open_at = total - max(regrip.opening_wait_ms(reach, j) for j in releasing)
             for jaws in taking:
                 t = np.array([stepper.end_ms + open_at])
-                assert width_at(jaws, stepper.end_ms - lead + FRAME, t, closing=True)[0] == jaws.closed_us
+                start = stepper.end_ms - lead + FRAME + knows_ms(jaws, closing=True)
+                assert width_at(jaws, start, t, closing=True)[0] == jaws.closed_us
 
 
 def test_the_defaults_give_the_documented_numbers():
     jaws = jaws_of()
     quarter = regrip.turn_reach([100], 400, 2000, 66667, 50)
     half = regrip.turn_reach([200], 400, 2000, 66667, 50)
-    assert round(jaws.travel_ms, 1) == 85.1 and regrip.closing_ms(jaws) == 106
+    # a frame, the new width's pulse (1.7 ms closing, 1.3 opening) and the travel, rounded up
+    assert round(jaws.travel_ms, 1) == 85.1 and regrip.closing_ms(jaws) == regrip.opening_ms(jaws) == 107
     assert round(regrip.envelope_mm(45, 50), 2) == 10.36
-    assert (regrip.close_lead_ms(quarter, jaws), regrip.opening_wait_ms(quarter, jaws)) == (45, 65)
+    assert (regrip.close_lead_ms(quarter, jaws), regrip.opening_wait_ms(quarter, jaws)) == (45, 66)
     for before in (quarter, half):
         for after in (quarter, half):
-            assert regrip.regrip_ms(before, after, [jaws] * 2, [jaws] * 2) == 126
-    assert regrip.regrip_ms_without_overlap([jaws] * 2, [jaws] * 2) == 212
+            assert regrip.regrip_ms(before, after, [jaws] * 2, [jaws] * 2) == 128
+    assert regrip.regrip_ms_without_overlap([jaws] * 2, [jaws] * 2) == 214
 
 
 def test_an_open_gap_inside_the_reach_is_refused_naming_the_settings():

@@ -112,13 +112,17 @@ static uint32_t pair_closing_us(uint8_t pair) {
   uint16_t a = regrip_closing_ms(PAIR_ARMS[pair][0]), b = regrip_closing_ms(PAIR_ARMS[pair][1]);
   return (a > b ? a : b) * 1000UL;
 }
+static uint32_t pair_opening_us(uint8_t pair) {
+  uint16_t a = regrip_opening_ms(PAIR_ARMS[pair][0]), b = regrip_opening_ms(PAIR_ARMS[pair][1]);
+  return (a > b ? a : b) * 1000UL;
+}
 
 static uint8_t next_slot(void) { return (uint8_t)((tail + 1) % QUEUE_DEPTH); }
 
 // When (us after the running turn started) the GRIP `grip` behind turn `turn` tells its pair to
 // close; false when it does not overlap (another move, or its pair is already closed).  Its jaws
-// must be fully open by then (they may still be opening from the regrip before this turn: a
-// command takes effect with the next 20 ms frame, so they had at least the whole frames between).
+// must be fully open by then (they may still be opening from the regrip before this turn: every
+// frame begun since the open command sent the open width: regrip_open_frames).
 static bool early_close_at(const action_t &turn, const action_t &grip, uint32_t *at_us) {
   if (turn.type != ACTION_TURN || grip.type != ACTION_GRIP) return false;
   uint8_t kind = regrip_turn_kind(turn.steps, pair_mask(other_pair(grip.pair)));
@@ -132,9 +136,7 @@ static bool early_close_at(const action_t &turn, const action_t &grip, uint32_t 
     if (l < lead) lead = l;
     if (gripper_get(arm) == GRIPPER_CLOSED) continue;
     closing = true;
-    // Whole frames since its open command, enough for the travel (closing_ms less the frame).
-    uint32_t frames = ((regrip_closing_ms(arm) - SERVO_FRAME_US / 1000) * 1000UL + SERVO_FRAME_US - 1) / SERVO_FRAME_US;
-    uint32_t need = frames * SERVO_FRAME_US, before = started_us - gripper_opened_us(arm);
+    uint32_t need = regrip_open_frames(arm) * (uint32_t)SERVO_FRAME_US, before = started_us - gripper_opened_us(arm);
     if (before < need && need - before > at) at = need - before;
   }
   if (!closing) return false;
@@ -177,7 +179,7 @@ static uint32_t opening_wait_us(const action_t &grip) {
       return (a > b ? a : b) * 1000UL;
     }
   }
-  return pair_closing_us(releasing);
+  return pair_opening_us(releasing);
 }
 
 static void start(action_t &a) {
@@ -213,7 +215,7 @@ static void start(action_t &a) {
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
       if (!(a.grippers.mask & (1 << arm))) continue;
       gripper_set(arm, (gripper_position)a.grippers.position);
-      uint32_t us = regrip_closing_ms(arm) * 1000UL;
+      uint32_t us = (a.grippers.position == GRIPPER_OPEN ? regrip_opening_ms(arm) : regrip_closing_ms(arm)) * 1000UL;
       if (us > phase_wait_us) phase_wait_us = us;
     }
   } else if (a.type == ACTION_GRIP) {

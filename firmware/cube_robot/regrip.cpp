@@ -5,7 +5,9 @@
 #include "defaults.h"
 #include "system.h"
 
-static const float FRAME_MS = SERVO_FRAME_US / 1000.0f;
+// From a command to the latest moment the servo starts towards `width_us`: the next frame's pulse
+// of that width may begin a whole frame later, and a servo knows a width when its pulse ends.
+static float latest_start_ms(uint16_t width_us) { return (SERVO_FRAME_US + width_us) / 1000.0f; }
 
 static uint16_t lead[TURN_KINDS][ARM_COUNT];
 static uint16_t wait[TURN_KINDS][ARM_COUNT];
@@ -94,7 +96,7 @@ static void job_start(uint8_t kind, bool waits) {
   turn_us[kind] = (uint32_t)(job_end * 1000.0f);
   float contact = settings.jaw_contact_pct / 100.0f;
   for (uint8_t arm = 0; arm < ARM_COUNT; arm++)
-    job_f[arm] = waits ? 0 : FRAME_MS + travel_ms(arm) * contact;  // lead: touch at the end, at the latest
+    job_f[arm] = waits ? 0 : latest_start_ms(settings.closed_us[arm]) + travel_ms(arm) * contact;  // lead: touch at the end, at the latest
   job_i = waits ? 0 : job_n;
   job_r = reach_after(kind, job_i);  // the step beside the first interval (n + 1 stands at n)
 }
@@ -130,11 +132,11 @@ static void job_step(void) {
     float r_next = reach_after(job_kind, i + 1 <= n ? i + 1 : n);
     float reach = job_r > r_next ? job_r : r_next;
     for (uint8_t arm = 0; arm < ARM_COUNT; arm++) {
-      float travel = travel_ms(arm);
-      if (FRAME_MS + travel - t_i <= job_f[arm]) continue;  // this and every later interval: no higher
+      float travel = travel_ms(arm), start = latest_start_ms(settings.open_us[arm]);
+      if (start + travel - t_i <= job_f[arm]) continue;  // this and every later interval: no higher
       more = true;
       // Opening: outside the reach by the interval's start.
-      float w = FRAME_MS + travel * (clear + (1 - clear) * reach / gap) - t_i;
+      float w = start + travel * (clear + (1 - clear) * reach / gap) - t_i;
       if (w > job_f[arm]) job_f[arm] = w;
     }
     job_r = r_next;
@@ -185,10 +187,23 @@ uint8_t regrip_turn_kind(const int16_t steps[ARM_COUNT], uint8_t arms_allowed) {
   return regrip_ready(kind) ? kind : (uint8_t)TURN_OTHER;  // not worked out yet: no overlap
 }
 
-uint16_t regrip_closing_ms(uint8_t arm) {
-  // A frame, then the travel, rounded up in integers (exact, as robot/regrip.py closing_ms).
-  uint32_t tenths = (uint32_t)travel_us(arm) * 10;
-  return (uint16_t)(SERVO_FRAME_US / 1000 + (tenths + settings.servo_speed - 1) / settings.servo_speed);
+// The latest start towards `width_us`, then the travel, rounded up in integers (exact, as
+// robot/regrip.py _surely_there_ms): (frame + width) / 1000 + travel * 10 / speed, in 1/(1000 speed) ms.
+static uint16_t surely_there_ms(uint8_t arm, uint16_t width_us) {
+  uint32_t speed = settings.servo_speed;
+  uint32_t num = (SERVO_FRAME_US + (uint32_t)width_us) * speed + (uint32_t)travel_us(arm) * 10000UL;
+  uint32_t den = 1000UL * speed;
+  return (uint16_t)((num + den - 1) / den);
+}
+uint16_t regrip_closing_ms(uint8_t arm) { return surely_there_ms(arm, settings.closed_us[arm]); }
+uint16_t regrip_opening_ms(uint8_t arm) { return surely_there_ms(arm, settings.open_us[arm]); }
+uint16_t regrip_open_frames(uint8_t arm) {
+  // frames * frame >= travel - (closed - open), as robot/regrip.py open_frames: in us * speed.
+  int32_t speed = settings.servo_speed;
+  int32_t need = (int32_t)travel_us(arm) * 10000L -
+                 ((int32_t)settings.closed_us[arm] - (int32_t)settings.open_us[arm]) * speed;
+  int32_t step = (int32_t)SERVO_FRAME_US * speed;
+  return need <= 0 ? 0 : (uint16_t)((need + step - 1) / step);
 }
 uint16_t regrip_close_lead_ms(uint8_t kind, uint8_t arm) { return lead[kind][arm]; }
 uint16_t regrip_opening_wait_ms(uint8_t kind, uint8_t arm) { return wait[kind][arm]; }

@@ -23,8 +23,12 @@ bool regrip_ready(uint8_t kind);  // that kind's table is done (until then its t
 // A move's kind (TURN_QUARTER, TURN_HALF, TURN_MIXED) when only `arms_allowed`
 // move, each by a quarter or a half turn, and its table is done; else TURN_OTHER.
 uint8_t regrip_turn_kind(const int16_t steps[ARM_COUNT], uint8_t arms_allowed);
-// ms from a command to that gripper surely fully there (a frame late at worst).
+// ms from a command to that gripper surely fully closed / open (its latest start: a frame and
+// the new pulse width; then the travel).
 uint16_t regrip_closing_ms(uint8_t arm);
+uint16_t regrip_opening_ms(uint8_t arm);
+// Whole servo frames after an open command by which a close command finds that gripper fully open.
+uint16_t regrip_open_frames(uint8_t arm);
 // ms before a turn of `kind` ends that gripper `arm` may be told to close.
 uint16_t regrip_close_lead_ms(uint8_t kind, uint8_t arm);
 // ms from the command opening gripper `arm` to the earliest start of a turn of `kind`.

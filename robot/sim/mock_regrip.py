@@ -4,11 +4,12 @@ A part robot/sim/mock_firmware.py MockFirmware holds (`mock.regrip`).  The same 
 - during a TURN (or JOG) of the releasing pair's arms, each moving a quarter or a half turn, the
   GRIP behind it tells its pair to close `close_lead_ms` before the turn ends, if that GRIP was
   queued by then (else no overlap: it closes when it starts); its jaws must be fully open by then,
-  counted in whole servo frames since they were told to open;
-- the releasing pair is told to open once the taking pair is surely closed (a frame and the travel
-  after its command); the GRIP is done `opening_wait_ms` later if a TURN of the taking pair's arms
-  (each a quarter or a half) is queued behind it at that moment, else once the jaws are surely open;
-- any other move gets no overlap; OPEN / CLOSE take `closing_ms`.
+  counted in whole servo frames since they were told to open (regrip.open_frames);
+- the releasing pair is told to open once the taking pair is surely closed (its latest start, a
+  frame and the closed width, and the travel after its command); the GRIP is done `opening_wait_ms`
+  later if a TURN of the taking pair's arms (each a quarter or a half) is queued behind it at that
+  moment, else once the jaws are surely open (`opening_ms`);
+- any other move gets no overlap; CLOSE takes `closing_ms`, OPEN `opening_ms`.
 Times are on the board's clock (ms); the mock moves nothing between these moments.
 """
 
@@ -58,6 +59,10 @@ class MockRegrip:
         """Command to surely there for all of `arms` (0: none)."""
         return max((regrip.closing_ms(self.jaws(arm)) for arm in arms), default=0)
 
+    def opening_ms(self, arms) -> int:
+        """Command to surely open for all of `arms` (0: none)."""
+        return max((regrip.opening_ms(self.jaws(arm)) for arm in arms), default=0)
+
     def kind(self, command: str, allowed: Collection[str]) -> tuple[int, ...] | None:
         """The arms' steps of a move that overlaps (only `allowed` arms move, each a quarter or a half
         turn: regrip.cpp regrip_turn_kind), else None."""
@@ -84,8 +89,7 @@ class MockRegrip:
         at = turn_start_ms + prev.duration_ms - lead
         opened = max(self.opened_ms[arm] for arm in taking)  # the firmware keeps the pair's last open command
         for arm in closing:  # fully open first: whole frames since its open command
-            frames = math.ceil((regrip.closing_ms(self.jaws(arm)) - FRAME_MS) / FRAME_MS)
-            at = max(at, opened + frames * FRAME_MS)
+            at = max(at, opened + regrip.open_frames(self.jaws(arm)) * FRAME_MS)
         return at
 
     def opening_wait_ms(self, grip_pair: str, next_command: str | None) -> int:
@@ -93,7 +97,7 @@ class MockRegrip:
         releasing = PAIR_ARMS[other_pair(grip_pair)]
         n = self.kind(next_command, PAIR_ARMS[grip_pair]) if next_command else None
         if n is None:
-            return self.closing_ms(releasing)
+            return self.opening_ms(releasing)
         nxt = self.reach(n)
         return max(regrip.opening_wait_ms(nxt, self.jaws(arm)) for arm in releasing)
 
