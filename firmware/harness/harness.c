@@ -21,6 +21,9 @@
  *     press estop | release estop | press start | release start
  *     reset        the board's reset button (RAM kept)
  *     cycle        report the current cycle
+ *     stack        answered `ok stack <lowest> <cycle>`: the lowest stack pointer
+ *                  seen since the harness started (the stack's high-water mark,
+ *                  interrupts nested in the main loop included)
  *     send-at CYCLE BYTE  put BYTE (decimal) into the UART at CYCLE, or at once
  *                  if that has passed: a host's byte at a chosen moment (tests
  *                  that depend on where in a step a `!` lands)
@@ -136,6 +139,7 @@ static size_t input_len;
 static uint8_t output_buf[OUTPUT_CAPACITY]; /* firmware -> host */
 static size_t output_len;
 static uint64_t cycle_offset; /* keeps logged cycles increasing */
+static uint16_t sp_lowest = 0xFFFF; /* the stack's high-water mark (control `stack`) */
 static FILE *control_out;    /* our stdout; simavr's own chatter goes to stderr */
 static uint64_t send_at_cycle; /* send-at: the byte's cycle; 0: none pending */
 static uint8_t send_at_byte;
@@ -424,6 +428,10 @@ static void control_command(char *line) {
         reset_cpu();
     } else if (n >= 1 && strcmp(verb, "cycle") == 0) {
         /* nothing to do */
+    } else if (n >= 1 && strcmp(verb, "stack") == 0) {
+        fprintf(control_out, "ok stack %u %llu\n", (unsigned)sp_lowest, (unsigned long long)now_cycle());
+        fflush(control_out);
+        return;
     } else if (n >= 1 && strcmp(verb, "send-at") == 0) {
         unsigned long long at = 0;
         unsigned byte = 0;
@@ -446,7 +454,7 @@ static void control_command(char *line) {
         inputs[i].pressed = verb[0] == 'p';
         drive_inputs();
     } else {
-        fprintf(control_out, "error unknown command '%s' (press/release estop|start, reset, cycle, send-at)\n", line);
+        fprintf(control_out, "error unknown command '%s' (press/release estop|start, reset, cycle, stack, send-at)\n", line);
         fflush(control_out);
         return;
     }
@@ -633,6 +641,8 @@ int main(int argc, char **argv) {
                 send_at_cycle = 0;
             }
             int state = avr_run(avr);
+            uint16_t sp = (uint16_t)(avr->data[R_SPL] | (avr->data[R_SPH] << 8));
+            if (sp < sp_lowest) sp_lowest = sp;
             if (isr_log) trace_isr();
             if (state == cpu_Done || state == cpu_Crashed) {
                 flush_output(master);

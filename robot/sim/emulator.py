@@ -372,6 +372,14 @@ class Emulator:
             raise EmulatorError(f"harness refused 'position {arm}': {reply}")
         return int(parts[3])
 
+    def stack_lowest(self) -> int:
+        """The lowest stack pointer the firmware reached since the harness started (a data address: the
+        stack grows down from RAMEND, so the bytes between the static RAM's end and this were never used)."""
+        reply = self._raw_control("stack").split()
+        if reply[:2] != ["ok", "stack"]:
+            raise EmulatorError(f"harness refused 'stack': {' '.join(reply)}")
+        return int(reply[2])
+
     @property
     def log_path(self) -> Path:
         if self._log_path is None:
