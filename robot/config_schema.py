@@ -373,7 +373,7 @@ SCHEMA: dict = {
         "adaptive_from": Setting(int, 2, "decode after this view and each later one, and stop the scan as soon "
                                  "as the decoder is sure (0: always every view; only with an empty finish)",
                                  min=0, max=64),
-        "second_look": Setting(bool, False, "when the scan after the last view is doubtful because of washed-out "
+        "second_look": Setting(bool, True, "when the scan after the last view is doubtful because of washed-out "
                                "stickers, present them again from a pose that turns them to the lamp differently "
                                "(at most two extra views) and decode the fused looks (robot/vision/fused.py)"),
         "regions_file": Setting(

@@ -215,9 +215,12 @@ class Mover:
         self.camera.state = cube.apply_moves(self.camera.state, view.moves)
 
 
-def lamp_scan(second_look: bool, start: str, places, mix: float, seed: int):
-    config = config_module.with_settings(config_module.defaults(),
-                                         {"scan.save_images": False, "scan.second_look": second_look})
+def lamp_scan(second_look, start: str, places, mix: float, seed: int):
+    """The run's scan (adaptive.scan) of a lamp scene; second_look None: as the default config says."""
+    settings = {"scan.save_images": False}
+    if second_look is not None:
+        settings["scan.second_look"] = second_look
+    config = config_module.with_settings(config_module.defaults(), settings)
     sequence = ScanSequence.from_config(config)
     pose = camera_geometry.Pose.from_config(config)
     camera = LampCamera(start, pose, places, mix, seed)
@@ -266,3 +269,33 @@ def test_a_scan_washed_out_at_fixed_places_is_read_by_a_second_look():
             assert same_partition(on.decoded.facelets, camera.state)  # the cube where the robot left it
             assert on.sequence.final_grip == ("RL" if len(on.sequence.views[-1].facelets) == 8 else "FB")
     assert refused >= 3 and second == refused
+
+
+def test_the_run_takes_a_second_look_by_default_from_where_the_washed_stickers_are_clean():
+    """(a) on the run's path with the default config: the stickers washed at the lamp's places in the four
+    views are read from a second look that shows them elsewhere (the fused reading's source is a
+    second-look view), and that look is a stage of the scan's marks (the waterfall)."""
+    assert config_module.defaults().scan.second_look
+    rng = np.random.default_rng(11)
+    looked = clean = 0
+    for trial in range(6):
+        start = cube.random_state(rng).to_facelets()
+        result, camera, scanner = lamp_scan(None, start, ["U2", "F3"], 0.6, trial)
+        extra = camera.taken[4:]
+        assert [m["view"] for m in scanner.marks["views"]] == camera.taken
+        if not extra:
+            continue
+        looked += 1
+        assert result.decoded is not None and same_partition(result.decoded.facelets, camera.state)
+        first = ScanSequence.from_config(scanner.config)
+        under_lamp = {final for v, view in enumerate(first.views) for r, final in enumerate(first.final_positions(v))
+                      if view.facelets[r] in ("U2", "F3")}
+        moved = cube.apply_moves("".join(chr(0x100 + k) for k in range(24)),
+                                 [m for name in extra for v in result.sequence.views if v.name == name for m in v.moves])
+        sources = {ord(moved[p]) - 0x100: result.readings.source[p] for p in range(24)}
+        from_second = [i for i in under_lamp if sources[i][0].startswith("second-look")]
+        assert from_second, trial  # a washed sticker's fused reading is a second look's
+        places = [next(v for v in result.sequence.views if v.name == sources[i][0]).facelets[sources[i][1]]
+                  for i in from_second]
+        clean += sum(place not in ("U2", "F3") for place in places)  # where the lamp does not reach
+    assert looked >= 3 and clean >= looked
