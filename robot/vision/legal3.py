@@ -175,35 +175,47 @@ def alternatives(sticker_cost: np.ndarray, best, limit: float = np.inf):
 
     best: (cp, co, ep, eo) of the best cube.  Returns (costs (K,), labels (K, 54)) of
     those cheaper than `limit` (duplicates possible; the caller keeps distinct ones).
+    A position is searched only if its lower bound (every other position at its
+    cheapest placement, this one at its cheapest different one) is below `limit`:
+    for a clean scan usually none is, and no search runs.
     """
     cp, co, ep, eo = (np.asarray(x) for x in best)
     corner, edge = placement_costs(sticker_cost)
     centre_cost = float(sticker_cost[CENTRES, np.arange(COLOURS)].sum())
-    c_batch = np.repeat(corner[None], 9, axis=0)  # entry 0: unchanged; entry 1 + p: differs at corner p
-    c_batch[1 + np.arange(8), np.arange(8), cp, co] = np.inf
-    e_batch = np.repeat(edge[None], 13, axis=0)
-    e_batch[1 + np.arange(12), np.arange(12), ep, eo] = np.inf
+    c_cheapest, e_cheapest = corner.reshape(8, -1).min(axis=1), edge.reshape(12, -1).min(axis=1)
+    c_other, e_other = corner.copy(), edge.copy()
+    c_other[np.arange(8), cp, co] = np.inf
+    e_other[np.arange(12), ep, eo] = np.inf
+    base = c_cheapest.sum() + e_cheapest.sum() + centre_cost
+    c_at = np.flatnonzero(base - c_cheapest + c_other.reshape(8, -1).min(axis=1) < limit)
+    e_at = np.flatnonzero(base - e_cheapest + e_other.reshape(12, -1).min(axis=1) < limit)
+    if len(c_at) == 0 and len(e_at) == 0:
+        return np.empty(0), np.empty((0, FACELET_COUNT), dtype=int)
+    c_batch = np.repeat(corner[None], 1 + len(c_at), axis=0)  # entry 0: unchanged; 1 + k: differs at c_at[k]
+    c_batch[1 + np.arange(len(c_at)), c_at, cp[c_at], co[c_at]] = np.inf
+    e_batch = np.repeat(edge[None], 1 + len(e_at), axis=0)
+    e_batch[1 + np.arange(len(e_at)), e_at, ep[e_at], eo[e_at]] = np.inf
     c_tables, c_by = _orbit_tables(c_batch)
     e_tables, e_by = _orbit_tables(e_batch)
     c_best, e_best = c_tables[-1][0, 0].T, e_tables[-1][0, 0].T  # (batch, 2 parities)
     # Corner entries take the unchanged edges' best of the same parity, and vice versa.
-    c_totals = c_best[1:] + e_best[0][None]  # (8, 2)
-    e_totals = e_best[1:] + c_best[0][None]  # (12, 2)
+    c_totals = c_best[1:] + e_best[0][None]
+    e_totals = e_best[1:] + c_best[0][None]
     c_parity, e_parity = c_totals.argmin(axis=1), e_totals.argmin(axis=1)
     costs = np.concatenate([c_totals.min(axis=1), e_totals.min(axis=1)]) + centre_cost
     keep = costs < limit
     if not keep.any():
         return np.empty(0), np.empty((0, FACELET_COUNT), dtype=int)
-    # Corners: each changed-corner entry with the unchanged edges' choice at its parity; edges likewise.
+    # Each entry's own orbit at its parity; the other orbit's unchanged best at that parity.
     alt_cp, alt_co = _orbit_choice(c_tables, c_by, np.concatenate([[0], c_parity]))
     alt_ep, alt_eo = _orbit_choice(e_tables, e_by, np.concatenate([[0], e_parity]))
-    base_cp, base_co = _orbit_choice(c_tables, c_by, np.ones(9, dtype=int))  # entry 0 at the other parity
-    base_ep, base_eo = _orbit_choice(e_tables, e_by, np.ones(13, dtype=int))
-    keep_edges = [(base_ep[0], base_eo[0]) if p else (alt_ep[0], alt_eo[0]) for p in c_parity]
-    keep_corners = [(base_cp[0], base_co[0]) if p else (alt_cp[0], alt_co[0]) for p in e_parity]
-    labels = np.concatenate([
-        labels_of(alt_cp[1:], alt_co[1:], np.array([e[0] for e in keep_edges]), np.array([e[1] for e in keep_edges])),
-        labels_of(np.array([c[0] for c in keep_corners]), np.array([c[1] for c in keep_corners]), alt_ep[1:],
-                  alt_eo[1:]),
-    ])
+    odd_cp, odd_co = _orbit_choice(c_tables, c_by, np.ones(len(c_batch), dtype=int))  # entry 0 at parity 1
+    odd_ep, odd_eo = _orbit_choice(e_tables, e_by, np.ones(len(e_batch), dtype=int))
+    edges = [(odd_ep[0], odd_eo[0]) if p else (alt_ep[0], alt_eo[0]) for p in c_parity]
+    corners = [(odd_cp[0], odd_co[0]) if p else (alt_cp[0], alt_co[0]) for p in e_parity]
+    def rows(pairs, k, n):  # (len(pairs), n) of the k-th array of each pair (0 rows if none)
+        return np.array([pair[k] for pair in pairs], dtype=int).reshape(-1, n)
+
+    labels = np.concatenate([labels_of(alt_cp[1:], alt_co[1:], rows(edges, 0, 12), rows(edges, 1, 12)),
+                             labels_of(rows(corners, 0, 8), rows(corners, 1, 8), alt_ep[1:], alt_eo[1:])])
     return costs[keep], labels[keep]
