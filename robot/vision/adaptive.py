@@ -206,7 +206,7 @@ def wait_pictures(result: ScanResult) -> list:
 
 
 # ---------------------------------------------------------------------------
-# The second look (config `scan.second_look`, off by default).
+# The second look (config `scan.second_look`, on by default: docs/vision.md has its numbers).
 #
 # A lamp's reflection stays where the lamp is: a rescan from the same pose sees the same washed-out
 # stickers.  When the decode after the last view is refused and the best cube sees washed-out stickers
