@@ -1,6 +1,6 @@
 """3x3x3 decoding benchmark (robot/vision/decode3.py): prints tables.
 
-    python bench/vision3.py [--synthetic 1000] [--sweep 10] [--seed 1] [--rows 'clean,noise 8']
+    python bench/vision3.py [--synthetic 1000] [--sweep 10] [--seed 1] [--rows 'clean;noise 8']
 
 1. Real readings: every 3x3x3 scan with a known answer in
    ../shared/data/real-cube-readings/dwalton76-rubiks-color-resolver (tests/test-data
@@ -208,7 +208,7 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=1000, help="random cubes per condition (0: skip)")
     parser.add_argument("--sweep", type=int, default=10, help="perturbations of each real scan per light row (0: skip)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rows", help="comma-separated condition names (default: all)")
+    parser.add_argument("--rows", help="condition names separated by ; (default: all)")
     args = parser.parse_args()
     print(f"SIMULATED readings below part 1 (synthetic scans); load average at start "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
@@ -240,7 +240,7 @@ def main() -> None:
                   f"{row['clean'].get('exact', 0)} of {row['clean_total']} | {rules} |")
 
     if args.synthetic:
-        names = [n.strip() for n in args.rows.split(",")] if args.rows else None
+        names = [n.strip() for n in args.rows.split(";")] if args.rows else None
         print(f"\nSynthetic 3x3x3 scans (SIMULATED readings, {args.synthetic} cubes per condition, seed {args.seed}; "
               "CPU ms per decode)")
         print("| condition | exact | refused | wrong | refusals by rule | median ms | p90 ms | max ms | wall s | load |")
