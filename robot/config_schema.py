@@ -183,7 +183,7 @@ SCHEMA: dict = {
             "open_ms": Setting(int, 95, "time for a gripper to open", min=1, max=5000),
             "close_ms": Setting(int, 95, "time for a gripper to close", min=1, max=5000),
         },
-        "search_budget_s": Setting(float, 1.0, "run --puzzle 3x3x3: the robot-aware search's time budget, s "
+        "search_budget_s": Setting(float, 0.5, "run --puzzle 3x3x3: the robot-aware search's time budget, s "
                                    "(bench/e2e.py --puzzle 3x3x3 --budgets chose it)", min=0.05, max=30.0),
     },
     "tables": {
