@@ -97,6 +97,9 @@ def run_all(options, run_flags: list[str], scan: str) -> tuple[list[dict], dict]
             started = time.perf_counter()
             report = run_simulated(config, RunOptions.from_args(args), lambda message: None).to_json()
             report["wall_s"] = time.perf_counter() - started
+            # checked only on the emulator's pin log (robot/sim/robot_sim.py says so in the backend)
+            report["jaws_checked"] = config.simulated_robot.gripper.true_jaws and \
+                "jaws are not checked" not in str(report.get("firmware"))
             rows.append(report)
             print(f"  {scan} run {seed + 1}/{options.runs}: {report.get('button_to_solved_ms', 'failed')} ms "
                   f"({report['outcome']})", file=sys.stderr, flush=True)
@@ -205,6 +208,18 @@ def print_table(options, run_flags, scan: str, runs: list[dict], camera: dict) -
               f"{floors.mean():>9.1f}{values.mean() - floors.mean():>13.1f}")
     machine = np.array([r["measured_machine_ms"] for r in solved], float)
     print(f"{'plan arm time (firmware)':<30}{len(machine):>4}{machine.mean():>9.1f}{np.percentile(machine, 90):>9.1f}")
+    timed = [r for r in solved if r.get("predicted_machine_ms")]
+    if timed:  # the solver's model (robot/regrip.py, robot/motion.py) against the firmware's `done` times
+        predicted = np.array([r["predicted_machine_ms"] for r in timed], float)
+        off = np.array([r["measured_machine_ms"] / r["predicted_machine_ms"] - 1 for r in timed]) * 100
+        print(f"{'plan arm time (model)':<30}{len(predicted):>4}{predicted.mean():>9.1f}"
+              f"{np.percentile(predicted, 90):>9.1f}")
+        print(f"{'firmware vs model (%)':<30}{len(off):>4}{off.mean():>9.2f}{np.percentile(np.abs(off), 90):>9.2f}"
+              f"   (mean; p90 and worst of |off|: {np.abs(off).max():.2f})")
+    jammed = [r for r in runs if any("jam" in str(e) for e in r.get("errors") or ())]
+    checked = sum(1 for r in runs if r.get("jaws_checked"))
+    print(f"{'runs that jammed':<30}{len(runs):>4}{len(jammed):>9}   (true jaws checked moment by moment in "
+          f"{checked} of {len(runs)} runs: simulated_robot.gripper.true_jaws on the emulator)")
     views = np.array([r.get("scan_views") or 0 for r in solved], float)
     print(f"{'views taken':<30}{len(views):>4}{views.mean():>9.2f}{views.max():>9.0f}")
     return solved

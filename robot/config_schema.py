@@ -491,7 +491,7 @@ SCHEMA: dict = {
                                  min=5, max=95),
             "contact_pct": Setting(int, 70, "% of the closing travel where the true jaws first touch the cube",
                                    min=5, max=95),
-            "true_jaws": Setting(bool, False, "the jaws move at the true servo's speed and a turning layer's reach "
+            "true_jaws": Setting(bool, True, "the jaws move at the true servo's speed and a turning layer's reach "
                                  "meeting a jaw, or a hand-over that drops the cube, is a jam (the emulator's pins; off: "
                                  "the grippers open and close at once)"),
         },

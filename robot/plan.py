@@ -147,7 +147,7 @@ class RobotProfile:
             "quarter_turn_ms": self.quarter_turn_ms,
             "half_turn_ms": self.half_turn_ms,
             "regrip_ms": self.regrip_ms,
-            # Per hand-over "taking<releasing": "turn before>turn after:ms" ('-': no turn), e.g. "90>180:126".
+            # Per hand-over "taking<releasing": "turn before>turn after:ms" ('-': no turn), e.g. "90>180:128".
             "regrips": {f"{taking}<{releasing}": " ".join(f"{_kind_text(b)}>{_kind_text(a)}:{ms}"
                                                           for (t, r, b, a), ms in self.regrips if (t, r) == (taking, releasing))
                         for (taking, releasing, _, _), _ in self.regrips},

@@ -231,3 +231,74 @@ def test_an_emergency_stop_during_the_turn_stops_the_closing_jaws(emu, board):
     assert pulses["R"] and all(abs(p.width_us - 1700) <= SERVO_JITTER_US for p in pulses["R"])
     where = board.request("WHERE")[1][-1]
     assert isinstance(where, P.Where) and where.grippers["F"] is None and where.grippers["R"] == "closed", where
+
+
+# Settings far from the defaults (steps, speed, accel; servo widths, speed; clear/contact; a per-arm
+# width): the firmware's float32 table against robot/regrip.py's float64, through the moments the pins
+# show.  (MOTION, SERVO, GRIPPER F or None, JAWS)
+FLOAT_CASES = {
+    "defaults": ("MOTION S400 V2000 A66667", "SERVO O1300 C1700 S47", None, "JAWS C50 T70 G12 E50"),
+    "fast servo, F wider": ("MOTION S400 V2000 A66667", "SERVO O1250 C1750 S90", "GRIPPER F O1220 C1760",
+                            "JAWS C40 T80 G14 E50"),
+    "fine steps, slow servo": ("MOTION S800 V3000 A40000", "SERVO O1100 C1900 S60", None, "JAWS C50 T60 G16 E57"),
+    "slow arms, reversed widths": ("MOTION S400 V1500 A30000", "SERVO O1700 C1300 S47", None,
+                                   "JAWS C30 T90 G12 E50"),
+    "microsteps, odd speed": ("MOTION S1600 V6000 A150000", "SERVO O1400 C1650 S123", None, "JAWS C60 T75 G11 E50"),
+}
+
+
+def settings_of(case) -> tuple:
+    """(motion, {arm: Jaws}) as the firmware was told `case`."""
+    motion_line, servo_line, gripper_line, jaws_line = case
+    v = {k + f: int(w[1:]) for k, line in (("m", motion_line), ("s", servo_line), ("j", jaws_line))
+         for f, w in ((w[0], w) for w in line.split()[1:])}
+    widths = {arm: (v["sO"], v["sC"]) for arm in "RLFB"}
+    if gripper_line:
+        _, arm, o, c = gripper_line.split()
+        widths[arm] = (int(o[1:]), int(c[1:]))
+    motion = config_module.with_settings(config_module.defaults(), {
+        "motion.steps_per_rev": v["mS"], "motion.max_speed_steps_per_s": v["mV"], "motion.accel_steps_per_s2": v["mA"],
+        "motion.cube_mm": v["jE"]}).motion
+    jaws = {arm: regrip.Jaws(o, c, v["sS"] / 10, v["jC"] / 100, v["jT"] / 100, v["jG"]) for arm, (o, c) in widths.items()}
+    return motion, jaws
+
+
+@pytest.mark.parametrize("name", FLOAT_CASES)
+def test_the_firmware_times_each_regrip_as_robot_regrip_py_does(emu, board, name):
+    """From one turn's first step to the next's: the turn, then robot/regrip.py's regrip_ms (close lead,
+    closing, opening wait: the firmware's float32 table) and only the main loop's latency on top."""
+    case = FLOAT_CASES[name]
+    motion, jaws = settings_of(case)
+    for line in case:
+        if line:
+            board.ok(line)
+    board.done(board.ok("GRIP RL"))
+    board.done(board.ok("DWELL 3000"))  # the table, worked out while no arm moves
+    t0 = emu.cycle()
+    q, h = motion.steps_per_rev // 4, motion.steps_per_rev // 2
+    plan = ["TURN R90", "GRIP FB", "TURN F90 B-90", "GRIP RL", "TURN R180 L-90", "GRIP FB", "TURN F180"]
+    reaches = [reach_of(motion, q), reach_of(motion, q), reach_of(motion, h, q), reach_of(motion, h)]
+    board.ok(QUEUEING_DWELL)
+    seqs = [board.ok(c) for c in plan]
+    board.done(seqs[-1])
+    moves = turns([e for e in emu.pin_events() if e.cycle >= t0])
+    assert len(moves) == 4, [len(m) for m in moves]
+    pairs = {"RL": [jaws["R"], jaws["L"]], "FB": [jaws["F"], jaws["B"]]}
+    late, waited = [], None
+    for k, taking in enumerate(["FB", "RL", "FB"]):
+        releasing = "RL" if taking == "FB" else "FB"
+        prev, nxt = reaches[k], reaches[k + 1]
+        lead = min(regrip.close_lead_ms(prev, j) for j in pairs[taking])
+        assert lead < prev.duration_ms, "a case whose closing could start before the turn: not this check's"
+        if waited is not None:  # the taking jaws opened `waited` ms before this turn: fully open by the lead
+            # (else the firmware waits for them: regrip_ms does not model that; these cases avoid it)
+            frames = max(regrip.open_frames(j) for j in pairs[taking])
+            assert waited + prev.duration_ms - lead >= frames * regrip.SERVO_FRAME_MS, "open frames bind"
+        expected = prev.duration_ms + regrip.regrip_ms(prev, nxt, pairs[taking], pairs[releasing])
+        seen = (moves[k + 1][0] - moves[k][0]) / MS - nxt.times_ms[1] + prev.times_ms[1]
+        late.append(seen - expected)
+        waited = max(regrip.opening_wait_ms(nxt, j) for j in pairs[releasing])
+    # The main loop's three polls (the closing's moment, its end, the next turn's start) add 1.2-1.5 ms in
+    # simavr (cycle-exact, whatever the host's load): a table 1 ms off (float32 against float64 at a
+    # rounding, or another formula) lands outside.
+    assert all(0.5 <= d <= 2.0 for d in late), f"{name}: turns later than robot/regrip.py by {late} ms"

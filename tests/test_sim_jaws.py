@@ -262,7 +262,8 @@ def test_a_run_on_the_mock_says_its_jaws_are_not_checked():
     config = make_config(**{"simulated_robot.gripper.true_jaws": True})
     robot = SimulatedRobot(config, cube.SOLVED, firmware="mock")  # not started: nothing runs
     assert robot.jaws is None and "jaws are not checked" in robot.backend
-    assert "not checked" not in SimulatedRobot(make_config(), cube.SOLVED, firmware="mock").backend
+    off = make_config(**{"simulated_robot.gripper.true_jaws": False})  # (on by default)
+    assert "not checked" not in SimulatedRobot(off, cube.SOLVED, firmware="mock").backend
 
 
 def overlap_firmware_landed() -> bool:

@@ -3,8 +3,8 @@
 // The defaults equal config.yaml's `motion` section; the host sends the real
 // values (MOTION, SERVO and JAWS commands) at every handshake.  With them a
 // quarter turn (100 steps) takes 80 ms, a half turn 130 ms (v/a + steps/v =
-// 30 ms + 50 or 100 ms), a gripper 106 ms (a 20 ms servo frame + 400 us at
-// 4.7 us/ms) and a regrip between turns 126 ms (robot/regrip.py).
+// 30 ms + 50 or 100 ms), a gripper 107 ms (a 20 ms servo frame, the new
+// width's pulse, 400 us at 4.7 us/ms) and a regrip between turns 128 ms (robot/regrip.py).
 #ifndef DEFAULTS_H
 #define DEFAULTS_H
 
