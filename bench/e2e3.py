@@ -4,8 +4,9 @@
     python bench/e2e.py --puzzle 3x3x3 --realtime --runs 20               # mean and p90 of each stage, the floor
     python bench/e2e.py --puzzle 3x3x3 --realtime --budgets 0.25,0.5,1,2 --runs 10
 
-SIMULATED: robot/run/puzzle3.py on robot/sim/robot_sim3.py (the Python op executor: the board's 3x3x3
-mode and its link are not in this loop, so there are no byte-fault runs here yet).
+SIMULATED: robot/run/puzzle3.py on robot/sim/robot_sim3.py's Python op executor (the run's default; with
+--firmware emulator the run streams to the firmware in simavr, not benchmarked here), so there are no
+byte-fault runs here yet.
 
 A run is *wrong* when what it claims is false: SOLVED (or NOT SOLVED) against the virtual cube, or a
 stop's named 54 facelets against the virtual cube renamed by the centres the scan saw (a NOT KNOWN
@@ -144,7 +145,8 @@ def main(argv: list[str]) -> None:
         realtime_table(config, options.runs or 20)
     else:
         counts(config, options.runs or 100, options.estop_every)
-    print("not run: 1 % byte faults with a resetting disconnect (the 3x3x3 run has no serial link yet)")
+    print("not run: 1 % byte faults with a resetting disconnect (the 3x3x3 run's link, --firmware emulator, has no "
+          "fault proxy or resume yet)")
 
 
 if __name__ == "__main__":

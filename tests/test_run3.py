@@ -1,7 +1,8 @@
 """run --puzzle 3x3x3 --sim (robot/run/puzzle3.py on robot/sim/robot_sim3.py): SIMULATED SOLVED only when the
 rescan saw it solved, every stop names the 54-facelet state, a refused scan is rescanned, never guessed.
 
-The simulated robot is the Python op executor: the board's 3x3x3 mode is not in the run's loop yet."""
+The simulated robot is the Python op executor, or with --firmware emulator the real firmware in simavr (3x3x3 mode)
+whose pins move the virtual cube."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from robot.cli import build_parser
 from robot.plan3 import Plan3
 from robot.run import puzzle3
 from robot.run.options import RunOptions
+from robot.sim import emulator
 from robot.sim.robot_sim3 import SimulatedRobot3
 
 BUDGET_S = 0.2  # the search's budget here: any plan will do, the tests check the run, not the plan's speed
@@ -37,6 +39,17 @@ def test_seeded_run_ends_solved_verified_by_the_rescan(config, session_tables3):
     assert report.ops_done == report.ops > 0
     assert report.exit_status() == 0
     assert "SIMULATED" in report.backend and "SIMULATED" in said[0]
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_seeded_run_on_the_real_firmware_in_simavr_ends_solved_verified_by_the_rescan(config, session_tables3):
+    """The plan streamed as lines by the link to the firmware's 3x3x3 mode; the virtual cube moved by its pins."""
+    report, _ = run(config, session_tables3, seed=7, firmware="emulator")
+    assert "real firmware in simavr" in report.backend
+    assert report.outcome == puzzle3.SOLVED, report.format()
+    assert report.checked == "rescan shows solved" and puzzle3.is_solved3(report.final_true)
+    assert report.ops_done == report.ops > 0
 
 
 def test_a_scrambled_cube_the_scan_misread_is_not_called_solved(config, session_tables3):
@@ -73,6 +86,21 @@ def test_a_jam_names_the_state_it_cannot_be_sure_of(config, session_tables3):
     assert any("gripper R" in e for e in report.errors)
 
 
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_an_op_the_firmware_refuses_stops_naming_the_state(config, session_tables3):
+    """The board in 3x3x3 mode refuses F's turn while R stands at 90: the line did nothing, the state is exact."""
+    def blocked(facelets, budget):
+        return Plan3(facelets, "R F", [{"op": "turn", "arms": {"R": 90}}, {"op": "turn", "arms": {"F": 90}}], 160)
+
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5, firmware="emulator"), lambda text: None,
+                                 solve=blocked)
+    assert report.outcome == puzzle3.STOPPED and report.ops_done == 1, report.format()
+    assert report.cube_state.split()[0] == puzzle3.by_centres(report.final_true, report.plan_start_true)
+    assert "was refused by the board and did nothing" in report.cube_state
+    assert any("GRIPPER_ACROSS" in e for e in report.errors), report.errors
+
+
 def test_a_refused_scan_is_rescanned_never_guessed(config, session_tables3):
     report, said = run(config, session_tables3, seed=2, bad_scan="dark")
     assert report.scan_attempts == 2 and len(report.refusals) == 1
@@ -97,7 +125,7 @@ def test_every_scan_refused_stops_before_any_plan_op(config, session_tables3):
 
 @pytest.mark.parametrize("flags, named", [(["--fault-rate", "0.01"], "--fault-rate"),
                                           (["--disconnect-at", "3"], "--disconnect-at"),
-                                          (["--firmware", "emulator"], "--firmware emulator"),
+                                          (["--firmware", "mock"], "--firmware mock"),
                                           ([], "add --sim")])
 def test_the_cli_refuses_what_the_3x3x3_run_cannot_do_by_name(flags, named, capsys):
     args = build_parser().parse_args(["run", "--puzzle", "3x3x3", *flags])

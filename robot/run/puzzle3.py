@@ -29,7 +29,8 @@ REFUSED3 = (
     ("--fault-rate", lambda o: o.fault_rate, NO_LINK3),
     ("--disconnect-at", lambda o: o.disconnect_at, NO_LINK3),
     ("--keep-power", lambda o: o.keep_power, NO_LINK3),
-    ("--firmware emulator", lambda o: o.firmware == "emulator", NO_LINK3),
+    ("--firmware mock", lambda o: o.firmware == "mock", "the 3x3x3 run takes the firmware in simavr (--firmware "
+     "emulator) or the Python op executor (auto); the mock firmware's 3x3x3 mode is not wired into it"),
     ("--resume", lambda o: o.resume, "a simulated robot starts with no alarm"),
     ("--arms-straight", lambda o: o.arms_straight, "the simulated arms start square"),
     ("--light", lambda o: o.light, "the 3x3x3 renderer takes no lamp preset yet"),
@@ -116,7 +117,8 @@ class Run3Report:
                          f"on the model, found in {self.solve_ms:.0f} ms, budget {self.search_budget_s} s)")
             lines.append(f"ops carried out: {self.ops_done} of {self.ops}")
         if self.button_to_solved_ms is not None:
-            lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (sped up unless --realtime)")
+            lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (SIMULATED clock: the "
+                         "executor is sped up unless --realtime, the emulator runs at its own pace)")
         if self.checked:
             lines.append(f"check: {self.checked}")
         lines += [f"error: {e}" for e in self.errors]
@@ -162,7 +164,8 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
     rng = np.random.default_rng(options.seed)
     if robot is None:
         robot = SimulatedRobot3(config, start_state(options, rng), seed=int(rng.integers(1 << 30)),
-                                realtime=options.realtime, bad_scan=options.bad_scan)
+                                realtime=options.realtime, bad_scan=options.bad_scan,
+                                firmware="emulator" if options.firmware == "emulator" else "executor")
     budget = config.robot3.search_budget_s if budget_s is None else budget_s
     report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget)
     tell_maker(f"Simulated robot: {robot.backend}.")
@@ -359,6 +362,7 @@ class _Run3:
                             ) from None
 
     def execute(self, scanned: str, plan) -> None:
+        from ..link.errors import CommandRejectedError, LinkError
         from ..sim.virtual_robot3 import Jam3
 
         total, estop = len(plan.ops), self.options.estop_at
@@ -374,6 +378,16 @@ class _Run3:
                                 "check the cube sits straight in the grippers, then run again (the cube is rescanned)")
                 self.robot.do_op(op)
                 self.done = k + 1
+        except LinkError as exc:  # the firmware refused the op's line (it did nothing), or the link failed
+            self.stage("execute (stopped)", t, time.perf_counter())
+            state = self.state_after(scanned, plan.ops[:self.done])
+            refused = isinstance(exc, CommandRejectedError)
+            raise Stop3(f"plan op {self.done + 1} of {total} ({describe_op(plan.ops[self.done])}): "
+                        f"{type(exc).__name__}: {exc}",
+                        f"{'' if refused else 'NOT KNOWN: '}{state} (after plan op {self.done} of {total}; op "
+                        f"{self.done + 1} {'was refused by the board and did nothing' if refused else 'may have run'})",
+                        "SIMULATED: a plan the board refuses is a bug of the plan or the board's rules: report it"
+                        ) from None
         except Jam3 as jam:
             self.stage("execute (stopped)", t, time.perf_counter())
             state = self.state_after(scanned, plan.ops[:self.done])

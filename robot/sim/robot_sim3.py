@@ -18,6 +18,8 @@ import copy
 from concurrent.futures import Future
 from dataclasses import replace
 
+from typing import TYPE_CHECKING
+
 from ..config_types import Config
 from ..plan3 import Robot3Profile
 from ..vision.camera_geometry3 import pose3
@@ -30,6 +32,10 @@ from .webcam3 import SimulatedCamera3
 
 BACKEND3 = ("SIMULATED 3x3x3: Python op executor (plan3 ops carried out on the virtual 3x3x3 in their "
             "robot3.timing time; the board's 3x3x3 mode and its link are not in this loop yet)")
+if TYPE_CHECKING:
+    from ..link.driver import Link
+    from .emulator import Emulator
+
 SPED_UP = 0.02  # the mock firmware's time scale without --realtime
 
 
@@ -37,21 +43,59 @@ class SimulatedRobot3:
     """The virtual 3x3x3 on four arms, its camera and an op executor."""
 
     def __init__(self, config: Config, facelets: str, seed: int = 0, realtime: bool = False,
-                 time_scale: float | None = None, bad_scan: str | None = None, clock=RealClock):
+                 time_scale: float | None = None, bad_scan: str | None = None, clock=RealClock,
+                 firmware: str = "executor"):
         if bad_scan is not None and bad_scan not in BAD_LIGHTING:
             raise ValueError(f"bad_scan must be one of {tuple(BAD_LIGHTING)}, not {bad_scan!r}")
         self.config, self.clock, self.bad_scan = config, clock, bad_scan
         self.profile = Robot3Profile.from_config(config)
         self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else SPED_UP)
-        self.virtual = VirtualRobot3(self.profile, facelets)
+        self.emu: Emulator | None = None  # the firmware in simavr (firmware="emulator")
+        self.link: Link | None = None
+        self.virtual = VirtualRobot3(self.profile, facelets, steps_per_rev=config.motion.steps_per_rev)
         self.backend = BACKEND3
+        if firmware == "emulator":
+            self._start_firmware(realtime)
         self.board_ms = 0.0  # the executor's arm time so far (unscaled)
         self.ops_done = 0
+        self._due = 0.0  # when the executor's last op ends (clock time)
         self._prerendered: Future | None = None  # the last prerender's future
         self.camera = SimulatedCamera3(self, pose3(config), seed, clock)
 
+    def _start_firmware(self, realtime: bool) -> None:
+        """The real firmware in simavr in 3x3x3 mode, through the host's link (PUZZLE 3 at configure); every
+        arm closed at 0, as a plan starts.  The virtual robot follows its pins from then on."""
+        from ..link import ports
+        from ..link.driver import Link, LinkSettings
+        from . import emulator
+
+        self.emu = emu = emulator.Emulator(realtime=realtime).start()
+        try:
+            settings = LinkSettings()
+            link = self.link = Link(ports.open_port(emu.port, settings.baud), settings, motion=self.config.motion,
+                                    url=emu.port, puzzle="3x3x3")
+            link.handshake()
+            link.configure()
+            link.request("ZERO RLFB")
+            link.run(["CLOSE RLFB"])
+        except Exception:
+            self.close()
+            raise
+        self.synced_cycle = emu.cycle()
+        self.backend = ("SIMULATED 3x3x3: the real firmware in simavr (3x3x3 mode, plan3 ops streamed as lines by the "
+                        "host's link); the virtual 3x3x3 moved only by its servo and step pins")
+
     def sync(self) -> None:
-        """The camera's hook: the executor updates the virtual robot as each op ends, nothing to catch up."""
+        """The virtual robot caught up with the firmware's pins (the executor updates it as each op ends)."""
+        if self.emu is None:
+            return
+        from . import pins3
+
+        events, until = self.emu.pin_events(), self.emu.cycle()
+        try:
+            pins3.replay(self.virtual, events, self.config.motion, self.synced_cycle)
+        finally:
+            self.synced_cycle = until
 
     def before_scan(self, attempt: int | None) -> None:
         """bad_scan spoils the first scan's picture only."""
@@ -61,9 +105,21 @@ class SimulatedRobot3:
     def do_op(self, op: dict) -> float:
         """One plan3 op: it takes its model time (scaled), then the virtual robot carries it out (a Jam3
         leaves the cube as the virtual robot left it).  Returns the op's unscaled arm time in ms."""
+        if self.link is not None:
+            from ..link import protocol as P
+
+            result = self.link.run([P.plan3_command(op)])  # a refused line stops with the board's error
+            self.sync()  # a Jam3 from the pins
+            done_ms = float(result.durations_ms[0] or 0.0)
+            self.board_ms += done_ms
+            self.ops_done += 1
+            return done_ms
         ms = float(self.profile.op_cost(op))
-        start = self.clock.now()
-        self.clock.wait_until(start + ms / 1000.0 * self.time_scale)
+        # Ops given back to back run back to back, as a firmware's queue runs them: each from the end of the
+        # last one when that has not passed yet, so the host's own time between calls does not add up.
+        start = max(self.clock.now(), self._due)
+        self._due = start + ms / 1000.0 * self.time_scale
+        self.clock.wait_until(self._due)
         self.virtual.apply_op(op, at_ms=self.board_ms)
         self.board_ms += ms
         self.ops_done += 1
@@ -101,4 +157,11 @@ class SimulatedRobot3:
             self._prerendered.result()
 
     def close(self) -> None:
-        self.camera.close()
+        if hasattr(self, "camera"):  # a firmware that did not start leaves no camera yet
+            self.camera.close()
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        if self.emu is not None:
+            self.emu.close()
+            self.emu = None
