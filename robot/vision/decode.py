@@ -200,7 +200,7 @@ def _margins(options, labels, best_cost: float, noise: float, read=None) -> np.n
 
 @dataclass
 class _Fit:
-    """The best legal cube for the readings, with what the refusal rules need.
+    """The best legal cube for the readings, with what the refusal rules need (decode3's too: any count of stickers).
 
     weights: None, or 0/1 per sticker (0: unread, left out of every cost).
     own: each sticker's distance to its colour's other (read) stickers' median;
@@ -223,7 +223,7 @@ class _Fit:
 
     @property
     def read(self) -> np.ndarray:
-        return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
+        return np.ones(len(self.labels), dtype=bool) if self.weights is None else self.weights > 0
 
 
 def _fit(features: np.ndarray, lab: np.ndarray, settings: DecodeConfig, calibration, weights=None, unseen=None) -> _Fit:
@@ -418,8 +418,12 @@ def _decode_readings(readings, calibration, settings, must_be=None, unseen=None)
 
 def _white_balanced(readings: np.ndarray, fit: _Fit):
     """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None."""
-    lightest = colour_rgb(readings, fit)
-    lightest = lightest[int(np.argmax(srgb_to_lab(lightest)[:, 0]))]
+    return _lightest_made_neutral(readings, colour_rgb(readings, fit))
+
+
+def _lightest_made_neutral(readings: np.ndarray, colours: np.ndarray):
+    """_white_balanced's rule given each colour's (6, 3) reading (decode3 counts its colours its own way)."""
+    lightest = colours[int(np.argmax(srgb_to_lab(colours)[:, 0]))]
     if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
         return None
     return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
@@ -494,20 +498,24 @@ def _refusal(fit: _Fit, result: DecodeResult, lab: np.ndarray, settings, extra_m
     return None
 
 
-def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings) -> tuple[list, float]:
+def _misreads(looks_other: np.ndarray, like_other: np.ndarray, settings, sticker_names=_NAMES) -> tuple[list, float]:
     """Stickers that read clearly as another colour (far from the colour the cube needs, close to
     stickers of another: swapped or misread), and the summed excess likeness.  A reading like no other
     (near-black) is left to the cube constraints."""
     limit = settings.max_looks_other
-    names = [_NAMES[i] for i in np.argsort(-looks_other) if looks_other[i] > limit and like_other[i] < limit]
+    names = [sticker_names[i] for i in np.argsort(-looks_other) if looks_other[i] > limit and like_other[i] < limit]
     return names, float(np.clip(looks_other, 0, None).sum())
 
 
-def _advice(lab: np.ndarray) -> str:
+_RESCAN = ("Rescan; if it happens again check those stickers for glare or shadow, and recalibrate "
+           "('cube-robot calibrate colours') if the light has changed.")
+
+
+def _advice(lab: np.ndarray, otherwise: str = _RESCAN) -> str:
+    """What to do about a refused scan: more light when it is too dark, else `otherwise`."""
     mean_lightness = float(lab[:, 0].mean())
     if mean_lightness < DARK_LIGHTNESS:
         return (f"The readings are very dark (mean lightness {mean_lightness:.0f}/100): add light or raise the "
                 "camera exposure, then rescan.")
-    return ("Rescan; if it happens again check those stickers for glare or shadow, and recalibrate "
-            "('cube-robot calibrate colours') if the light has changed.")
+    return otherwise
 

@@ -50,10 +50,11 @@ from ..config_types import Config
 from ..solver3.cube3 import CORNER_FACELETS, EDGE_FACELETS, FACELET_COUNT, facelet_name
 from .clusters import distances, farthest_point_centres, min_cost_assignment, sticker_costs
 from .colour import Calibration, lab_to_srgb, srgb_to_lab
-from .decode import DARK_LIGHTNESS, DecodeResult, StickerInfo, _features, decode_settings
+from .decode import (DARK_LIGHTNESS, DecodeResult, StickerInfo, _advice, _features, _Fit, _lightest_made_neutral,
+                     _margins, _misreads, decode_settings)
 from .legal3 import CENTRES, COLOURS, alternatives, best_legal
 from .naming import colour_names
-from .readings import VisionError
+from .readings import VisionError, check_readings
 from .decode import MAX_UNREAD, RETRIED, UNREAD_EXTRA_MARGIN, UNREAD_MIN_DISTANCE
 from .light import explained_by_light, lamp_whites
 from .refusals import SWAP_LOOKS_OTHER, UNREAD_LIKE_OTHER
@@ -83,19 +84,7 @@ class Decode3Result(DecodeResult):
 
 def check_readings3(rgb) -> np.ndarray:
     """(54, 3) float readings, or VisionError (reason "input") naming what is wrong."""
-    try:
-        readings = np.asarray(rgb, dtype=float)
-    except (TypeError, ValueError):
-        raise VisionError("readings must be 54 [R, G, B] triples of numbers 0-255") from None
-    if readings.shape != (FACELET_COUNT, 3):
-        raise VisionError(f"expected 54 [R, G, B] readings in facelet order U1..B9, got an array of shape "
-                          f"{readings.shape}")
-    with np.errstate(invalid="ignore"):
-        out = ~((readings >= 0) & (readings <= 255)).all(axis=1)
-    if out.any():
-        bad = [NAMES[i] for i in np.flatnonzero(out)]
-        raise VisionError(f"readings out of range 0-255 (or not numbers) at {', '.join(bad)}", stickers=bad)
-    return readings
+    return check_readings(rgb, NAMES)
 
 
 # ---------------------------------------------------------------------------
@@ -161,35 +150,6 @@ def _starts(features, lab, read, settings, calibration):
         prior = _features(calibration.centres_lab(), settings)
         starts.append(prior[min_cost_assignment(distances(features[CENTRES], prior))])
     return starts
-
-
-@dataclass
-class _Fit:
-    """The best legal cube and what the refusal rules need (as decode.py's _Fit, for 54 stickers)."""
-
-    labels: np.ndarray
-    centres: np.ndarray
-    noise: float
-    own: np.ndarray
-    looks_other: np.ndarray
-    like_other: np.ndarray
-    nearest_other: np.ndarray
-    margin: float
-    alternative: np.ndarray | None
-    weights: np.ndarray | None
-
-    @property
-    def read(self) -> np.ndarray:
-        return np.ones(FACELET_COUNT, dtype=bool) if self.weights is None else self.weights > 0
-
-
-def _margins(options, labels, best_cost, noise, read) -> np.ndarray:
-    """Extra cost of each (cost, labels) option over the best, in units of noise * sqrt(read stickers that differ)."""
-    if not options:
-        return np.empty(0)
-    costs = np.array([cost for cost, _ in options])
-    differ = (np.array([other for _, other in options]) != labels) & read
-    return (costs - best_cost) / (noise * np.sqrt(np.maximum(np.count_nonzero(differ, axis=1), 1)))
 
 
 def _fit(features, lab, settings, calibration, weights=None) -> _Fit:
@@ -282,13 +242,6 @@ def _result(readings, lab, features, fit: _Fit, calibration, settings) -> Decode
     )
 
 
-def _misreads(looks_other, like_other, settings) -> tuple[list, float]:
-    """decode.py's rule: stickers far from their colour and close to another's; and the summed excess likeness."""
-    limit = settings.max_looks_other
-    names = [NAMES[i] for i in np.argsort(-looks_other) if looks_other[i] > limit and like_other[i] < limit]
-    return names, float(np.clip(looks_other, 0, None).sum())
-
-
 def _swapped(fit: _Fit, result) -> VisionError | None:
     """refusals.py's rule: two read stickers that each look like the other's colour (SWAP_LOOKS_OTHER)."""
     suspects = np.flatnonzero(fit.read & (fit.looks_other >= SWAP_LOOKS_OTHER))
@@ -309,7 +262,7 @@ def _swapped(fit: _Fit, result) -> VisionError | None:
 def _refusal(fit: _Fit, result, lab, settings, extra_margin: float = 0.0) -> VisionError | None:
     """The VisionError for a fit that is not to be trusted (None: trust it)."""
     looks_other = np.where(fit.read, fit.looks_other, 0.0)
-    wrong_looking, total = _misreads(looks_other, fit.like_other, settings)
+    wrong_looking, total = _misreads(looks_other, fit.like_other, settings, NAMES)
     if not wrong_looking and total > settings.max_total_looks_other:
         worst = [NAMES[i] for i in np.argsort(-looks_other)[:4] if looks_other[i] > 0]
         return VisionError(
@@ -333,19 +286,13 @@ def _refusal(fit: _Fit, result, lab, settings, extra_margin: float = 0.0) -> Vis
         return VisionError(
             f"cannot read the 3x3x3 with confidence: another legal cube explains the readings almost as well "
             f"(margin {fit.margin:.1f}, need {settings.min_margin + extra_margin:.1f}); they differ at "
-            f"{', '.join(doubtful)}. {_advice(lab)}",
+            f"{', '.join(doubtful)}. {_advice(lab, _RESCAN3)}",
             stickers=doubtful, result=result, reason="margin")
     return None
 
 
-
-
-def _advice(lab) -> str:
-    mean_lightness = float(lab[:, 0].mean())
-    if mean_lightness < DARK_LIGHTNESS:
-        return (f"The readings are very dark (mean lightness {mean_lightness:.0f}/100): add light or raise the "
-                "camera exposure, then rescan.")
-    return "Rescan; if it happens again check those stickers for glare or shadow."
+# (No "recalibrate" as decode.py says: the colour calibration's regions are the 2x2x2's.)
+_RESCAN3 = "Rescan; if it happens again check those stickers for glare or shadow."
 
 
 def decode3(rgb, calibration: Calibration | None = None, config: Config | None = None) -> Decode3Result:
@@ -390,11 +337,7 @@ def _decode_readings(readings, calibration, settings, must_be=None):
 def _white_balanced(readings: np.ndarray, fit: _Fit):
     """The readings with the lightest colour made neutral (channel gains >= 1, clipped stay clipped), or None
     (decode.py's rule)."""
-    colours = colour_rgb(readings, fit)
-    lightest = colours[int(np.argmax(srgb_to_lab(colours)[:, 0]))]
-    if lightest.min() < 40 or lightest.max() / lightest.min() < 1.03:
-        return None
-    return np.clip(readings * (lightest.max() / lightest), 0.0, 255.0)
+    return _lightest_made_neutral(readings, colour_rgb(readings, fit))
 
 
 # ---------------------------------------------------------------------------

@@ -38,18 +38,22 @@ class VisionError(ValueError):
         return self.args[0]
 
 
-def check_readings(rgb) -> np.ndarray:
+def check_readings(rgb, names: tuple = NAMES) -> np.ndarray:
+    """(n, 3) float readings, one per name in `names` (facelet order; the 3x3x3 passes its 54), or VisionError
+    (reason "input") naming what is wrong."""
+    count = len(names)
     try:
         readings = np.asarray(rgb, dtype=float)
     except (TypeError, ValueError):
-        raise VisionError("readings must be 24 [R, G, B] triples of numbers 0-255") from None
-    if readings.shape != (FACELET_COUNT, 3):
+        raise VisionError(f"readings must be {count} [R, G, B] triples of numbers 0-255") from None
+    if readings.shape != (count, 3):
         raise VisionError(
-            f"expected 24 [R, G, B] readings in facelet order U1..B4, got an array of shape {readings.shape}"
+            f"expected {count} [R, G, B] readings in facelet order {names[0]}..{names[-1]}, got an array of shape "
+            f"{readings.shape}"
         )
     with np.errstate(invalid="ignore"):
         out = ~((readings >= 0) & (readings <= 255)).all(axis=1)  # NaN compares False: out too
     if out.any():
-        bad = [NAMES[i] for i in np.flatnonzero(out)]
+        bad = [names[i] for i in np.flatnonzero(out)]
         raise VisionError(f"readings out of range 0-255 (or not numbers) at {', '.join(bad)}", stickers=bad)
     return readings
