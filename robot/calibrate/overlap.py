@@ -33,6 +33,7 @@ from ..config_types import Config
 from ..exit_status import ExitStatus
 from ..link import protocol as P
 from ..regrip import envelope_mm
+from .config_lines import VALUE_LINE, save_read_back, with_number
 
 RESOLUTION = 1 / 64  # of the travel: about 6 us for the default 400 us
 QUARTER_PIECES = 10  # the quarter is turned in this many jogs, slowly enough to see a touch
@@ -171,8 +172,6 @@ def measure(trials: Trials, cube_mm: float, tell_maker, resolution: float = RESO
 def rewrite_jaw_settings(text: str, values: dict, path="config") -> str:
     """`text` with motion.jaw_clear_pct / jaw_contact_pct / jaw_open_gap_mm replaced; every other
     character kept.  A setting not written under `motion:` is an error."""
-    from .timing import _VALUE_LINE
-
     lines = text.splitlines(keepends=True)
     section, found = None, set()
     for i, line in enumerate(lines):
@@ -183,12 +182,10 @@ def rewrite_jaw_settings(text: str, values: dict, path="config") -> str:
         if indent == 0:
             section = content.split(":", 1)[0]
             continue
-        match = _VALUE_LINE.match(line)
+        match = VALUE_LINE.match(line)
         if section == "motion" and indent == 2 and match and match["key"] in values:
             found.add(match["key"])
-            new = str(int(values[match["key"]]))
-            spaces = " " * max(1, len(match["value"]) + len(match["spaces"]) - len(new)) if match["rest"] else ""
-            lines[i] = f"{match['head']}{new}{spaces}{match['rest'] or ''}{match['end']}"
+            lines[i] = with_number(match, values[match["key"]])
     missing = [f"motion.{key}" for key in values if key not in found]
     if missing:
         raise OverlapCalibrationError(f"{path}: no {', '.join(missing)} line to update; add it under motion: "
@@ -197,18 +194,8 @@ def rewrite_jaw_settings(text: str, values: dict, path="config") -> str:
 
 
 def save(path, values: dict) -> Path:
-    from ..config_edit import SaveError, replace_validated, save_target
-
-    def reads_back(loaded) -> None:
-        got = {key: getattr(loaded.motion, key) for key in values}
-        if got != values:
-            raise OverlapCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
-
-    try:
-        replace_validated(path, rewrite_jaw_settings(Path(path).read_text(), values, path), reads_back)
-    except SaveError as exc:
-        raise OverlapCalibrationError(str(exc)) from None
-    return save_target(path)
+    return save_read_back(path, rewrite_jaw_settings(Path(path).read_text(), values, path), values,
+                          lambda loaded: {key: getattr(loaded.motion, key) for key in values}, OverlapCalibrationError)
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,6 @@ every other line kept), so the solver optimises for the real robot.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from contextlib import contextmanager
@@ -21,9 +20,9 @@ from ..config_types import Config
 from ..exit_status import ExitStatus
 from ..motion import TIMING_KEYS, robot_timing
 from ..plan import HALF, Grip, Turn, normalise_angle
+from .config_lines import VALUE_LINE, save_read_back, with_number
 
 # `  key: value   # comment` (the comment is optional)
-_VALUE_LINE = re.compile(r"^(?P<head>\s+(?P<key>\w+):\s*)(?P<value>[^\s#]+)(?P<spaces>\s*)(?P<rest>#[^\r\n]*)?(?P<end>\r?\n?)$")
 
 # One repetition: both pairs, every angle, single and double-arm turns.  Each
 # pair's turns cancel out, so the cube ends as it started; it ends holding FB so
@@ -109,13 +108,10 @@ def rewrite_timing(text: str, values: dict, path="config") -> str:
         if timing_indent is None or indent <= timing_indent:
             timing_indent = indent if content.strip() == "timing:" else None
             continue
-        match = _VALUE_LINE.match(line)
+        match = VALUE_LINE.match(line)
         if match and match["key"] in values:
             found[match["key"]] = i
-            new = str(int(values[match["key"]]))
-            # Keep the comment in its column when the new number fits.
-            spaces = " " * max(1, len(match["value"]) + len(match["spaces"]) - len(new)) if match["rest"] else ""
-            lines[i] = f"{match['head']}{new}{spaces}{match['rest']}{match['end']}"
+            lines[i] = with_number(match, values[match["key"]])
     missing = [key for key in values if key not in found]
     if missing:
         raise TimingCalibrationError(
@@ -128,18 +124,9 @@ def rewrite_timing(text: str, values: dict, path="config") -> str:
 def save_timing(path, values: dict) -> Path:
     """Rewrite the three timing numbers in the config file at `path`, validated, atomically; the file
     really written (a symlink's target) is returned.  TimingCalibrationError when it cannot be written."""
-    from ..config_edit import SaveError, replace_validated, save_target
-
-    def reads_back_as_measured(loaded) -> None:
-        got = {key: getattr(loaded.robot.timing, key) for key in values}
-        if got != {k: int(v) for k, v in values.items()}:
-            raise TimingCalibrationError(f"{path}: rewritten file reads back as {got}, expected {values}")
-
-    try:
-        replace_validated(path, rewrite_timing(Path(path).read_text(), values, path), reads_back_as_measured)
-    except SaveError as exc:
-        raise TimingCalibrationError(str(exc)) from None
-    return save_target(path)
+    return save_read_back(path, rewrite_timing(Path(path).read_text(), values, path), values,
+                          lambda loaded: {key: getattr(loaded.robot.timing, key) for key in values},
+                          TimingCalibrationError, expected={k: int(v) for k, v in values.items()})
 
 
 @contextmanager
