@@ -44,6 +44,8 @@ _DATA = Path("shared") / "data" / "real-cube-readings" / "dwalton76-rubiks-color
 # ../shared from the project root (a git worktree one level deeper finds it one level further up).
 RESOLVER = next((p / _DATA for p in Path(__file__).resolve().parents[1].parents[:2] if (p / _DATA).exists()),
                 Path(__file__).resolve().parents[1].parent / _DATA)
+# The resolver's files number the squares from 1, faces in the order U L F R B D, each row-major on the
+# same net as Kociemba's; the decoder takes U R F D L B.  (tests/test_vision_decode3.py reads the cases here.)
 FILE_FACES = "ULFRBD"
 PALETTE = np.array([
     (235, 235, 230), (235, 215, 40), (185, 25, 35), (245, 110, 25), (25, 155, 70), (25, 75, 185),

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from benches import load_bench
 
 from robot.solver3 import cube3
 from robot.vision import decode3 as decode3_module
@@ -14,36 +15,14 @@ from robot.vision.decode3 import NAMES, Decode3Result, decode3
 from robot.vision.legal3 import best_legal, labels_of
 from robot.vision.readings import VisionError
 
-_DATA = Path("shared") / "data" / "real-cube-readings" / "dwalton76-rubiks-color-resolver"
-# ../shared from the project root (a git worktree one level deeper finds it one level further up).
-RESOLVER = next((p / _DATA for p in Path(__file__).resolve().parents[1].parents[:2] if (p / _DATA).exists()),
-                Path(__file__).resolve().parents[1].parent / _DATA)
-# The resolver's files number the squares from 1, faces in the order U L F R B D, each row-major on the
-# same net as Kociemba's; the decoder takes U R F D L B.
-FILE_FACES = "ULFRBD"
-PALETTE = np.array([
-    (235, 235, 230), (235, 215, 40), (185, 25, 35), (245, 110, 25), (25, 155, 70), (25, 75, 185),
-], dtype=float)
-
-
-def same_partition(a: str, b: str) -> bool:
-    """Equal after a one-to-one renaming of the symbols."""
-    return len(a) == len(b) and len(set(zip(a, b))) == len(set(a)) == len(set(b))
+# The real 3x3x3 cases (and their palette and comparison) are read by bench/vision3.py: one loader for both.
+VISION3 = load_bench("vision3")
+RESOLVER, PALETTE, same_partition = VISION3.RESOLVER, VISION3.PALETTE, VISION3.same_partition
 
 
 def real_3x3x3_cases(folder: Path = RESOLVER) -> list[dict]:
     """Every 3x3x3 case with a known answer: id, rgb (54, URFDLB order), truth."""
-    expected = json.loads((folder / "expected.json").read_text())
-    cases = []
-    for name, entry in sorted(expected.items()):
-        truth = entry.get("expected_kociemba_URFDLB") or entry.get("expected_kociemba_URFDLB_historical")
-        if entry["cube"] != "3x3x3" or truth is None:
-            continue
-        squares = json.loads((folder / name).read_text())
-        by_file = np.array([squares[str(n)] for n in range(1, 55)], dtype=float)
-        rgb = np.concatenate([by_file[9 * FILE_FACES.index(f):9 * FILE_FACES.index(f) + 9] for f in "URFDLB"])
-        cases.append({"id": name, "rgb": rgb, "truth": truth})
-    return cases
+    return [case for case in VISION3.real_cases(folder) if case["truth"] is not None]
 
 
 def outcome(rgb, truth) -> str:
