@@ -214,13 +214,17 @@ class PanelConfig:
 
 
 @dataclass(frozen=True)
-class GripperConfig:  # SIMULATED: the virtual robot's grippers (robot/sim/render_arms.py)
+class JawShapeConfig:  # SIMULATED: the jaws' shape, the same six settings for the 2x2x2's and the 3x3x3's grippers
     jaw_width_mm: float
     jaw_depth_mm: float
     jaw_thickness_mm: float
     open_gap_mm: float
     crossbar_gap_mm: float
     shaft_radius_mm: float
+
+
+@dataclass(frozen=True)
+class GripperConfig(JawShapeConfig):  # SIMULATED: the virtual robot's grippers (robot/sim/render_arms.py)
     servo_speed_us_per_ms: float
     clear_pct: int
     contact_pct: int
@@ -228,13 +232,8 @@ class GripperConfig:  # SIMULATED: the virtual robot's grippers (robot/sim/rende
 
 
 @dataclass(frozen=True)
-class Gripper3Config:  # SIMULATED: the virtual robot's 3x3x3 grippers (robot/sim/render3.py)
-    jaw_width_mm: float
-    jaw_depth_mm: float
-    jaw_thickness_mm: float
-    open_gap_mm: float
-    crossbar_gap_mm: float
-    shaft_radius_mm: float
+class Gripper3Config(JawShapeConfig):  # SIMULATED: the virtual robot's 3x3x3 grippers (robot/sim/render3.py)
+    pass
 
 
 @dataclass(frozen=True)
