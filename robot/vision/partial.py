@@ -16,6 +16,8 @@ Two more rules, for what only a partial scan can get wrong:
   cube; else the next view follows.  Under a lamp the full scan reads past such a sticker with its
   whole corner seen; a partial scan, with a third of the stickers unseen, can instead take it for an
   unseen colour, or make it a colour of its own, and still find a legal cube (bench/vision_lamp.py).
+  The lamp washes toward white (never toward a yellow that is the lightest colour when the whites are in
+  an arm's shadow), and past GLARE_MAX only a white clearly tinted beyond the other whites is a suspect.
 """
 
 from __future__ import annotations
@@ -43,7 +45,16 @@ PARTIAL_MIN_SEPARATION = 4.5
 # and the mean views go from 2.19 to 2.215.
 WASHED_SUSPECT_RGB = 16.0
 WASHED_FROM = 0.15  # less glare than this the decoder reads as the colour itself
+LAMP_MAX_SATURATION = 0.3  # a lamp's white is near neutral: the whites' tint, not a yellow's
+# Past GLARE_MAX a colour washed toward white reads with the whites (side 0.7, cube 14: two reds washed
+# 0.7 read pink, 32-43 sRGB more tinted than the white seen, and were taken for whites): a sticker of the
+# lightest colour more tinted (max - min channel) than that colour's least tinted seen sticker by over
+# TINT_RGB is a suspect when a colour washed up to WASHED_TO explains it.  An arm's shadow scales a white's
+# tint down; a real camera's whites differ more (resolver:2x2x2-random-01: 20-41 in one scan, not a doubt).
+WASHED_TO = 0.85
+TINT_RGB = 24.0
 _MIXES = np.linspace(WASHED_FROM, GLARE_MAX, 21)
+_PAST = np.linspace(GLARE_MAX, WASHED_TO, 9)
 
 
 def decode_partial(rgb, unseen, calibration=None, config: Config | None = None, suspects: bool = True) -> DecodeResult:
@@ -106,10 +117,8 @@ def washed_suspects(readings, unseen_mask, result: DecodeResult) -> list[int]:
     letters = np.array([result.facelets[i] for i in seen])
     bases = np.concatenate([seen_rgb, np.array(list(centres.values()))])
     base_letters = np.concatenate([letters, np.array(list(centres))])
-    lamps = lamp_whites(np.array(list(centres.values())))
-    washed = ((1 - _MIXES)[None, None, :, None] * bases[:, None, None, :]
-              + _MIXES[None, None, :, None] * lamps[None, :, None, :])  # (base, lamp, mix, rgb)
-    residual = censored_residual(seen_rgb[:, None, None, None, :], washed[None]).min(axis=(2, 3))
+    lamps = _white_lamps(np.array(list(centres.values())))
+    residual = _washed_residual(seen_rgb, bases, lamps, _MIXES)
     residual[letters[:, None] == base_letters[None, :]] = np.inf  # glare on its own colour is no doubt
     # Any colour washed far enough reads as the lightest one (the lamp's own tint): a sticker of that
     # colour is a doubt only when a washed colour explains it clearly better than its own (else the
@@ -118,7 +127,31 @@ def washed_suspects(readings, unseen_mask, result: DecodeResult) -> list[int]:
     own = np.linalg.norm(seen_rgb - np.array([centres[letter] for letter in letters]), axis=1)
     plain = (residual.min(axis=1) >= OTHER_RATIO * own) | (own <= WASHED_SUSPECT_RGB / 2)
     residual[(letters == lightest) & plain] = np.inf
-    return [int(seen[k]) for k in np.flatnonzero(residual.min(axis=1) <= WASHED_SUSPECT_RGB)]
+    suspect = residual.min(axis=1) <= WASHED_SUSPECT_RGB
+    # Washed past GLARE_MAX: only the lightest colour's stickers, and only those clearly more tinted than
+    # its least tinted one (an arm's shadow darkens a white, it does not tint it).
+    light = np.flatnonzero(letters == lightest)
+    tint = np.ptp(seen_rgb[light], axis=1)
+    past = _washed_residual(seen_rgb[light], bases, lamps, _PAST)
+    past[:, base_letters == lightest] = np.inf
+    suspect[light] |= (tint - tint.min() > TINT_RGB) & (past.min(axis=1) <= WASHED_SUSPECT_RGB)
+    return [int(seen[k]) for k in np.flatnonzero(suspect)]
+
+
+def _washed_residual(readings: np.ndarray, bases: np.ndarray, lamps: np.ndarray, mixes: np.ndarray) -> np.ndarray:
+    """(reading, base): how far each reading is from the base washed `mixes` toward the closest lamp."""
+    washed = ((1 - mixes)[None, None, :, None] * bases[:, None, None, :]
+              + mixes[None, None, :, None] * lamps[None, :, None, :])  # (base, lamp, mix, rgb)
+    return censored_residual(readings[:, None, None, None, :], washed[None]).min(axis=(2, 3))
+
+
+def _white_lamps(colour_rgb: np.ndarray) -> np.ndarray:
+    """lamp_whites without a saturated tint: when the whites are shaded (an arm's shadow) a yellow is the
+    lightest colour, and a red washed toward a yellow lamp reads as an orange, so every clean orange would
+    be a doubt (bench/e2e.py without a lamp).  A glare washes toward white, whatever the lightest sticker."""
+    lamps = lamp_whites(colour_rgb)
+    saturation = (lamps.max(axis=1) - lamps.min(axis=1)) / np.maximum(lamps.max(axis=1), 1.0)
+    return lamps[saturation <= LAMP_MAX_SATURATION]
 
 
 def _same_without(rgb, mask, suspect, result: DecodeResult, calibration, config) -> bool:
