@@ -120,19 +120,14 @@ class _RestStates:
             source, angles = self.keys[k]
             out = []
             for ops, new_angles in _moves(profile, angles):
-                now_source, now_angles, opened, spent, points = source, list(angles), set(), 0, []
+                now_source, now_angles, spent, points = source, list(angles), 0, []
+                opened: set[str] = set()
                 for n, op in enumerate(ops, start=1):
                     spent += profile.op_cost(op)
-                    if op["op"] == "open":
-                        opened |= set(op["arms"])
-                    elif op["op"] == "close":
-                        opened -= set(op["arms"])
-                    else:
-                        for arm, angle in op["arms"].items():
-                            now_angles[index[arm]] = (now_angles[index[arm]] + angle) % 180
-                        if op["op"] == "tilt":
-                            first = next(iter(op["arms"]))
-                            now_source = tuple(now_source[i] for i in _source(first, op["arms"][first], True))
+                    _apply(op, now_angles, opened, index)
+                    if op["op"] == "tilt":
+                        first = next(iter(op["arms"]))
+                        now_source = tuple(now_source[i] for i in _source(first, op["arms"][first], True))
                     shown = visible[(tuple(now_angles), tuple(sorted(opened)))]
                     points.append((n, spent, sum(1 << now_source[p] for p in shown)))
                 key = (now_source, new_angles)
@@ -268,24 +263,29 @@ def _result(profile: Robot3Profile, rest: _RestStates, parents, node, last, g, v
     zero = (0,) * len(profile.arms)
     out_views: list[dict] = [{"name": "view1", "ops": [], "facelets": _names(rest.visible[(zero, ())])}]
     pending: list = []
-    angles, opened = list(zero), set()
+    angles, opened = list(zero), set[str]()
+    index = {arm: k for k, arm in enumerate(profile.arms)}
     for ops, taken in steps:
         for n, op in enumerate(ops, start=1):
             pending.append(op)
-            if op["op"] == "open":
-                opened |= set(op["arms"])
-            elif op["op"] == "close":
-                opened -= set(op["arms"])
-            else:
-                for arm, angle in op["arms"].items():
-                    k = profile.arms.index(arm)
-                    angles[k] = (angles[k] + angle) % 180
+            _apply(op, angles, opened, index)
             if n in taken:
                 shown = rest.visible[(tuple(angles), tuple(sorted(opened)))]
                 out_views.append({"name": f"view{len(out_views) + 1}", "ops": pending, "facelets": _names(shown)})
                 pending = []
     return {"views": out_views, "finish": pending + rest.finish[last], "arm_ms": g, "views_count": views,
             "expanded": expanded}
+
+
+def _apply(op: dict, angles: list, opened: set, index: dict) -> None:
+    """One op on the arms, in place: `opened` (the open arms) or `angles` (per arm, index[arm]; mod 180)."""
+    if op["op"] == "open":
+        opened |= set(op["arms"])
+    elif op["op"] == "close":
+        opened -= set(op["arms"])
+    else:
+        for arm, angle in op["arms"].items():
+            angles[index[arm]] = (angles[index[arm]] + angle) % 180
 
 
 def _names(places) -> list[str]:
