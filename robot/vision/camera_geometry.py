@@ -60,13 +60,15 @@ class Camera3D:
         return float(np.dot(self.position - point, normal)) > 1e-6
 
 
-def sticker_corners(index: int, half_mm: float, fill: float) -> tuple[np.ndarray, np.ndarray]:
-    """3D corners (4, 3) of facelet `index`'s sticker and its outward normal; `fill` = sticker share of the cubie face."""
-    face = cube.FACES[index // 4]
+def sticker_corners(index: int, half_mm: float, fill: float, n: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """3D corners (4, 3) of facelet `index`'s sticker and its outward normal; `fill` = sticker share of the cubie face.
+    n: stickers along an edge (2; the 3x3x3's camera_geometry3 passes 3), faces row-major, n * n stickers each."""
+    face = cube.FACES[index // (n * n)]
     normal, up, right = (np.array(v, dtype=np.float64) for v in cube.FACE_FRAMES[face])
-    row, col = divmod(index % 4, 2)
-    centre = normal + up * (0.5 - row) + right * (col - 0.5)  # cube spans -1..1
-    h = 0.5 * fill
+    row, col = divmod(index % (n * n), n)
+    middle = (n - 1) / 2
+    centre = normal + (up * (middle - row) + right * (col - middle)) * (2.0 / n)  # cube spans -1..1
+    h = fill / n
     corners = [centre + up * h - right * h, centre + up * h + right * h,
                centre - up * h + right * h, centre - up * h - right * h]
     return np.array(corners) * half_mm, normal
@@ -82,15 +84,16 @@ def facelet_quads(pose: Pose, facelets, offset_px=(0.0, 0.0), fill: float = 1 - 
     return np.array(quads)
 
 
+def visible_faces(pose: Pose) -> list[str]:
+    """The faces (URFDLB order) the camera sees from this pose (arms not counted)."""
+    camera = Camera3D(pose)
+    normals = {face: np.array(cube.FACE_FRAMES[face][0], dtype=np.float64) for face in cube.FACES}
+    return [face for face, normal in normals.items() if camera.sees(normal * pose.cube_mm / 2, normal)]
+
+
 def visible_facelets(pose: Pose) -> list[str]:
     """Facelets whose face the camera sees from this pose."""
-    camera = Camera3D(pose)
-    out = []
-    for face in cube.FACES:
-        normal = np.array(cube.FACE_FRAMES[face][0], dtype=np.float64)
-        if camera.sees(normal * pose.cube_mm / 2, normal):
-            out += [f"{face}{k}" for k in range(1, 5)]
-    return out
+    return [f"{face}{k}" for face in visible_faces(pose) for k in range(1, 5)]
 
 
 def scan_regions(pose: Pose, sequence, offset_px=(0.0, 0.0)):

@@ -16,7 +16,7 @@ import numpy as np
 from .. import cube
 from ..config_types import Config
 from ..solver3 import cube3
-from .camera_geometry import STICKER_GAP, Camera3D, Pose
+from .camera_geometry import STICKER_GAP, Camera3D, Pose, sticker_corners, visible_faces
 from .regions import Regions
 
 
@@ -27,14 +27,7 @@ def pose3(config: Config) -> Pose:
 
 def sticker_corners3(index: int, half_mm: float, fill: float = 1 - STICKER_GAP) -> tuple[np.ndarray, np.ndarray]:
     """3D corners (4, 3) of 3x3x3 facelet `index`'s sticker (robot frame, mm) and its outward normal."""
-    face = cube.FACES[index // 9]
-    normal, up, right = (np.array(v, dtype=np.float64) for v in cube.FACE_FRAMES[face])
-    row, col = divmod(index % 9, 3)
-    centre = normal + (up * (1 - row) + right * (col - 1)) * (2.0 / 3.0)  # the cube spans -1..1
-    h = fill / 3.0
-    corners = [centre + up * h - right * h, centre + up * h + right * h,
-               centre - up * h + right * h, centre - up * h - right * h]
-    return np.array(corners) * half_mm, normal
+    return sticker_corners(index, half_mm, fill, 3)
 
 
 def facelet_index3(name: str) -> int:
@@ -53,13 +46,7 @@ def facelet_quads3(pose: Pose, facelets, offset_px=(0.0, 0.0), fill: float = 1 -
 
 def visible_facelets3(pose: Pose) -> list[str]:
     """The 3x3x3 facelets on faces the camera sees from this pose (arms not counted)."""
-    camera = Camera3D(pose)
-    out = []
-    for face in cube.FACES:
-        normal = np.array(cube.FACE_FRAMES[face][0], dtype=np.float64)
-        if camera.sees(normal * pose.cube_mm / 2, normal):
-            out += [cube3.facelet_name(9 * cube.FACES.index(face) + k) for k in range(9)]
-    return out
+    return [cube3.facelet_name(9 * cube.FACES.index(face) + k) for face in visible_faces(pose) for k in range(9)]
 
 
 def scan_regions3(pose: Pose, sequence, offset_px=(0.0, 0.0)) -> Regions:
