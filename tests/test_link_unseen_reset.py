@@ -8,6 +8,8 @@ ran.  The stop must count only actions the board confirmed one by one and call t
 import collections
 import re
 
+import pytest
+
 from robot.link import ports, unseen_reset
 from robot.link import protocol as P
 from robot.link.driver import Link
@@ -161,6 +163,7 @@ class BoardAround:
 
     def __init__(self, stream, last: int):
         self._stream, self.last, self.boots = stream, last, 1
+        self.settings = collections.namedtuple("Settings", "max_resends")(2)  # HELLO asked again if its id is lost
         self.stats: collections.Counter = collections.Counter()
         self.refused: list = []
 
@@ -208,3 +211,24 @@ def test_time_unknown_soon_after_is_still_a_refusal_whose_err_was_lost():
     unseen_reset.check_never_ran(board)
     assert board.refused == [1] and stream.entries[0].never_ran
     assert board.stats["refusals_found_by_time"] == 1
+
+
+class _NoisyHello:
+    """A link whose HELLO answers lose the `id` line (its `ok` still arrives) `lost` times."""
+
+    def __init__(self, lost: int, max_resends: int = 2):
+        self.settings = collections.namedtuple("Settings", "max_resends")(max_resends)
+        self.lost, self.asked = lost, 0
+        self.identity = object.__new__(P.Identity)
+
+    def request(self, command: str) -> list:
+        assert command == "HELLO"
+        self.asked += 1
+        return [] if self.asked <= self.lost else [self.identity]
+
+
+def test_hello_asks_again_when_noise_ate_the_id_line():
+    link = _NoisyHello(lost=2)
+    assert unseen_reset.hello(link) is link.identity and link.asked == 3
+    with pytest.raises(LinkError, match="no readable `id` line after 3 HELLO requests"):
+        unseen_reset.hello(_NoisyHello(lost=3))

@@ -521,7 +521,7 @@ class Link:
                 # what the board confirms one by one (it may have taken a later line since the reset).
                 self.stats["banners_lost"] += 1
                 stream.reset_unseen = True
-                self._on_banner(next(r for r in self.request("HELLO") if isinstance(r, P.Identity)))
+                self._on_banner(unseen_reset.hello(self))
             case P.Err(seq, code) if seq is not None and seq in stream.by_seq and stream.by_seq[seq].seq == seq:
                 if code == P.ErrorCode.ALARM_ACTIVE:
                     self._stop_on_alarm(self._alarm_code(), None)

@@ -17,13 +17,20 @@ from __future__ import annotations
 from typing import NoReturn
 
 from . import protocol as P
-from .errors import UnseenResetError
+from .errors import TooManyResendsError, UnseenResetError
 from .stream import StreamEntry, running
 
 
 def hello(link) -> P.Identity:
-    """Who the board is now (its `boots` in the `id` line counts a reset whose start-up line was lost)."""
-    return next(r for r in link.request("HELLO") if isinstance(r, P.Identity))
+    """Who the board is now (its `boots` in the `id` line counts a reset whose start-up line was lost).
+    On a noisy link the `id` line can be lost while its `ok` arrives: HELLO reads only, so it is asked
+    again (as Link.where)."""
+    for _ in range(link.settings.max_resends + 1):
+        identity = next((r for r in link.request("HELLO") if isinstance(r, P.Identity)), None)
+        if identity is not None:
+            return identity
+    raise TooManyResendsError(f"no readable `id` line after {link.settings.max_resends + 1} HELLO requests; "
+                              "the link is too noisy (check the USB cable)")
 
 
 def reset_since_seen(link) -> P.Identity | None:
