@@ -54,18 +54,20 @@ def judge(report: puzzle3.Run3Report) -> str:
     return f"{report.outcome}"
 
 
-def counts(config, runs: int, estop_every: int) -> None:
+def counts(config, runs: int, estop_every: int, firmware: str = "auto") -> None:
     tally: dict = {}
     rng = np.random.default_rng(2026)
     for seed in range(runs):
         estop = int(rng.integers(1, 40)) if estop_every and seed % estop_every == estop_every - 1 else None
-        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, estop_at=estop), lambda text: None)
+        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, estop_at=estop, firmware=firmware),
+                                     lambda text: None)
         verdict = judge(report)
         tally[verdict] = tally.get(verdict, 0) + 1
         if verdict.startswith("wrong"):
             print(f"seed {seed}: {verdict}")
     wrong = sum(n for k, n in tally.items() if k.startswith("wrong"))
-    print(f"\n== 3x3x3, SIMULATED, sped up: {runs} seeded runs (every {estop_every or '-'}th with --estop-at); "
+    robot = "the firmware in simavr" if firmware == "emulator" else "the op executor, sped up"
+    print(f"\n== 3x3x3, SIMULATED, {robot}: {runs} seeded runs (every {estop_every or '-'}th with --estop-at); "
           f"load average {load()} ==")
     for verdict, n in sorted(tally.items()):
         print(f"{verdict:<50}{n:>5}")
@@ -136,6 +138,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--runs", type=int, default=None, help="seeds 0..runs-1 (default 100, 20 with --realtime)")
     parser.add_argument("--realtime", action="store_true")
     parser.add_argument("--budgets", help="comma-separated search budgets, s (with --realtime)")
+    parser.add_argument("--firmware", choices=("auto", "emulator"), default="auto",
+                        help="auto: the op executor; emulator: the firmware in simavr (counts only)")
     parser.add_argument("--estop-every", type=int, default=0, help="every Nth sped-up run gets --estop-at")
     options = parser.parse_args(argv)
     config = config_module.load()
@@ -144,7 +148,7 @@ def main(argv: list[str]) -> None:
     elif options.realtime:
         realtime_table(config, options.runs or 20)
     else:
-        counts(config, options.runs or 100, options.estop_every)
+        counts(config, options.runs or 100, options.estop_every, options.firmware)
     print("not run: 1 % byte faults with a resetting disconnect (the 3x3x3 run's link, --firmware emulator, has no "
           "fault proxy or resume yet)")
 
