@@ -109,6 +109,9 @@ def test_a_grip_skips_the_half_its_grippers_already_did(device):
     holds takes 0 ms."""
     board = device.connect()
     board.ok(DEFAULT_SERVO_COMMAND)
+    # The firmware works out its regrip table from the main loop for a while after settings change,
+    # which can make a `done` a few ms late; the dwell lets it finish first (nothing moves meanwhile).
+    board.done(board.ok("DWELL 1000"))
     half = CLOSING_MS
     cases = [  # (setup commands, GRIP, halves the GRIP must take, grippers after it)
         ([], "GRIP RL", 2, "RL"),            # power-up: both pairs limp (never commanded)
