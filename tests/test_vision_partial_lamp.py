@@ -119,3 +119,31 @@ def test_reds_washed_past_the_light_model_into_the_whites_are_refused():
     _, decoded, doubt = adaptive.decode_partial(samples, taken, None, config)
     assert decoded is None
     assert doubt is not None and doubt.reason == "partial" and "washed out" in str(doubt)
+
+
+def test_an_orange_brightened_and_clipped_by_a_warm_lamp_is_a_suspect():
+    """bench/vision_fused.py --rendered, glare 0.4, run 613 (warm room light, 4479 K): after two views one
+    orange reads (255,126,28), red clipped, with little white in it; the partial decode made it a colour of
+    its own and put the other oranges with the red, a confident wrong cube. Now it is a suspect."""
+    config = config_module.with_settings(config_module.defaults(), {"scan.save_images": False})
+    sequence = ScanSequence.from_config(config)
+    pose = camera_geometry.Pose.from_config(config)
+    regions = camera_geometry.scan_regions(pose, sequence)
+    rng = np.random.default_rng([1, 40, 613])
+    start = cube.random_state(rng).to_facelets()
+    found, brightness = lamp.preset_lamp(pose, "glare", 0.4)
+    lighting = lamp.lit(render.Lighting.random(rng, {"glare_spots": (0, 0)}), found, brightness)
+    samples, state = [], start
+    for k in range(2):
+        state = cube.apply_moves(state, sequence.views[k].moves)
+        image = render.render_state(state, pose, lighting, np.random.default_rng([1, 613, k]))
+        samples.append(adaptive.sample_view(image, k, sequence, regions, config.scan.sampling))
+    taken = sequence.prefix(2)
+    readings = adaptive.partial_readings(samples, taken)
+    unseen = [i for i, s in enumerate(readings.samples) if s is None]
+    rgb = [None if s is None else s.rgb for s in readings.samples]
+    unguarded = partial.decode_partial(rgb, unseen, None, config, suspects=False)
+    assert not same_partition(unguarded.facelets, taken.final_state(start))  # the case as it was
+    _, decoded, doubt = adaptive.decode_partial(samples, taken, None, config)
+    assert decoded is None
+    assert doubt is not None and doubt.reason == "partial" and "washed out" in str(doubt)

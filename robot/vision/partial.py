@@ -32,7 +32,7 @@ from .clusters import distances, partition_key
 from .colour import srgb_to_lab
 from .decode import (RETRIED, DecodeResult, _decode_readings, _features, _white_balanced, decode_settings)
 from .legal import COLOURS
-from .light import GLARE_MAX, OTHER_RATIO, censored_residual, lamp_whites
+from .light import GLARE_MAX, HIGH, OTHER_RATIO, censored_residual, lamp_whites
 from .readings import NAMES, VisionError, check_readings
 
 # On the 43 real readings with the L and R stickers unseen, the right cubes' closest colours are
@@ -53,6 +53,7 @@ LAMP_MAX_SATURATION = 0.3  # a lamp's white is near neutral: the whites' tint, n
 # tint down; a real camera's whites differ more (resolver:2x2x2-random-01: 20-41 in one scan, not a doubt).
 WASHED_TO = 0.85
 TINT_RGB = 24.0
+_GAINS = np.linspace(1.15, 1.45, 7)
 _MIXES = np.linspace(WASHED_FROM, GLARE_MAX, 21)
 _PAST = np.linspace(GLARE_MAX, WASHED_TO, 9)
 
@@ -119,6 +120,14 @@ def washed_suspects(readings, unseen_mask, result: DecodeResult) -> list[int]:
     base_letters = np.concatenate([letters, np.array(list(centres))])
     lamps = _white_lamps(np.array(list(centres.values())))
     residual = _washed_residual(seen_rgb, bases, lamps, _MIXES)
+    # A warm light's highlight can brighten a colour in its own tint, clipping, with little white in it
+    # (bench/vision_fused.py --rendered, glare 0.4, n 613: an orange (241,92,16) read (255,126,28), made a
+    # colour of its own while the other oranges went with the red); only for a reading with a clipped channel.
+    brightened = bases[:, None, :] * _GAINS[None, :, None]  # (base, gain, rgb)
+    clipped = (seen_rgb >= HIGH).any(axis=1) & ~(seen_rgb >= HIGH).all(axis=1)
+    bright = censored_residual(seen_rgb[:, None, None, :], brightened[None]).min(axis=2)
+    bright[:, (bases >= HIGH).any(axis=1)] = np.inf  # only a base that was not clipped itself
+    residual[clipped] = np.minimum(residual[clipped], bright[clipped])
     residual[letters[:, None] == base_letters[None, :]] = np.inf  # glare on its own colour is no doubt
     # Any colour washed far enough reads as the lightest one (the lamp's own tint): a sticker of that
     # colour is a doubt only when a washed colour explains it clearly better than its own (else the
