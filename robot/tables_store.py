@@ -228,6 +228,14 @@ def tables_dir(config: Config) -> Path:
 def _profile_changes(built: dict | None, now: dict) -> str:
     """The settings that differ, e.g. "quarter_turn_ms 80, config now says 81"."""
     built = built or {}
-    changed = [f"{key} {built.get(key)}, config now says {now.get(key)}"
+    changed = [_change(key, built.get(key), now.get(key))
                for key in sorted(set(built) | set(now)) if built.get(key) != now.get(key)]
     return "; ".join(changed) or f"{built}, config now says {now}"
+
+
+def _change(key: str, built, now) -> str:
+    """One setting's change; a table of costs (a mapping) names only the entries that changed."""
+    if isinstance(built, dict) and isinstance(now, dict):
+        entries = sorted(k for k in set(built) | set(now) if built.get(k) != now.get(k))
+        return f"{key} changed for {', '.join(entries)}"
+    return f"{key} {built}, config now says {now}"

@@ -128,3 +128,10 @@ def test_tables_build_force_keeps_other_files_and_leaves_valid_tables(tmp_path, 
     assert (folder / "my-notes.txt").read_text() == "mine" and (folder / "old" / "keep.npy").exists()
     assert cli.main(["tables", "status", "--config", str(config_path)]) == 0
     assert not list(folder.glob(".*.tmp"))
+
+
+def test_a_changed_cost_table_setting_names_the_entries_that_changed_not_the_whole_mapping():
+    built = {"quarter_turn_ms": 80, "regrips": {"FB<RL": "->90:173 ->180:173", "RL<FB": "->90:173 ->180:173"}}
+    now = {"quarter_turn_ms": 80, "regrips": {"FB<RL": "->90:88 ->180:88", "RL<FB": "->90:173 ->180:173"}}
+    said = tables_store._profile_changes(built, now)
+    assert said == "regrips changed for FB<RL", said
