@@ -418,3 +418,32 @@ def test_the_two_phase_search_choosing_by_robot_time_keeps_only_cheaper_plans(pr
     assert len(report.best_moves) <= 20 and report.best_cost_ms == seen[-1]
     plan = robot_search.plan(facelets, profile, robot_search.default_solutions(), 1.0)
     assert check_plan(facelets, plan.ops, plan.cost_ms, profile) == plan.cost_ms
+
+
+@pytest.mark.slow
+def test_the_budget_holds_on_a_short_scramble_no_candidate_rated_past_it(profile, session_tables3):
+    """README's example: a short scramble's phase-2 levels hold hundreds of finishes, each rated by
+    the converter; past the deadline (on a fake clock that a rating advances) none may be rated."""
+    from robot.solver3 import api, tables
+
+    api.load_search(tables.directory_for(config_module.load()), build=True)
+    state, facelets = scrambled("R U F' D2 L B'")
+    now = [0.0]
+    rate = model(profile)
+    rated_at = []
+    real_cost = rate.cost
+
+    def slow_cost(moves):  # a converter that takes 50 ms of the fake clock a call
+        rated_at.append(now[0])
+        now[0] += 0.05
+        return real_cost(moves)
+
+    rate.cost = slow_cost
+    try:
+        report = robot_search.search(state, profile, robot_search.default_solutions(), time_limit=2.0,
+                                     use_premoves=False, clock=lambda: now[0])
+    finally:
+        del rate.cost
+    assert report.best_cost_ms is not None and rated_at and rated_at[0] <= 2.0
+    assert [t for t in rated_at if t > 2.0] == []  # none rated past the budget once one is in hand
+    assert cube3.to_facelets(cube3.apply(state, report.best_moves)) == cube3.SOLVED_FACELETS

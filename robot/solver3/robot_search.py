@@ -177,12 +177,13 @@ def _rate(report, state, moves, rate, where):
         report.best_cost_ms, report.best_moves = cost, moves
 
 
-def robot_cost_stage(report, state, engine, rate, deadline) -> None:
+def robot_cost_stage(report, state, engine, rate, deadline, clock=time.perf_counter) -> None:
     """The two-phase search itself choosing by robot time: the six views of the cube (three
     axes, direct and inverse) take turns, every solution found (each phase-1 solution's
     phase-2 finishes, up to 20 moves) is mapped back to the cube's frame and rated by the
     converter, and only those cheaper than the best so far are kept; the search goes on
-    past the first solution (its length bound stays 20), until `deadline`.
+    past the first solution (its length bound stays 20), until `deadline` (read on `clock`):
+    past it no further candidate is rated once one is in hand, however many a level holds.
     Measured (20 cubes, 1 s): 14.8% faster than plain, against ~9-12% for rating the first
     solution of each of many symmetric variants."""
     from . import api, coords
@@ -194,30 +195,32 @@ def robot_cost_stage(report, state, engine, rate, deadline) -> None:
     for index, moves in engine.solutions(starts, max_htm=api.GODS_NUMBER_HTM, deadline=deadline,
                                          hard_deadline=best is not None, cost=costs,
                                          max_cost=None if best is None else best - 1,
-                                         htm_bound=lambda cost: api.GODS_NUMBER_HTM):
+                                         htm_bound=lambda cost: api.GODS_NUMBER_HTM, clock=clock):
         _rate(report, state, seen[index][1](moves), rate, "robot-cost two-phase")
         report.robot_cost_found += 1
 
 
 def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0, metric: str = "axial",
-           seeds=(), use_premoves: bool = True, report: SearchReport | None = None) -> SearchReport:
+           seeds=(), use_premoves: bool = True, report: SearchReport | None = None,
+           clock=time.perf_counter) -> SearchReport:
     """The cheapest face sequence found for cubie `state` within `time_limit` seconds.
 
     `seeds`: face sequences already known to solve the cube (e.g. a plain two-phase
     solution), rated first: the result is never slower than converting them.  After
     the 96 variants, while time is left, the variants of the cube after one arm move
     (that move, then their solution: one move longer, often fewer tilts and restores).
+    `time_limit` is a budget: past it, the best found so far (read on `clock`).
     """
+    deadline = clock() + time_limit  # before the converter's model is built: that is in the budget too
     report = report if report is not None else SearchReport()
     rate = model(profile)
-    deadline = time.perf_counter() + time_limit
     for seed in seeds:
         _rate(report, state, _as_indices(seed), rate, "seed")
     engine = getattr(solutions, "engine", None)
     if engine is not None:  # the project's own search: let it choose by robot time first
-        robot_cost_stage(report, state, engine, rate, deadline)
+        robot_cost_stage(report, state, engine, rate, deadline, clock)
     for variant in all_variants(state, profile, use_premoves):
-        left = deadline - time.perf_counter()
+        left = deadline - clock()
         if left <= 0 and report.best_cost_ms is not None:
             break
         report.variants_tried += 1
@@ -225,7 +228,7 @@ def search(state, profile: Robot3Profile, solutions, time_limit: float = 1.0, me
         for sequence in itertools.islice(found, SOLUTIONS_PER_VARIANT):
             moves = variant.back(_as_indices(sequence))
             _rate(report, state, moves, rate, variant.describe())
-            if time.perf_counter() > deadline and report.best_cost_ms is not None:
+            if clock() > deadline and report.best_cost_ms is not None:
                 break
     if report.best_cost_ms is None:
         raise SearchUnavailable("the two-phase search gave no solution")

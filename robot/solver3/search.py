@@ -15,7 +15,8 @@ Six views of the cube (3 axes, and inverted) take turns (api.views).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -52,9 +53,15 @@ class Run:
     best_cost: float  # a solution must cost less
     cost: object  # moves -> cost in the metric
     htm_bound: object  # cost -> most HTM moves of a cheaper solution
-    deadline: float | None  # perf_counter time; None while the first solution is awaited (soft limit)
+    deadline: float | None  # clock time; None while the first solution is awaited (soft limit)
+    limit: float | None = None  # the deadline asked for, also while it is soft
+    clock: Callable[[], float] = field(default=time.perf_counter)  # () -> seconds; tests pass a fake one
     turn_ends: float = 0.0
     nodes: int = 0
+
+    def past_limit(self, found: bool) -> bool:
+        """Out of time: past the limit, with a solution in hand (`found`, or one already yielded)."""
+        return self.limit is not None and (found or self.deadline is not None) and self.clock() > self.limit
 
 
 class Search:
@@ -90,7 +97,7 @@ class Search:
         if togo == 0:
             return True
         run.nodes += 1
-        if run.deadline is not None and not run.nodes & 1023 and time.perf_counter() > run.deadline:
+        if run.deadline is not None and not run.nodes & 1023 and run.clock() > run.deadline:
             raise OutOfTime
         cm, um, spm, pc, pu = self.corner_move2, self.ud_move2, self.sp_move2, self.p2_corners, self.p2_ud
         c10, u10, s10 = corners * 10, ud * 10, sp * 10
@@ -122,7 +129,7 @@ class Search:
     def _level(self, run, coords: dict, length1: int):
         pc, pu = self.p2_corners_np, self.p2_ud_np
         for batch in self.phase1.batches(coords, length1):
-            now = time.perf_counter()
+            now = run.clock()
             if run.deadline is not None and now > run.deadline:
                 raise OutOfTime
             if now > run.turn_ends:
@@ -148,12 +155,20 @@ class Search:
                 yield from self._finish_one_by_one(run, length1, paths, corners[fits], ud[fits], sp[fits], h[fits])
 
     def _finish(self, run, length1, paths, corners, ud, sp, lasts):
-        """Phase 2 from all of a batch's phase-1 solutions at once, shortest finishes first."""
+        """Phase 2 from all of a batch's phase-1 solutions at once, shortest finishes first.
+
+        A level may hold hundreds of finishes (a short scramble has many), and rating one may be
+        slow (the robot's converter: milliseconds each), so the clock is read before each: past
+        the limit, the best of the level so far is yielded and the search ends."""
         for depth, found in self.phase2.levels(corners, ud, sp, lasts, run.bound - length1):
-            if run.deadline is not None and time.perf_counter() > run.deadline:
+            if run.deadline is not None and run.clock() > run.deadline:
                 raise OutOfTime
             best = None
+            out_of_time = False
             for index, finish in found:
+                if run.past_limit(best is not None):
+                    out_of_time = True
+                    break
                 moves = paths[index].tolist() + [PHASE2_MOVES[k] for k in finish]
                 value = run.cost(moves)
                 if value < run.best_cost and (best is None or value < best[0]):
@@ -162,12 +177,16 @@ class Search:
                 run.best_cost = best[0]
                 run.bound = min(run.bound, run.htm_bound(best[0]))
                 yield best[1]
+            if out_of_time:
+                raise OutOfTime
             if depth + 1 > run.bound - length1:
                 return
 
     def _finish_one_by_one(self, run, length1, paths, corners, ud, sp, h):
         """Phase 2 depth-first in Python, one phase-1 solution after another (most promising first)."""
         for i in np.argsort(h, kind="stable").tolist():
+            if run.past_limit(False):
+                raise OutOfTime
             budget = run.bound - length1
             if h[i] > budget:
                 continue
@@ -187,27 +206,29 @@ class Search:
                 break
 
     def solutions(self, starts: list, max_htm: int = 20, deadline: float | None = None, hard_deadline=False,
-                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1):
+                  cost=len, max_cost: float | None = None, htm_bound=lambda cost: cost - 1, clock=time.perf_counter):
         """Yield (start index, moves) of ever lower `cost`, each at most max_htm moves.
 
         starts: coords.phase_coords of one or more cubes whose solutions are equivalent
         (the same cube seen along another axis, or its inverse); their searches take turns
         of TURN_SECONDS (which one is lucky varies from cube to cube: this cuts the slow
-        tail).  Stops when every phase-1 length has been tried, or at the perf_counter
+        tail).  Stops when every phase-1 length has been tried, or at the `clock`
         `deadline` once a solution was yielded (at once if hard_deadline).  A solution is
         yielded only if its cost is below the best so far and at most max_cost;
         htm_bound(cost) is the most HTM moves a cheaper solution can have.  `cost` may also be
         a list, one callable per start (e.g. each view's moves mapped back to the cube's frame
-        before rating), so that the costs of all starts compare.
+        before rating), so that the costs of all starts compare.  `clock` (default
+        time.perf_counter) is what `deadline` is read against; no candidate is rated past the
+        deadline once one solution is in hand.
         """
         costs = cost if isinstance(cost, (list, tuple)) else [cost] * len(starts)
         run = Run(bound=max_htm, best_cost=INF if max_cost is None else max_cost + 0.5, cost=costs[0],
-                  htm_bound=htm_bound, deadline=deadline if hard_deadline else None)
+                  htm_bound=htm_bound, deadline=deadline if hard_deadline else None, limit=deadline, clock=clock)
         searches = [(i, self._start(run, c)) for i, c in enumerate(starts)]
         try:
             while searches:
                 for entry in list(searches):
-                    run.turn_ends = time.perf_counter() + TURN_SECONDS
+                    run.turn_ends = clock() + TURN_SECONDS
                     run.cost = costs[entry[0]]
                     for moves in entry[1]:
                         if moves is None:
