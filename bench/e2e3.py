@@ -41,9 +41,9 @@ def judge(report: puzzle3.Run3Report) -> str:
     truth_solved = puzzle3.is_solved3(report.final_true or "")
     if report.outcome == puzzle3.SOLVED:
         return "solved" if truth_solved else "wrong: SOLVED but the virtual cube is not"
-    if report.outcome == puzzle3.NOT_SOLVED:
+    if report.outcome == puzzle3.NOT_SOLVED and not report.stopped:
         return "not solved" if not truth_solved else "wrong: NOT SOLVED but the virtual cube is solved"
-    if report.outcome == puzzle3.STOPPED:
+    if report.stopped:  # an e-stop (EMERGENCY STOP) or any other stop (NOT SOLVED): judged by the state named
         state = report.cube_state or ""
         if state.startswith("not read"):
             return "stopped" if report.ops_done == 0 else "wrong: 'not read' after plan ops ran"

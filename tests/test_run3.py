@@ -50,6 +50,14 @@ def test_seeded_run_on_the_real_firmware_in_simavr_ends_solved_verified_by_the_r
     assert report.outcome == puzzle3.SOLVED, report.format()
     assert report.checked == "rescan shows solved" and puzzle3.is_solved3(report.final_true)
     assert report.ops_done == report.ops > 0
+    # Predicted vs measured, as the 2x2x2's report: the measured time is the board's `done` lines'.
+    assert report.measured_ms is not None and report.measured_ms > 0
+    assert f"plan arm time: predicted {report.predicted_ms} ms, measured {report.measured_ms:.0f} ms" in report.format()
+
+
+def test_the_executor_claims_no_measured_arm_time(config, session_tables3):
+    report, _ = run(config, session_tables3, seed=7)
+    assert report.measured_ms is None and "measured" not in report.format()
 
 
 def test_a_scrambled_cube_the_scan_misread_is_not_called_solved(config, session_tables3):
@@ -65,7 +73,7 @@ def test_a_scrambled_cube_the_scan_misread_is_not_called_solved(config, session_
 
 def test_an_emergency_stop_names_the_54_facelet_state(config, session_tables3):
     report, _ = run(config, session_tables3, seed=11, estop_at=9)
-    assert report.outcome == puzzle3.STOPPED and report.ops_done == 8
+    assert report.outcome == puzzle3.STOPPED == "EMERGENCY STOP" and report.ops_done == 8 and report.stopped
     named = report.cube_state.split()[0]
     assert len(named) == 54
     assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)  # the truth, as the scan named it
@@ -78,7 +86,7 @@ def test_a_jam_names_the_state_it_cannot_be_sure_of(config, session_tables3):
         return Plan3(facelets, "R F", [{"op": "turn", "arms": {"R": 90}}, {"op": "turn", "arms": {"F": 90}}], 160)
 
     report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5), lambda text: None, solve=blocked)
-    assert report.outcome == puzzle3.STOPPED and report.ops_done == 1
+    assert report.outcome == puzzle3.NOT_SOLVED and report.stopped and report.ops_done == 1
     assert report.cube_state.startswith("NOT KNOWN: ")
     named = report.cube_state.split()[2]
     assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)
@@ -95,7 +103,7 @@ def test_an_op_the_firmware_refuses_stops_naming_the_state(config, session_table
 
     report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5, firmware="emulator"), lambda text: None,
                                  solve=blocked)
-    assert report.outcome == puzzle3.STOPPED and report.ops_done == 1, report.format()
+    assert report.outcome == puzzle3.NOT_SOLVED and report.stopped and report.ops_done == 1, report.format()
     assert report.cube_state.split()[0] == puzzle3.by_centres(report.final_true, report.plan_start_true)
     assert "was refused by the board and did nothing" in report.cube_state
     assert any("GRIPPER_ACROSS" in e for e in report.errors), report.errors
@@ -117,7 +125,7 @@ def test_every_scan_refused_stops_before_any_plan_op(config, session_tables3):
         raise AssertionError("a refused scan was solved")
 
     report = puzzle3.run_puzzle3(config, RunOptions(sim=True), lambda text: None, solve=never, robot=robot)
-    assert report.outcome == puzzle3.STOPPED and report.scanned is None
+    assert report.outcome == puzzle3.NOT_SOLVED and report.stopped and report.scanned is None
     assert report.scan_attempts == config.run.scan_attempts == len(report.refusals)
     assert report.cube_state.startswith("not read")
     assert report.ops_done == 0
@@ -141,3 +149,54 @@ def test_the_2x2x2_is_the_default_puzzle():
 def test_the_net_draws_54_facelets():
     net = puzzle3.net3("U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9).splitlines()
     assert net[3] == "L L L F F F R R R B B B" and net[0].strip() == "U U U" and len(net) == 9
+
+
+def cli_run(flags, capsys):
+    args = build_parser().parse_args(["run", "--puzzle", "3x3x3", "--sim", *flags])
+    status = args.handler(args)
+    return status, capsys.readouterr().out.splitlines()
+
+
+def test_no_verify_reads_the_virtual_cube_and_exits_0_as_the_2x2x2(session_tables3, capsys):
+    """Exit 3 (EXECUTED (NOT VERIFIED)) is a real robot's: a simulation's truth is its virtual cube."""
+    status, out = cli_run(["--seed", "9", "--bad-scan", "dark", "--no-verify"], capsys)
+    assert out[-1] == "SIMULATED | RESULT SIMULATED SOLVED (read from the virtual cube; no rescan: --no-verify)"
+    assert status == 0
+
+
+def test_an_estop_ends_with_the_2x2x2_words_on_a_result_line_and_is_in_the_solve_log(config, session_tables3,
+                                                                                      capsys):
+    from robot.run import log
+
+    old = {"time": "2026-01-01T00:00:00", "mode": "simulated", "simulated": True, "outcome": "SOLVED",
+           "button_to_solved_ms": 2500.0}  # a 2x2x2 line logged before runs named their puzzle
+    path = log.log_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(__import__("json").dumps(old) + "\n")
+    status, out = cli_run(["--seed", "11", "--estop-at", "9"], capsys)
+    assert status == 130 and "SIMULATED | 3x3x3 run: EMERGENCY STOP" in out
+    assert out[-1].startswith("SIMULATED | RESULT SIMULATED EMERGENCY STOP: emergency stop during plan op 9 of ")
+    runs = log.read(path, warn=pytest.fail)
+    assert [r.get("puzzle") for r in runs] == [None, "3x3x3"] and runs[1]["outcome"] == "EMERGENCY STOP"
+    lines = log.summary(runs, path, 5)
+    assert "SIMULATED realtime: 1 run; solved 1 of 1 (100%)" in lines  # the 2x2x2's rate, without the 3x3x3
+    assert "SIMULATED 3x3x3 sped up (times compressed, not the robot's): 1 run; solved 0 of 1 (0%)" in lines
+    assert "  2026-01-01T00:00:00  2x2x2  SIMULATED    2500 ms" in "\n".join(lines)
+    assert any(" 3x3x3  SIM fast " in line and "EMERGENCY STOP: emergency stop during plan op 9" in line
+               for line in lines), lines
+
+
+def test_the_refusal_and_the_banner_say_what_is_built(capsys):
+    args = build_parser().parse_args(["run", "--puzzle", "3x3x3", "--sim", "--firmware", "emulator",
+                                      "--fault-rate", "0.01"])
+    assert args.handler(args) == 2
+    err = capsys.readouterr().err
+    assert "fault flags are not built for the 3x3x3 run yet" in err and "no serial link" not in err
+    from robot.sim import robot_sim3
+    assert "not in this loop" not in robot_sim3.BACKEND3 and "--firmware emulator" in robot_sim3.BACKEND3
+
+
+def test_the_report_says_the_scanned_string_is_the_same_cube_turned(config, session_tables3):
+    report, _ = run(config, session_tables3, seed=7)
+    text = report.format()
+    assert f"scanned (attempt 1): {report.scanned} (the same cube after the scan's whole-cube turns" in text

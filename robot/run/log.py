@@ -164,9 +164,19 @@ def _measured(run: dict, key: str) -> str:
     return f"{run[key]:g}" if run_rankable(run, key) else "-"
 
 
+def run_puzzle(run: dict) -> str:
+    """The puzzle a run solved: lines logged before the 3x3x3 run have no `puzzle` and were all 2x2x2."""
+    return str(run.get("puzzle") or "2x2x2")
+
+
+# A 3x3x3 run's rate and times are not a 2x2x2's: its runs are their own groups.
 GROUPS = (("real robot", lambda r: not run_is_simulated(r)),
-          ("SIMULATED realtime", lambda r: run_is_simulated(r) and not run_sped_up(r)),
-          ("SIMULATED sped up (times compressed, not the robot's)", lambda r: run_is_simulated(r) and run_sped_up(r)))
+          ("SIMULATED realtime", lambda r: run_is_simulated(r) and not run_sped_up(r) and run_puzzle(r) == "2x2x2"),
+          ("SIMULATED sped up (times compressed, not the robot's)",
+           lambda r: run_is_simulated(r) and run_sped_up(r) and run_puzzle(r) == "2x2x2"),
+          ("SIMULATED 3x3x3 realtime", lambda r: run_is_simulated(r) and not run_sped_up(r) and run_puzzle(r) == "3x3x3"),
+          ("SIMULATED 3x3x3 sped up (times compressed, not the robot's)",
+           lambda r: run_is_simulated(r) and run_sped_up(r) and run_puzzle(r) == "3x3x3"))
 
 
 def summary(runs: list[dict], path: Path, last: int) -> list[str]:
@@ -206,6 +216,6 @@ def summary(runs: list[dict], path: Path, last: int) -> list[str]:
         kind = ("SIM fast" if run_sped_up(r) else "SIMULATED") if run_is_simulated(r) else "real"
         # Start press -> solved only for a run counted as solved (a stop in the check rescan has a time too).
         to_solved = _measured(r, "button_to_solved_ms") if outcome == "SOLVED" else "-"
-        lines.append(f"  {r.get('time')}  {kind:9} {to_solved:>7} ms "
+        lines.append(f"  {r.get('time')}  {run_puzzle(r)}  {kind:9} {to_solved:>7} ms "
                      f"{_measured(r, 'measured_machine_ms'):>6} ms  {text}")
     return lines

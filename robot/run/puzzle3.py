@@ -4,26 +4,32 @@
     -> robot-aware plan (solve_robot within robot3.search_budget_s) -> the plan's ops carried out once
     -> rescan -> report
 
-On the simulated robot only (robot/sim/robot_sim3.py): the board's 3x3x3 mode and its link are not in
-this loop yet, so options that act on a serial link or a real robot are refused by name (REFUSED3).
-The honesty rules are the 2x2x2 run's: every line SIMULATED, SOLVED only when the rescan saw every
-face of one colour, and every stop names the cube state as 54 facelets (letters named by the centres the
-scan saw) or says why it cannot.
+On the simulated robot only (robot/sim/robot_sim3.py: the Python op executor by default, the real firmware
+in simavr in 3x3x3 mode over the host's link with --firmware emulator); the serial fault flags and a real
+robot are not built for it yet, so they are refused by name (REFUSED3).
+The honesty rules and outcome words are the 2x2x2 run's (run/report.py): every line SIMULATED; with a rescan,
+SOLVED only when it saw every face of one colour; without one (--no-verify, or the rescan refused) the
+outcome is read from the virtual cube and says so, as a simulated 2x2x2 run's is; every stop names the cube
+state as 54 facelets (letters named by the centres the scan saw) or says why it cannot.  Each run is
+appended to the solve log (run/log.py) with `"puzzle": "3x3x3"`.
 """
 
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..config_types import Config
 from ..exit_status import ExitStatus
+from . import report as report_words
 from .options import RunOptions
 
 # Options of `cube-robot run` that the 3x3x3 run cannot honour yet, and why (said when refused).
-NO_LINK3 = "the 3x3x3 run's simulated robot has no serial link yet (the board's 3x3x3 mode is not in its loop)"
+NO_LINK3 = ("the serial fault flags are not built for the 3x3x3 run yet (its firmware link, --firmware emulator, "
+            "runs without faults)")
 REFUSED3 = (
     ("--port", lambda o: o.port, "no real 3x3x3 robot is supported yet: run it with --sim"),
     ("--fault-rate", lambda o: o.fault_rate, NO_LINK3),
@@ -36,7 +42,8 @@ REFUSED3 = (
     ("--light", lambda o: o.light, "the 3x3x3 renderer takes no lamp preset yet"),
 )
 
-SOLVED, NOT_SOLVED, NOT_VERIFIED, STOPPED = "SOLVED", "NOT SOLVED", "EXECUTED (NOT VERIFIED)", "STOPPED"
+# The 2x2x2 run's outcome words: an e-stop is EMERGENCY STOP, any other stop NOT SOLVED (Run3Report.stopped).
+SOLVED, NOT_SOLVED, STOPPED = report_words.SOLVED, report_words.NOT_SOLVED, report_words.STOPPED
 
 
 def refused_options3(options: RunOptions) -> list[str]:
@@ -88,6 +95,10 @@ class Run3Report:
     button_to_solved_ms: float | None = None  # start press -> the plan's last op done
     plan_start_true: str | None = None  # the virtual cube when the plan started (simulation truth)
     final_true: str | None = None  # the virtual cube at the end (simulation truth)
+    stopped: bool = False  # the run stopped before its end (an e-stop, a jam, a refused line, no scan read)
+    measured_ms: float | None = None  # the plan's arm time as the board's `done` lines measured it (firmware)
+    time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
+    timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
 
     def stage_ms(self) -> dict:
         out: dict = {}
@@ -96,26 +107,47 @@ class Run3Report:
         return out
 
     def exit_status(self) -> int:
-        return {SOLVED: ExitStatus.OK, NOT_VERIFIED: ExitStatus.NOT_VERIFIED}.get(self.outcome or "",
-                                                                                  ExitStatus.NOT_DONE)
+        return report_words.EXIT_STATUS.get(self.outcome or "", ExitStatus.NOT_DONE)
+
+    def result_line(self) -> str:
+        """The RESULT line, in the 2x2x2 run's words (run/report.py RunReport.result_line)."""
+        outcome, checked = self.outcome or NOT_SOLVED, self.checked or ""
+        if self.stopped and self.errors:
+            reason = f": {report_words.without_outcome(outcome, self.errors[-1])}"
+        elif checked.startswith(report_words.NOT_CHECKED) or checked.startswith("rescan refused"):
+            why = checked[len(report_words.NOT_CHECKED):] if checked.startswith(report_words.NOT_CHECKED) else checked
+            reason = f" (read from the virtual cube; no rescan: {why})" if outcome == SOLVED else \
+                f": read from the virtual cube; no rescan: {why}"
+        elif outcome == SOLVED:
+            reason = " (the rescan saw every face of one colour)"
+        else:
+            reason = ": the rescan after the solve shows an unsolved cube"
+        return f"SIMULATED {outcome}{reason}"
 
     def to_json(self) -> dict:
-        out = dict(self.__dict__)
-        out["puzzle"] = "3x3x3"
-        out["simulated"] = True
+        """A solve log record (run/log.py): `time` first, `mode`, `puzzle`, `outcome` as the 2x2x2's."""
+        out = {"time": self.time, "mode": "simulated", "puzzle": "3x3x3", **self.__dict__}
+        out["simulated"], out["solved"], out["verify"] = True, self.outcome == SOLVED, self.checked
+        out["button_to_solved_ms"] = self.button_to_solved_ms if self.outcome == SOLVED else None
+        out["predicted_machine_ms"], out["measured_machine_ms"] = self.predicted_ms, self.measured_ms
         out["stages"] = [{"stage": n, "start_ms": round(s, 1), "end_ms": round(e, 1)} for n, s, e in self.stages]
         return out
 
     def format(self) -> str:
         lines = [f"3x3x3 run: {self.outcome}", f"robot: {self.backend}",
-                 f"cube put in (true colours): {self.true_state}"]
+                 f"cube put in (true colours, as it was put in): {self.true_state}"]
         if self.scanned:
-            lines += [f"scanned (attempt {self.scan_attempts}): {self.scanned}", net3(self.scanned)]
+            # The scan's views tilt the whole cube and leave it turned: the same cube, in another frame.
+            lines += [f"scanned (attempt {self.scan_attempts}): {self.scanned} (the same cube after the scan's "
+                      "whole-cube turns, letters named by the centres seen)", net3(self.scanned)]
         lines += [f"scan attempt {k} refused: {why}" for k, why in enumerate(self.refusals, start=1)]
         if self.moves is not None:
             lines.append(f"plan: {self.moves or '(already solved)'} ({self.ops} ops, {self.predicted_ms} ms arm time "
                          f"on the model, found in {self.solve_ms:.0f} ms, budget {self.search_budget_s} s)")
             lines.append(f"ops carried out: {self.ops_done} of {self.ops}")
+        if self.measured_ms is not None:
+            lines.append(f"plan arm time: predicted {self.predicted_ms} ms, measured {self.measured_ms:.0f} ms "
+                         f"(the firmware's `done` lines, {self.ops_done} of {self.ops} ops)")
         if self.button_to_solved_ms is not None:
             lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (SIMULATED clock: the "
                          "executor is sped up unless --realtime, the emulator runs at its own pace)")
@@ -128,15 +160,16 @@ class Run3Report:
             lines.append(f"advice: {self.advice}")
         for name, ms in self.stage_ms().items():
             lines.append(f"  {name:34} {ms:8.1f} ms")
+        lines.append(f"RESULT {self.result_line()}")
         return "\n".join(lines)
 
 
 class Stop3(Exception):
     """The run stopped; `state` names the cube (54 facelets and what they are) or why it is not known."""
 
-    def __init__(self, message: str, state: str, advice: str):
+    def __init__(self, message: str, state: str, advice: str, estop: bool = False):
         super().__init__(message)
-        self.state, self.advice = state, advice
+        self.state, self.advice, self.estop = state, advice, estop
 
 
 def start_state(options: RunOptions, rng) -> str:
@@ -167,13 +200,16 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
                                 realtime=options.realtime, bad_scan=options.bad_scan,
                                 firmware="emulator" if options.firmware == "emulator" else "executor")
     budget = config.robot3.search_budget_s if budget_s is None else budget_s
-    report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget)
+    report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget,
+                        time=datetime.now().isoformat(timespec="seconds"),
+                        timing_note=None if options.realtime else "SIMULATED sped up: times compressed, not the robot's")
     tell_maker(f"Simulated robot: {robot.backend}.")
     run = _Run3(config, robot, options, tell_maker, report, solve, budget)
     try:
         run.run()
     except Stop3 as stop:
-        report.outcome, report.cube_state, report.advice = STOPPED, stop.state, stop.advice
+        report.outcome, report.cube_state, report.advice = (STOPPED if stop.estop else NOT_SOLVED), stop.state, stop.advice
+        report.stopped = True
         report.errors.append(str(stop))
     finally:
         report.ops_done = run.done
@@ -233,15 +269,17 @@ class _Run3:
             robot.before_scan(None)
             robot.prerender_scan(self.sequence, plan.ops + self.restore_ops(scanned, plan))
         self.execute(scanned, plan)
-        if not self.options.verify:
-            report.outcome, report.checked = NOT_VERIFIED, "not checked: --no-verify"
+        if not self.options.verify:  # a simulation's truth is the virtual cube, as the 2x2x2's (exit 3: real only)
+            report.checked = report_words.NOT_CHECKED + "--no-verify"
+            report.outcome = SOLVED if is_solved3(robot.virtual.facelets()) else NOT_SOLVED
             return
         t = time.perf_counter()
         try:
             self.restore(scanned, plan)  # the scan's views assume every gripper at 0, as a plan leaves none
             seen = self.scan_once(None, "verify: ")
         except _Refused as exc:
-            report.outcome, report.checked = NOT_VERIFIED, f"rescan refused: {exc}"
+            report.checked = f"rescan refused: {exc}"
+            report.outcome = SOLVED if is_solved3(robot.virtual.facelets()) else NOT_SOLVED
         else:
             solved = is_solved3(seen)
             report.checked = ("rescan shows solved" if solved else f"rescan shows NOT solved: {seen}")
@@ -366,7 +404,7 @@ class _Run3:
         from ..sim.virtual_robot3 import Jam3
 
         total, estop = len(plan.ops), self.options.estop_at
-        t = time.perf_counter()
+        t, measured = time.perf_counter(), 0.0
         try:
             for k, op in enumerate(plan.ops):
                 if estop is not None and k + 1 == estop:
@@ -375,9 +413,12 @@ class _Run3:
                     raise Stop3(f"emergency stop during plan op {k + 1} of {total} (SIMULATED --estop-at: the "
                                 "executor stops before that op moves)",
                                 f"{state} (after plan op {k} of {total}; op {k + 1}, {describe_op(op)}, did not move)",
-                                "check the cube sits straight in the grippers, then run again (the cube is rescanned)")
-                self.robot.do_op(op)
+                                "check the cube sits straight in the grippers, then run again (the cube is rescanned)",
+                                estop=True)
+                measured += self.robot.do_op(op)
                 self.done = k + 1
+                if self.robot.link is not None:  # the firmware's `done` lines: a measurement, not the model
+                    self.report.measured_ms = round(measured, 1)
         except LinkError as exc:  # the firmware refused the op's line (it did nothing), or the link failed
             self.stage("execute (stopped)", t, time.perf_counter())
             state = self.state_after(scanned, plan.ops[:self.done])
@@ -428,6 +469,9 @@ def run_command3(config: Config, options: RunOptions) -> int:
         return ExitStatus.BAD_CONFIG
     tell_maker = (lambda text: print(simulated(text), file=sys.stderr)) if options.json else \
         (lambda text: print(simulated(text)))
+    from . import log
+
     report = run_puzzle3(config, options.replace(sim=True), tell_maker)
     print(json.dumps(report.to_json()) if options.json else simulated(report.format()))
+    log.append(config, report)  # every run goes into the solve log (a failed write is said, never fatal)
     return report.exit_status()

@@ -3,9 +3,10 @@ webcam (webcam3.py: the 2x2x2's frame timing, render3's pictures) and an op exec
 robot/plan3.py ops on the virtual robot, each taking its robot3.timing time (scaled like the mock
 firmware's actions: 1.0 with --realtime, else 0.02).
 
-The executor is this module's own, not a firmware: the board's 3x3x3 mode (PUZZLE 3, TILT) and the
-link that streams plan3 ops to it are not in this loop yet, so the serial fault flags have nothing
-to act on here.  The backend line says so on every run.
+By default the executor is this module's own, not a firmware; with firmware="emulator" the real firmware
+in simavr runs in its 3x3x3 mode (PUZZLE 3, TILT) and the host's link streams the plan3 ops to it as lines,
+the virtual 3x3x3 moved only by its pins.  The serial fault flags are not built for either yet.  The
+backend line says which robot ran, on every run.
 
     robot = SimulatedRobot3(config, facelets, seed=1)   # facelets: 54, the true colours (cube3 layout)
     robot.do_op({"op": "turn", "arms": {"R": 90}})       # raises virtual_robot3.Jam3 with its evidence
@@ -31,7 +32,7 @@ from .virtual_robot3 import VirtualRobot3
 from .webcam3 import SimulatedCamera3
 
 BACKEND3 = ("SIMULATED 3x3x3: Python op executor (plan3 ops carried out on the virtual 3x3x3 in their "
-            "robot3.timing time; the board's 3x3x3 mode and its link are not in this loop yet)")
+            "robot3.timing time, not the firmware: --firmware emulator runs the board's 3x3x3 mode in simavr)")
 if TYPE_CHECKING:
     from ..link.driver import Link
     from .emulator import Emulator
