@@ -11,3 +11,4 @@ class DeviceError(RuntimeError):
     """A device the robot is made of failed (the board's emulator, ...); `advice` says what to do."""
 
     advice = "see the error above; 'cube-robot doctor' checks the whole setup"
+    jam = False  # the cube jammed (a simulated robot's true jaws): not solved, its state not known

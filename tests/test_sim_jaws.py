@@ -252,7 +252,7 @@ def test_a_simulated_run_whose_true_servo_is_slower_than_its_settings_reports_th
                      jaws_config(tmp_path, jaw_tables, true_speed=1.5)])
     out, _ = capsys.readouterr()
     assert code != 0
-    assert re.search(r"MechanicalError: .*(began turning|jammed|cube dropped) at .*servo 1.5 us/ms.*\[pin events: ", out)
+    assert re.search(r"JawJam: .*(began turning|jammed|cube dropped) at .*servo 1.5 us/ms.*\[pin events: ", out)
 
 
 def test_a_run_on_the_mock_says_its_jaws_are_not_checked():

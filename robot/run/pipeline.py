@@ -15,10 +15,11 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from ..checks import PreflightFailed, RobotNotReady
+from ..errors import DeviceError
 from . import events as ev
 from .events import EventBus, ProgressLine
 from .options import RunOptions
-from .report import INTERRUPTED, NOT_CHECKED, NOT_STARTED, STOPPED
+from .report import INTERRUPTED, NOT_CHECKED, NOT_SOLVED, NOT_STARTED, STOPPED
 from .waterfall import Waterfall
 
 from .robot import Robot, StopSent, board_idle, emergency_stop, stop_name
@@ -133,6 +134,12 @@ def run_robot(config, robot: Robot, options: RunOptions, tell_maker: Callable[[s
         publish(ev.Stopped(errors=(str(exc),), advice=pipeline.advice(exc.advice), cube_state=state or None,
                            outcome=exc.outcome))
     except Exception as exc:  # any failure: the robot stopped (closing the link); say what happened
+        if isinstance(exc, DeviceError) and exc.jam:  # a simulated jam (sim/jaws.py JawJam), whenever seen
+            publish(ev.Stopped(
+                errors=(f"{type(exc).__name__}: {exc}",), advice=pipeline.advice(advice_for(exc)), outcome=NOT_SOLVED,
+                cube_state=f"{CUBE_STATE_NOT_KNOWN}: the cube jammed (a layer may have stopped between positions)",
+                stopped_at_action=pipeline.completed if pipeline.plan is not None else None))
+            return
         publish(ev.Stopped(
             errors=(f"{type(exc).__name__}: {exc}",), advice=advice_for(exc),
             cube_state=None if pipeline.started else

@@ -68,9 +68,10 @@ def run_simulated_on(config: Config, robot, started: ev.RunStarted, options: Run
         except MechanicalError as exc:  # e.g. a stop mid-turn: the virtual cube cannot be left between positions
             bus.publish(ev.RunWarning(f"{VIRTUAL_CUBE_STUCK}: {exc}; put a new "
                                       "cube in to go on"))
-    if report.outcome is not None and report.execute_ok and report.cube_state_after_stop:
+    jammed = sim.jammed  # the first jam's words (None: none)
+    if report.outcome is not None and report.execute_ok and report.cube_state_after_stop and not jammed:
         # A Ctrl-C after the whole plan ran (in the check rescan): the simulation knows the truth, say it
-        # (closing the robot synced the virtual cube with what the firmware did).
+        # (closing the robot synced the virtual cube with what the firmware did; after a jam it does not).
         solved = "solved" if sim.virtual.is_solved() else "NOT solved"
         bus.publish(ev.Stopped(cube_state=f"{report.cube_state_after_stop}; SIMULATED: the virtual cube is {solved}"))
     measured = sim.measured_speed()  # board time / host wall time over the run (None: it stopped first)
@@ -84,7 +85,10 @@ def run_simulated_on(config: Config, robot, started: ev.RunStarted, options: Run
                else "was sped up (not measured)")
         timing_note = f"SIMULATED and sped up: the simulation {ran}; --realtime predicts the real robot's times"
     faults = sim.serial_fault_counts() if sim.proxy is not None else (None, None)
-    bus.publish(ev.SimulationMeasured(virtual_cube=sim.virtual.facelets(), board_ms=board_ms, wall_ms=wall_ms,
+    # After a jam the virtual cube holds the turns as if they went through: its facelets would claim a state.
+    virtual_cube = sim.virtual.facelets() if not jammed else (
+        "NOT KNOWN: the virtual robot jammed (see the error); its cube's facelets are not the truth after that")
+    bus.publish(ev.SimulationMeasured(virtual_cube=virtual_cube, board_ms=board_ms, wall_ms=wall_ms,
                                       speedup=speedup, timing_note=timing_note, serial_faults=faults[0],
                                       faults_made_estop_byte=faults[1], light=sim.light_note))
     bus.publish(ev.RunEnded(report.result(), report.exit_status()))

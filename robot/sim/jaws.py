@@ -7,7 +7,7 @@ show up here as a mis-calibrated robot would show them: as a jam.
     tracker = JawTracker.from_config(config)
     tracker.command("F", t_ms, width_us)        # a new pulse width seen on the servo's pin at t_ms
     tracker.turn("R", step_times_ms)            # an arm's move: the board time of each step
-    tracker.check(until_ms)                     # raises MechanicalError with the evidence
+    tracker.check(until_ms)                     # raises JawJam (a MechanicalError) with the evidence
 
 Each servo moves its pulse width at the true speed from the moment its new width is seen on the pin
 (the end of the first pulse of that width: the firmware can only know "within a frame"; the truth is
@@ -29,11 +29,25 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..config_types import Config
+from ..errors import DeviceError
 from ..regrip import Jaws, envelope_mm
 from .virtual_robot import MechanicalError
 
 PAIRS = {"RL": "RL", "FB": "FB"}
 ARMS = "RLFB"
+
+
+class JawJam(MechanicalError, DeviceError):
+    """The true jaws lost the cube: a jam, as a mis-calibrated robot would jam.  A DeviceError, so the run
+    (which imports nothing from sim/) reports it with this advice; `jam` tells it that the cube's state is
+    not known (a layer may have stopped between positions) and that the run did not solve it."""
+
+    jam = True
+    advice = ("the firmware's jaw settings (config motion.jaw_clear_pct, motion.jaw_contact_pct, "
+              "motion.jaw_open_gap_mm, motion.servo_speed_us_per_ms) ask more than the jaws can do (SIMULATED: "
+              "the true jaws are config simulated_robot.gripper): measure the clear and contact points with "
+              "'cube-robot calibrate overlap', check the cube sits straight in the grippers (turn a layer stopped "
+              "part-way to the nearest quarter), then run again (the cube is rescanned)")
 
 
 def pair_of(arm: str) -> str:
@@ -186,7 +200,7 @@ class JawTracker:
 
     def check(self, until_ms: float = float("inf")) -> None:
         """Check the turns that ended and the releases that happened by `until_ms` (every command
-        seen on the pins up to then must have been given); raise MechanicalError on the first problem."""
+        seen on the pins up to then must have been given); raise JawJam on the first problem."""
         turns = [t for t in self._turns if t.step_ms[-1] <= until_ms]
         releases = [r for r in self._releases if r[0] <= until_ms]
         due: list[tuple[float, int, int]] = sorted([(t.step_ms[-1], 0, i) for i, t in enumerate(turns)]
@@ -207,7 +221,7 @@ class JawTracker:
             return  # in the air: its open jaw turns around the face and no layer moves
         gap = own.gap(steps[0])
         if gap > 0:
-            raise MechanicalError(
+            raise JawJam(
                 f"arm {arm} began turning at {steps[0]:.1f} ms (board time) while its own jaw was still "
                 f"{gap:.2f} mm off the cube (told to close, not touching yet): the layer is left between positions "
                 f"[{self.describe_truth()}]")
@@ -222,7 +236,7 @@ class JawTracker:
             for other in others:
                 for t, gap in self.servos[other].gaps_over(steps[i - 1], steps[i]):
                     if gap < reach:
-                        raise MechanicalError(
+                        raise JawJam(
                             f"jammed at {t:.1f} ms (board time): arm {arm}'s layer, turned {angle % 90:.1f} deg "
                             f"past square, reaches {reach:.2f} mm past its faces, but gripper {other}'s jaw was "
                             f"{gap:.2f} mm off the cube ({self._commanded(other, t)}) [{self.describe_truth()}]")
@@ -237,7 +251,7 @@ class JawTracker:
         if any(self.servos[a].gap(t_ms) > 0 for a in pair if a != arm):
             return  # its partner had already let go: the cube was dropped then (said for that one)
         late = next(a for a in taking if self.servos[a].gap(t_ms) > 0)
-        raise MechanicalError(
+        raise JawJam(
             f"cube dropped at {t_ms:.1f} ms (board time): gripper {arm} of pair {pair} stopped touching it "
             f"(told to open at {command.t_ms:.1f} ms) while gripper {late} of the taking pair was still "
             f"{self.servos[late].gap(t_ms):.2f} mm off it ({self._commanded(late, t_ms)}) [{self.describe_truth()}]")

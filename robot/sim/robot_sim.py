@@ -121,6 +121,7 @@ class SimulatedRobot:
         # They follow the emulator's pins; the mock keeps no times of its servos, so its runs say so.
         true_jaws = config.simulated_robot.gripper.true_jaws
         self.jaws = JawTracker.from_config(config) if true_jaws and self.uses_emulator else None
+        self.jammed: str | None = None  # the first jam's words: after it the virtual cube's facelets are not the truth
         if true_jaws and not self.uses_emulator:
             self.backend += " (its jaws are not checked: simulated_robot.gripper.true_jaws needs the emulator)"
         self.reversed_motors = mechanics.reversed_motors(config)  # wired so that config's inversions are right
@@ -434,6 +435,7 @@ class SimulatedRobot:
                 feed_pins(self.jaws, events, new_changes, new_moves, self._motions.pin_map)
             except MechanicalError as exc:  # the same evidence: the decoded timeline and the pin log
                 exc.args = (f"{exc.args[0]} [pin events: {self._save_jam(events, timeline, max(0, len(timeline) - 1))}]",)
+                self.jammed = self.jammed or exc.args[0]
                 raise
 
     def _servo_commands(self, pulses: dict) -> dict:
