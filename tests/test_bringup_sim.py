@@ -110,7 +110,8 @@ def test_load_and_tune_on_the_emulated_robot(backend, tmp_path, capsys, monkeypa
     before = config.read_text()
     code, result, err = sim(capsys, monkeypatch, backend, "tune", "grippers", "--set", "F.open=1050",
                             config=str(config))
-    assert code == 0 and result["widths"]["F"] == {"open_us": 1050, "closed_us": 2000}, err
+    closed = config_module.load(str(config)).motion.servo_closed_us  # the width it had: only F.open changed
+    assert code == 0 and result["widths"]["F"] == {"open_us": 1050, "closed_us": closed}, err
     assert config.read_text() == before, "without --save nothing is written"
     # The keys' `s` (save and quit) on the emulated robot: the widths are the emulator's, so not saved.
     code, result, err = sim(capsys, monkeypatch, backend, "tune", "grippers", stdin="+\ns\n", config=str(config))

@@ -142,7 +142,9 @@ def test_installed_copy_solves_runs_and_keeps_its_files_in_the_data_folder(insta
 
     solve = _run(bin_dir, ["solve", CUBE], elsewhere, env)
     assert solve.returncode == 0, solve.stderr
-    assert "2340 ms machine time" in solve.stdout and "moves" in solve.stdout
+    # The cheapest plan for this cube with the default settings, as tests/test_solver_pair_order.py finds
+    # it independently of the solver.
+    assert "1844 ms machine time" in solve.stdout and "moves" in solve.stdout
     # First use made the data folder and its config.yaml, a copy of the packaged default.
     assert (data / "config.yaml").read_text() == (ROOT / "config.yaml").read_text()
     assert (data / "tables" / "coords.npz").is_file()
