@@ -288,8 +288,10 @@ class MockFirmware:
             stepping = command.startswith(("TURN", "TILT", "JOG", "HOME"))
             if stepping and code == P.AlarmCode.ESTOP_BYTE:  # decelerates from its speed now to a standstill
                 stop_us = round(1e6 * self._speed_at(trigger, nominal_ms) / self.motion.accel_steps_per_s2)
-            # The grippers stay where they are; a closing begun during a turn stops driving (limp).
-            for arm in closing_early(self, self.clock_ms()):
+            # The grippers stay where they are; a closing begun during a turn stops driving (limp). Which
+            # closings had begun is read at the trigger, with no clock read of its own: the halt timed
+            # below is system.cpp's latch -> stepper_halt only (the limping follows in its main loop).
+            for arm in closing_early(self, trigger * 1000 / self.time_scale):
                 self.arms.grippers[arm] = None
             self._running = None  # the hardware input halts the steppers at once
             if stepping and code != P.AlarmCode.ESTOP_BYTE:
