@@ -241,3 +241,37 @@ def test_a_camera_that_does_not_open_is_named_before_any_question(tmp_path):
         run(config, answers, open_camera(config), tell_maker=lambda *_: None)
     assert asked == []
     assert not (tmp_path / "cal" / "colors.yaml").exists()
+
+
+def _sticker_behind_a_bar():
+    """A dark body with one green sticker at x 100..160, y 100..160, its right third behind a lit grey bar
+    (an arm's shaft in front of the cube)."""
+    image = np.full((260, 260, 3), 20, np.uint8)
+    image[100:160, 100:160] = (40, 150, 30)
+    image[60:200, 140:175] = (140, 140, 140)
+    return image
+
+
+def test_a_sticker_cut_off_by_an_arm_moves_its_region_only_by_the_framed_sides():
+    from robot.vision.regions import bordered_sides, detect_sticker_quads, refine_with_detections, square_quad
+
+    image = _sticker_behind_a_bar()
+    detected = detect_sticker_quads(image)
+    assert len(detected) == 1 and bordered_sides(image, detected[0]) == (True, False, True, True)
+    predicted = np.array([square_quad((137.0, 125.0), 30.0)])  # the true sticker moved by (7, -5)
+    quads, found = refine_with_detections(predicted, detected, image=image)
+    assert found == 1 and np.allclose(quads[0].mean(axis=0), (130, 130), atol=1.5), quads[0]
+    assert np.allclose(np.ptp(quads[0], axis=0), 60)  # the region keeps the sticker's size
+    taken_whole, _ = refine_with_detections(predicted, detected)  # the old snap: the visible part's box
+    assert not np.allclose(taken_whole[0].mean(axis=0), (130, 130), atol=3)
+
+
+def test_a_patch_framed_on_neither_side_of_an_axis_is_not_counted_as_found():
+    from robot.vision.regions import refine_with_detections, square_quad
+
+    image = _sticker_behind_a_bar()
+    image[60:200, 85:105] = (140, 140, 140)  # a second bar hides the sticker's left edge as well
+    patch = square_quad((122.5, 130.0), 17.5)  # what is seen between the bars
+    predicted = np.array([square_quad((127.0, 125.0), 30.0)])
+    quads, found = refine_with_detections(predicted, [patch], image=image)
+    assert found == 0 and np.allclose(quads, predicted)

@@ -210,7 +210,7 @@ class PanelCalibration:
             if frame is None:
                 raise RequestError(409 if view in walk.quads else 400,
                                    f"view: {view!r} has no picture yet: confirm it first", "view")
-            quads, found = refine_with_detections(walk.quads[view], detect_sticker_quads(frame))
+            quads, found = refine_with_detections(walk.quads[view], detect_sticker_quads(frame), image=frame)
             self._set_quads(walk, view, np.asarray(quads, dtype=np.float64))
             count = len(quads)
             self.tell(f"view {view!r}: {found} of {count} stickers detected; their regions snapped onto them"

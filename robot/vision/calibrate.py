@@ -393,7 +393,7 @@ def setup_regions(frames, sequence, config: Config, answers: Answers, preview: P
             views[view.name] = np.asarray(kept[view.name], dtype=np.float64)
             continue
         if mode == "detect":
-            quads, found = refine_with_detections(guess.quads(view.name), detected[view.name])
+            quads, found = refine_with_detections(guess.quads(view.name), detected[view.name], image=frame)
             tell_maker(f"view {view.name!r}: {found} of {len(view.facelets)} stickers detected "
                 f"({len(view.facelets) - found} placed from the camera pose fitted to the stickers of all views)")
             preview.show(f"regions-{view.name}", _annotated(frame, quads, view.facelets, inner))

@@ -300,11 +300,35 @@ def quads_from_centres(centres) -> np.ndarray:
     return np.array([square_quad(c, half) for c in centres])
 
 
-def refine_with_detections(predicted: np.ndarray, detected: list, max_shift: float = 0.5) -> tuple[np.ndarray, int]:
+_BODY_DARK = 60  # HSV value below which a pixel is the cube's dark body (the black body: < 40)
+
+
+def bordered_sides(image: np.ndarray, quad) -> tuple[bool, bool, bool, bool]:
+    """(left, right, top, bottom): whether the dark body runs along that side of the quad's box.  A sticker
+    is framed by the body on every side; a patch cut off by an arm's shaft or jaw in front of it has the
+    arm's lit surface there instead, and that side is not the sticker's edge."""
+    value = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)[..., 2]
+    h, w = value.shape
+    x0, y0 = np.floor(np.min(quad, axis=0)).astype(int)
+    x1, y1 = np.ceil(np.max(quad, axis=0)).astype(int)
+    inset_x, inset_y = max(1, (x1 - x0) // 4), max(1, (y1 - y0) // 4)  # the side's middle half, not corners
+    rows, cols = slice(max(y0 + inset_y, 0), min(y1 - inset_y, h)), slice(max(x0 + inset_x, 0), min(x1 - inset_x, w))
+    # Each line across the side: its darkest pixel from just inside the box edge to a few pixels beyond.
+    windows = (value[rows, max(x0 - 5, 0):max(x0 + 3, 0)], value[rows, min(x1 - 3, w):min(x1 + 5, w)],
+               value[max(y0 - 5, 0):max(y0 + 3, 0), cols].T, value[min(y1 - 3, h):min(y1 + 5, h), cols].T)
+    return tuple(bool(win.size) and float(np.median(win.min(axis=1))) < _BODY_DARK  # type: ignore[return-value]
+                 for win in windows)
+
+
+def refine_with_detections(predicted: np.ndarray, detected: list, max_shift: float = 0.5,
+                           image: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Replace each predicted quad by the detected one nearest its centre.
 
     A detection counts if its centre is within `max_shift` sticker sizes of the
-    prediction and its size is similar.  Returns (quads, number replaced).
+    prediction and its size is similar.  Given the image, a detection that is not
+    framed by the dark body on every side (an arm in front cuts it off) only moves
+    the predicted quad by its framed sides, and counts only if each axis has one.
+    Returns (quads, number replaced or moved).
     """
     out = np.array(predicted, dtype=np.float64, copy=True)
     used: set[int] = set()
@@ -321,11 +345,33 @@ def refine_with_detections(predicted: np.ndarray, detected: list, max_shift: flo
             dist = np.linalg.norm(c - centre)
             if dist < best_d:
                 best, best_d = j, dist
-        if best is not None:
-            used.add(best)
+        if best is None:
+            continue
+        used.add(best)
+        sides = bordered_sides(image, detected[best]) if image is not None else (True,) * 4
+        if all(sides):
             out[k] = detected[best]
             replaced += 1
+            continue
+        moved = _shift_by_framed_sides(np.asarray(quad, np.float64), np.asarray(detected[best], np.float64), sides)
+        if moved is not None:
+            out[k] = moved
+            replaced += 1
     return out, replaced
+
+
+def _shift_by_framed_sides(quad: np.ndarray, seen: np.ndarray, sides) -> np.ndarray | None:
+    """The predicted quad moved so its box's framed sides meet the seen patch's; None when an axis has
+    no framed side (where the sticker is along it is not known)."""
+    low, high = quad.min(axis=0), quad.max(axis=0)
+    seen_low, seen_high = seen.min(axis=0), seen.max(axis=0)
+    shift = np.zeros(2)
+    for axis, (first, second) in enumerate((sides[0:2], sides[2:4])):
+        moves = ([seen_low[axis] - low[axis]] if first else []) + ([seen_high[axis] - high[axis]] if second else [])
+        if not moves:
+            return None
+        shift[axis] = float(np.mean(moves))
+    return quad + shift
 
 
 # ---------------------------------------------------------------------------
