@@ -23,7 +23,9 @@ class Clock:
 
 
 def _turning(monkeypatch, clock: Clock, since: float, nominal_ms: float, time_scale: float = 0.5):
-    monkeypatch.setattr(mock_firmware, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    # One clock for both: the mock times its halt on its thread's CPU clock (thread_time).
+    monkeypatch.setattr(mock_firmware, "time",
+                        types.SimpleNamespace(monotonic=clock.monotonic, thread_time=clock.monotonic))
     mock = MockFirmware(time_scale=time_scale)  # not started: its replies are collected here
     replies = []
     mock._reply = replies.append

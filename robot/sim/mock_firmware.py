@@ -293,9 +293,13 @@ class MockFirmware:
             # below is system.cpp's latch -> stepper_halt only (the limping follows in its main loop).
             for arm in closing_early(self, trigger * 1000 / self.time_scale):
                 self.arms.grippers[arm] = None
+            # The halt is timed on this thread's CPU clock around the halt alone: the ISR it stands for
+            # cannot be preempted, while wall time here also counts the host's scheduler and the GIL (ms
+            # under load, 5x that on a sped-up mock), and the bookkeeping above is the firmware's main loop.
+            halt_from = time.thread_time()
             self._running = None  # the hardware input halts the steppers at once
             if stepping and code != P.AlarmCode.ESTOP_BYTE:
-                stop_us = round((time.monotonic() - trigger) * 1e6 / self.time_scale)
+                stop_us = round((time.thread_time() - halt_from) * 1e6 / self.time_scale)
         self._latch(code, stop_us)
 
     def _speed_at(self, now: float, nominal_ms: float) -> float:
