@@ -201,6 +201,9 @@ def test_servo_pulses_match_commanded_widths(emu, board):
 def test_a_grip_moves_only_the_grippers_not_yet_there(emu, board):
     """A GRIP to the pair that holds changes no pulse; a regrip whose pair is already closed only
     opens the other pair (its `done` after one gripper's time says it did not wait for the other half)."""
+    # The firmware works out its regrip table from the main loop for a while after the settings of the
+    # connect, which can make a `done` a few ms late; the dwell lets it finish first (nothing moves).
+    board.done(board.ok("DWELL 1000"))
     board.done(board.ok("GRIP RL"))
     t0 = emu.cycle()
     again = board.done(board.ok("GRIP RL"))

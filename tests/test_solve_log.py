@@ -130,7 +130,9 @@ def test_history_shows_measured_times_and_keeps_sped_up_simulations_apart(tmp_pa
                         "measured_machine_ms    median 41  best 41  worst 41"], "never averaged together"
     rows = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()[0] in
             ("real1", "stop1", "rt1", "fast1")}
-    assert rows["real1"].split()[1:6] == ["real", "5120.5", "ms", "2410", "ms"]
-    assert rows["stop1"].split()[1:6] == ["real", "-", "ms", "-", "ms"], "no prediction shown as a time"
+    # Each run line: time, puzzle (lines without one are the 2x2x2's), kind, start press to solved, machine time.
+    assert all(row.split()[1] == "2x2x2" for row in rows.values())
+    assert rows["real1"].split()[2:7] == ["real", "5120.5", "ms", "2410", "ms"]
+    assert rows["stop1"].split()[2:7] == ["real", "-", "ms", "-", "ms"], "no prediction shown as a time"
     assert "2300" not in rows["stop1"] and rows["stop1"].endswith("EMERGENCY STOP: Ctrl-C")
-    assert rows["rt1"].split()[1] == "SIMULATED" and rows["fast1"].split()[1:3] == ["SIM", "fast"]
+    assert rows["rt1"].split()[2] == "SIMULATED" and rows["fast1"].split()[2:4] == ["SIM", "fast"]
