@@ -167,6 +167,8 @@ class BoardAround:
         self.stats: collections.Counter = collections.Counter()
         self.refused: list = []
 
+    read_only = Link.read_only  # the link's own re-asking, over this stand-in's request()
+
     def request(self, command: str) -> list:
         assert command == "HELLO"
         return [P.Identity(P.FIRMWARE_NAME, "1", P.PROTOCOL_VERSION, "test", 16, 64, self.last, 0, boots=self.boots)]
@@ -220,6 +222,8 @@ class _NoisyHello:
         self.settings = collections.namedtuple("Settings", "max_resends")(max_resends)
         self.lost, self.asked = lost, 0
         self.identity = object.__new__(P.Identity)
+
+    read_only = Link.read_only  # the link's own re-asking, over this stand-in's request()
 
     def request(self, command: str) -> list:
         assert command == "HELLO"

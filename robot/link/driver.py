@@ -268,11 +268,16 @@ class Link:
     def where(self) -> P.Where:
         """The drivers, the arms' positions (None: not known) and the grippers (`WHERE`).  On a noisy
         link the `where` line can be lost while its `ok` arrives: WHERE reads only, so it is asked again."""
+        return self.read_only(P.Where, "WHERE", "`where` line", "requests")
+
+    def read_only(self, reply_type, command: str, line: str, requests: str):
+        """The `reply_type` line answering a command that only reads: asked again when noise ate it
+        while its `ok` arrived (asking twice moves nothing)."""
         for _ in range(self.settings.max_resends + 1):
-            report = next((r for r in self.request("WHERE") if isinstance(r, P.Where)), None)
-            if report is not None:
-                return report
-        raise TooManyResendsError(f"no readable `where` line after {self.settings.max_resends + 1} requests; "
+            reply = next((r for r in self.request(command) if isinstance(r, reply_type)), None)
+            if reply is not None:
+                return reply
+        raise TooManyResendsError(f"no readable {line} after {self.settings.max_resends + 1} {requests}; "
                                   "the link is too noisy (check the USB cable)")
 
     def wait_idle(self, limit_s: float = 120.0) -> P.Status:

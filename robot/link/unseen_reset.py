@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from . import protocol as P
-from .errors import TooManyResendsError, UnseenResetError
+from .errors import UnseenResetError
 from .stream import StreamEntry, running
 
 
@@ -25,12 +25,7 @@ def hello(link) -> P.Identity:
     """Who the board is now (its `boots` in the `id` line counts a reset whose start-up line was lost).
     On a noisy link the `id` line can be lost while its `ok` arrives: HELLO reads only, so it is asked
     again (as Link.where)."""
-    for _ in range(link.settings.max_resends + 1):
-        identity = next((r for r in link.request("HELLO") if isinstance(r, P.Identity)), None)
-        if identity is not None:
-            return identity
-    raise TooManyResendsError(f"no readable `id` line after {link.settings.max_resends + 1} HELLO requests; "
-                              "the link is too noisy (check the USB cable)")
+    return link.read_only(P.Identity, "HELLO", "`id` line", "HELLO requests")
 
 
 def reset_since_seen(link) -> P.Identity | None:
