@@ -111,9 +111,14 @@ def check_opening(events, turn: list[int], releasing: str, jaws: regrip.Jaws, re
 
 
 @pytest.fixture
-def emu():
-    with emulator.Emulator() as e:
+def emu(request):
+    with emulator.Emulator(realtime=getattr(request, "param", False)) as e:
         yield e
+
+
+# Paced at the board's own speed: the host acts on what it saw in the pin log while the turn still runs
+# (free-running, a loaded machine let a 0.8 s window pass before the host's stop or reset landed).
+REALTIME = pytest.mark.parametrize("emu", [True], ids=["realtime"], indirect=True)
 
 
 @pytest.fixture
@@ -176,9 +181,12 @@ SLOW = ["MOTION S6400 V2000 A66667", "SERVO O1300 C1700 S5", "JAWS C50 T95 G60 E
 TABLE_DWELL = "DWELL 8000"
 
 
-def start_turn_with_early_closing(emu, board) -> tuple[int, int, int]:
+HALF_TURN_STEPS = 3200  # TURN R180 at SLOW's 6400 steps a turn
+
+
+def start_turn_with_early_closing(emu, board) -> tuple[int, int, int, int]:
     """GRIP RL, then TURN R180 with GRIP FB queued behind it; returns (turn seq, grip seq, the cycle
-    at which F's closing reached its servo), once it has while R still turns."""
+    at which F's closing reached its servo, the cycle before the turn was sent), once F has begun closing."""
     for line in SLOW:
         board.ok(line)
     board.done(board.ok("GRIP RL"))
@@ -190,7 +198,7 @@ def start_turn_with_early_closing(emu, board) -> tuple[int, int, int]:
         pulses = pinlog.servo_pulses(emu.pin_events())["F"]
         closing = [p.start_cycle for p in pulses if p.start_cycle > t0 and abs(p.width_us - 1700) <= SERVO_JITTER_US]
         if closing:
-            return turn, grip, closing[0]
+            return turn, grip, closing[0], t0
         time.sleep(0.001)
     raise AssertionError("F never began closing during the turn")
 
@@ -201,8 +209,9 @@ def wait_emulated(emu, since: int, ms: float) -> None:
         time.sleep(0.002)
 
 
+@REALTIME
 def test_a_reset_during_the_turn_does_not_close_the_taking_pair_onto_the_turning_cube(emu, board):
-    turn, grip, closing = start_turn_with_early_closing(emu, board)
+    turn, grip, closing, _ = start_turn_with_early_closing(emu, board)
     reset = emu.reset()
     events = emu.pin_events()
     steps_after = pinlog.step_events(events, start_cycle=closing)["R"]
@@ -217,15 +226,19 @@ def test_a_reset_during_the_turn_does_not_close_the_taking_pair_onto_the_turning
         "the holding pair holds on after the reset"
 
 
+@REALTIME
 def test_an_emergency_stop_during_the_turn_stops_the_closing_jaws(emu, board):
     """The layer stops wherever the stop leaves it: jaws closing towards it stop driving (no more
     pulses), the holding pair holds, and nothing else moves while the alarm is latched."""
-    turn, grip, closing = start_turn_with_early_closing(emu, board)
+    turn, grip, closing, started = start_turn_with_early_closing(emu, board)
     board.send_raw(P.RT_ESTOP)
     assert board.wait_for(P.Alarm).code == P.AlarmCode.ESTOP_BYTE
     latched = emu.cycle()
     wait_emulated(emu, latched, 100)
-    after = [e for e in emu.pin_events() if e.cycle > latched]
+    events = emu.pin_events()
+    steps = pinlog.step_events(events, start_cycle=started)["R"]
+    assert any(c > closing for c, _ in steps) and len(steps) < HALF_TURN_STEPS, "the stop came after the turn had ended"
+    after = [e for e in events if e.cycle > latched]
     pulses = pinlog.servo_pulses(after)
     assert pulses["F"] == [] and pulses["B"] == [], "the closing jaws kept driving after the stop"
     assert pulses["R"] and all(abs(p.width_us - 1700) <= SERVO_JITTER_US for p in pulses["R"])
