@@ -458,3 +458,17 @@ def test_a_reset_mid_stream_whose_banner_is_lost_never_ends_in_a_claimed_state_t
         else:  # resumed: exactly once, the cube taken again by the pair that held
             assert executed_commands(mock) == COMMANDS[:5] + ["GRIP FB"] + COMMANDS[5:]
         assert link.stats["board_resets"] == 1 == mock.boots
+
+
+def test_a_status_line_from_before_the_question_is_not_its_answer(mock):
+    """An answer to an earlier `?` that nobody read (a repeated `?` on a slow host) waits in the inbox;
+    after a stop byte, status() must not return that old idle line as the board's state now."""
+    with connect(mock.url) as link:
+        link.connection.ask_status()
+        deadline = time.monotonic() + 5
+        while link.connection._inbox.qsize() == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)  # until the old answer has arrived (the event this test needs)
+        assert link.connection._inbox.qsize() > 0, "the mock never answered the first '?'"
+        link.estop()
+        status = link.status()
+        assert status.state == P.State.ALARM and status.alarm == P.AlarmCode.ESTOP_BYTE, status

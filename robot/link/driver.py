@@ -221,13 +221,15 @@ class Link:
         # one proves the board is there, so `?` is asked as often as a line is sent while the board answers.
         asks = sends_allowed(self.settings.max_resends, board_answers=True)
         for _ in range(asks):
+            before = time.monotonic()
             self.connection.ask_status()
-            asked = time.monotonic()
-            deadline = asked + self.settings.silence_timeout_s
+            deadline = time.monotonic() + self.settings.silence_timeout_s
             heard = False
             while time.monotonic() < deadline:
                 message = self.connection.wait_step(deadline)
-                if isinstance(message, P.Status):
+                # A status line that came before this `?` answers an earlier one (a repeated `?` on a slow
+                # host, or one nobody read): it may predate a stop byte sent since, so it is not the answer.
+                if isinstance(message, P.Status) and self.connection.last_heard >= before:
                     return message
                 if isinstance(message, Garbled):
                     heard = True

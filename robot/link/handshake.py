@@ -174,6 +174,11 @@ class Connection:
         a stop asked from another thread (the panel's Stop) is acted on now, not at the board's next line."""
         self._inbox.put((time.monotonic(), WAKE))
 
+    @property
+    def last_heard(self) -> float:
+        """When the last message returned by wait_step arrived (time.monotonic())."""
+        return self._last_heard
+
     def _next_message(self, timeout: float):
         try:
             arrived, message = self._inbox.get(timeout=max(timeout, 0))
