@@ -19,8 +19,15 @@
    two readings were exchanged): on a cube with two stickers physically exchanged
    every accepted cube is a miss, so that row is reported, not targeted.
 
-Rendered scans (the 3x3x3 renderer) plug in through `classify(rgb, truth)`: 54
-readings in, the outcome out; decode3(rgb) is the decoder's whole interface.
+3. Rendered scans (--rendered N; SIMULATED pictures): N seeded uniformly random 3x3x3s, each scanned as
+   the run scans it: every view of config scan3 rendered by robot/sim/render3.py with the arms and
+   grippers drawn where the sequence leaves them (config simulated_robot.draw_arms), the run's nominal
+   regions (scan_regions3), its sampling (regions.sample_sticker), the per-channel median of a sticker's
+   looks, decode3(readings, None, config) as robot/run/puzzle3.py does.  Per setting (RENDERED: clean,
+   sensor noise, under- and over-exposure, the lamp of robot/sim/lamp.py: glare 0.4 up to 0.7, side,
+   dim): exact / refused / wrong, the refusals by rule, the washed stickers per scan, wall time and
+   the load average.  --first K starts at cube K of the same seeded list (to split a long run over
+   time: the counts of two parts add up); the wrong cubes are listed by number for a test to render.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from robot import config as config_module  # noqa: E402
 from robot.solver3 import cube3  # noqa: E402
 from robot.vision.decode3 import decode3  # noqa: E402
 from robot.vision.readings import VisionError  # noqa: E402
@@ -205,17 +213,122 @@ def synthetic(count: int, seed: int, names=None) -> list[dict]:
     return rows
 
 
+# Rendered settings: render.Lighting fields (a value, or (low, high) drawn per scan) and a lamp (preset, strength;
+# None: the preset's).  The light is otherwise a simulated run's (render.Lighting(): noise 2, vignetting, shading).
+RENDERED = {
+    "clean": {},
+    "noise 10, jitter 8": {"light": {"noise_sigma": 10.0, "sticker_jitter": 8.0}},
+    "under-exposed 0.4-0.7": {"light": {"brightness": (0.4, 0.7)}},
+    "over-exposed 1.6-2.4": {"light": {"brightness": (1.6, 2.4)}},
+    "glare 0.4": {"lamp": ("glare", 0.4)},
+    "glare 0.55": {"lamp": ("glare", 0.55)},
+    "glare 0.7": {"lamp": ("glare", 0.7)},
+    "side 0.4": {"lamp": ("side", None)},
+    "dim (0.25, brightness 0.55)": {"lamp": ("dim", None)},
+}
+WASHED = 0.2  # a sticker's look counts as washed when its centre mixes at least this much of the lamp's white
+
+
+def rendered_cubes(count: int, seed: int, first: int = 0) -> list[tuple[int, str, int]]:
+    """(number, start facelets, render seed) of cubes first..first+count-1 of the seeded list."""
+    rng = np.random.default_rng([seed, 3])
+    out = []
+    for number in range(first + count):
+        start = cube3.to_facelets(cube3.random_state(rng))
+        render_seed = int(rng.integers(1 << 31))
+        if number >= first:
+            out.append((number, start, render_seed))
+    return out
+
+
+def rendered_lighting(spec: dict, pose, rng):
+    """(render.Lighting, lamp or None) of one scan under a RENDERED setting."""
+    from robot.sim import lamp as lamp_module
+    from robot.sim import render, render3
+
+    fields = {k: (float(rng.uniform(*v)) if isinstance(v, tuple) else v) for k, v in spec.get("light", {}).items()}
+    light = render.Lighting(**fields)
+    if "lamp" not in spec:
+        return light, None
+    found, brightness = render3.preset_lamp3(pose, spec["lamp"][0], strength=spec["lamp"][1])
+    return lamp_module.lit(light, found, brightness), found
+
+
+def scan_readings3(frames: dict, sequence, regions) -> np.ndarray:
+    """The run's readings of a scan's frames (robot/run/puzzle3.py scan_once): each region sampled, a
+    sticker's looks merged by their per-channel median, in final-frame facelet order."""
+    from robot.vision.regions import sample_sticker
+
+    samples: dict = {}
+    for view_index, region, final in sequence.mapping():
+        view = sequence.views[view_index]
+        samples.setdefault(final, []).append(sample_sticker(frames[view.name], regions.quads(view.name)[region]).rgb)
+    return np.array([np.median(samples[i], axis=0) for i in range(54)])
+
+
+def rendered(count: int, seed: int, names=None, first: int = 0, config=None) -> list[dict]:
+    """One row per RENDERED setting over the same seeded cubes (see the module's part 3)."""
+    from robot.scan_sequence3 import ScanSequence3
+    from robot.sim import render3
+    from robot.vision.camera_geometry3 import pose3, scan_regions3
+
+    config = config or config_module.defaults()
+    sequence = ScanSequence3.from_config(config)
+    pose = pose3(config)
+    regions = scan_regions3(pose, sequence)  # the run's: the nominal pose
+    geometry = render3.arm_geometry3(config) if config.simulated_robot.draw_arms else None
+    cubes = rendered_cubes(count, seed, first)
+    rows = []
+    for name in names or RENDERED:
+        spec = RENDERED[name]
+        rng = np.random.default_rng([seed, sum(map(ord, name)), first])
+        row = {"name": name, "exact": 0, "refused": 0, "wrong": 0, "reasons": {}, "wrong_cubes": [], "washed": 0.0,
+               "first": first, "count": count}
+        started, load = time.perf_counter(), [os.getloadavg()[0]]
+        for number, start, render_seed in cubes:
+            lighting, found = rendered_lighting(spec, pose, rng)
+            frames, _ = render3.render_scan3(start, sequence, pose, lighting, render_seed, geometry=geometry)
+            readings = scan_readings3(frames, sequence, regions)
+            outcome, _, _ = classify_config(readings, sequence.final_state(start), row["reasons"], config)
+            row[outcome] += 1
+            if outcome == "wrong":
+                row["wrong_cubes"].append(number)
+            if found is not None:
+                row["washed"] += sum(int(np.nansum(m >= WASHED)) for m in render3.view_mix3(pose, found, sequence))
+            load.append(os.getloadavg()[0])
+        row.update(wall_s=time.perf_counter() - started, load=(min(load), max(load)), washed=row["washed"] / max(count, 1))
+        rows.append(row)
+    return rows
+
+
+def classify_config(rgb, truth: str, reasons: dict, config) -> tuple[str, float, object]:
+    """classify() with the run's call (decode3(readings, None, config))."""
+    start = time.thread_time()
+    try:
+        result = decode3(rgb, None, config)
+    except VisionError as error:
+        reasons[error.reason] = reasons.get(error.reason, 0) + 1
+        return "refused", time.thread_time() - start, error
+    return ("exact" if same_partition(result.facelets, truth) else "wrong"), time.thread_time() - start, result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--synthetic", type=int, default=1000, help="random cubes per condition (0: skip)")
     parser.add_argument("--sweep", type=int, default=10, help="perturbations of each real scan per light row (0: skip)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rows", help="condition names separated by ; (default: all)")
+    parser.add_argument("--rendered", type=int, default=0, help="rendered scans per setting (0: skip)")
+    parser.add_argument("--settings", help="rendered setting names separated by ; (default: all of RENDERED)")
+    parser.add_argument("--first", type=int, default=0, help="the first rendered cube's number (split a long run)")
+    parser.add_argument("--no-real", action="store_true", help="skip the real readings (part 1)")
     args = parser.parse_args()
     print(f"SIMULATED readings below part 1 (synthetic scans); load average at start "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
-    if (RESOLVER / "expected.json").exists():
+    if args.no_real:
+        pass
+    elif (RESOLVER / "expected.json").exists():
         rows = real_rows()
         known = [r for r in rows if r["truth"] is not None]
         print(f"\nReal 3x3x3 readings ({RESOLVER}): {len(known)} with a known answer")
@@ -229,7 +342,7 @@ def main() -> None:
     else:
         print(f"\nReal readings not found at {RESOLVER}: part 1 skipped")
 
-    if args.sweep and (RESOLVER / "expected.json").exists():
+    if args.sweep and not args.no_real and (RESOLVER / "expected.json").exists():
         print(f"\nLight sweep over the real 3x3x3 readings ({args.sweep} perturbations of each known-answer scan per "
               "row; clean: of the scans decoded exactly as read)")
         print("| row | exact | refused | wrong | clean exact | refusals by rule |")
@@ -252,6 +365,19 @@ def main() -> None:
             print(f"| {row['name']} | {row['exact']} | {row['refused']} | {row['wrong']} | {rules} | "
                   f"{row['median_ms']:.1f} | {row['p90_ms']:.1f} | {row['max_ms']:.1f} | {row['wall_s']:.0f} | "
                   f"{row['load']:.1f} |")
+
+    if args.rendered:
+        names = [n.strip() for n in args.settings.split(";")] if args.settings else None
+        print(f"\nRendered 3x3x3 scans (SIMULATED pictures: config scan3's views through render3 with the arms drawn, "
+              f"the run's regions, sampling and decode3; cubes {args.first}..{args.first + args.rendered - 1} of seed "
+              f"{args.seed})")
+        print("| setting | exact | refused | wrong | refusals by rule | washed looks per scan | wall s | load |")
+        print("|---|---|---|---|---|---|---|---|")
+        for row in rendered(args.rendered, args.seed, names, args.first):
+            rules = ", ".join(f"{k} {v}" for k, v in sorted(row["reasons"].items(), key=lambda kv: -kv[1]))
+            wrong = f" (cubes {', '.join(map(str, row['wrong_cubes']))})" if row["wrong_cubes"] else ""
+            print(f"| {row['name']} | {row['exact']} | {row['refused']} | {row['wrong']}{wrong} | {rules} | "
+                  f"{row['washed']:.1f} | {row['wall_s']:.0f} | {row['load'][0]:.1f}-{row['load'][1]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

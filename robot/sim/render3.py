@@ -11,9 +11,17 @@ crossbar covers the face's middle column (0) or row (90), so a gripped face's ce
 `seen_share` says how much of each sticker's sampled region the arms leave visible; the scan
 sequence (robot/scan_sequence3.py, chosen by robot/sim/scan3_search.py) counts a sticker seen in a
 view only when it is mostly visible (SEEN_SHARE).
+
+The lamp is the 2x2x2's (robot/sim/lamp.py: a highlight fixed in the camera's frame on every frame,
+glossy faces washed by their angle to it; config `camera.lighting` and the glare / side / dim presets):
+render.render_state draws it for any sticker layout.  Only its strength is measured here on the 3x3x3's
+stickers (preset_lamp3: the mix at the centre of the most washed sticker the camera sees), and
+position_mix3 / view_mix3 say how washed each of the 54 is.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -21,7 +29,8 @@ import numpy as np
 from .. import cube
 from ..config_types import Config
 from ..vision.camera_geometry import STICKER_GAP, Camera3D, Pose
-from ..vision.camera_geometry3 import facelet_quads3, scan_regions3, sticker_corners3
+from ..vision.camera_geometry3 import facelet_index3, facelet_quads3, scan_regions3, sticker_corners3
+from . import lamp as lamp_module
 from . import render, render_arms
 from .render_arms import ArmGeometry, ArmsView
 
@@ -116,3 +125,62 @@ def rendered_readings3(start_facelets: str, sequence, pose: Pose, lighting: rend
         sample = sample_sticker(frames[view.name], regions.quads(view.name)[region_index])
         readings.setdefault(final, []).append(sample.rgb)
     return np.array([np.median(readings[i], axis=0) for i in range(len(start_facelets))])
+
+
+# ---------------------------------------------------------------------------
+# The lamp (robot/sim/lamp.py) on the 3x3x3's stickers.
+
+
+def position_mix3(pose: Pose, lamp: lamp_module.Lamp | None) -> dict[int, float]:
+    """{facelet index (robot frame, 54): the lamp's mix with white at its sticker's centre} for the
+    stickers `pose` sees (lamp.position_mix's, nine stickers a face)."""
+    if lamp is None:
+        return {}
+    camera = Camera3D(pose)
+    half = pose.cube_mm / 2
+    indices, points, normals = [], [], []
+    for face in cube.FACES:
+        normal = np.array(cube.FACE_FRAMES[face][0], dtype=np.float64)
+        if not camera.sees(normal * half, normal):
+            continue
+        for index, corners in stickers3(face, half):
+            indices.append(index)
+            points.append(corners.mean(axis=0))
+            normals.append(normal)
+    mixes = np.minimum(1.0, lamp.peak * lamp_module.lobe(lamp.position_mm, lamp.spread_deg, np.array(points),
+                                                         np.array(normals), camera.position))
+    return {i: float(m) for i, m in zip(indices, mixes)}
+
+
+def preset_lamp3(pose: Pose, name: str, strength: float | None = None, spread_deg: float | None = None,
+                 position_mm=None) -> tuple[lamp_module.Lamp | None, float]:
+    """lamp.preset_lamp for a 3x3x3: (the lamp or None, the scene's brightness), `strength` being the mix
+    at the centre of the most washed 3x3x3 sticker the camera sees (not the 2x2x2's)."""
+    found, brightness = lamp_module.preset_lamp(pose, name, strength, spread_deg, position_mm)
+    if found is None:
+        return None, brightness
+    worst = max(position_mix3(pose, replace(found, peak=1.0)).values(), default=0.0)
+    if worst < 1e-3:
+        raise lamp_module.LampError(f"lamp {name!r}: its highlight ({found.spread_deg:g} deg) reaches no 3x3x3 "
+                                    "sticker the camera sees; move it or widen camera.lighting.spread_deg")
+    return replace(found, peak=found.strength / worst), brightness
+
+
+def lamp_from_config3(config: Config, pose: Pose, name: str | None = None) -> tuple[lamp_module.Lamp | None, float]:
+    """(lamp or None, brightness) from config `camera.lighting` (lamp.from_config's); `name` (--light)
+    replaces its preset."""
+    settings = config.camera.lighting
+    position = tuple(settings.position_mm) if settings.position_mm else None
+    return preset_lamp3(pose, name if name is not None else settings.preset, settings.strength,
+                        settings.spread_deg, position)
+
+
+def view_mix3(pose: Pose, lamp: lamp_module.Lamp | None, sequence) -> list[np.ndarray]:
+    """Per view of a 3x3x3 scan `sequence`: (54,) the lamp's mix at each sticker's centre in final-frame
+    facelet order (NaN: not read in that view)."""
+    at = position_mix3(pose, lamp)
+    out = [np.full(6 * 9, np.nan) for _ in sequence.views]
+    for v, region, final in sequence.mapping():
+        out[v][final] = at.get(facelet_index3(sequence.views[v].facelets[region]), 0.0)
+    return out
+
