@@ -1,8 +1,8 @@
 """`cube-robot jog | grip | motors | home | load | release | tune grippers`: bringing a robot up.
 
 Every command takes --config, --port, --sim (the emulated robot: the real firmware in simavr, or
-the mock with --firmware mock) and --json (one JSON object on stdout; the running commentary goes
-to stderr).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
+the mock with --firmware mock), --json (one JSON object on stdout; the running commentary goes
+to stderr) and --puzzle (the board's rules: 2x2x2, or 3x3x3 for 3x3x3 grippers: puzzle3.py).  Ctrl-C while the robot moves sends the real-time stop first, then reports the robot's
 state; Ctrl-C at a prompt, with nothing moving, sends no stop and latches no alarm.  `home` by eye
 needs a person at a terminal, `tune grippers` by keys a terminal or keys on stdin (each says so at the
 start otherwise, and names its non-interactive way); `load` goes on without one.
@@ -22,18 +22,23 @@ from ..cli_common import add_config_argument
 from ..config_types import Config
 from ..exit_status import ExitStatus
 
+PUZZLES = ("2x2x2", "3x3x3")  # --puzzle: the board's rules (PUZZLE 2 / PUZZLE 3 at the handshake)
+
 EXAMPLES = {
     "jog": """examples:
   cube-robot jog R 90              turn arm R a quarter turn clockwise (seen from outside R), in the air
   cube-robot jog L -45
   cube-robot jog F --steps 5       five (micro)steps: for squaring an arm by eye
   cube-robot jog R 90 --with-cube  pair RL takes the cube and R turns its layer
-  cube-robot jog B 90 --sim        try it on the emulated robot""",
+  cube-robot jog B 90 --sim        try it on the emulated robot
+  cube-robot jog R 90 --puzzle 3x3x3               3x3x3 grippers: in the air (R's gripper open)
+  cube-robot jog R 90 --with-cube --puzzle 3x3x3 --arms-straight   R and pair FB closed at 0, R turns its layer""",
     "grip": """examples:
   cube-robot grip R open           one gripper
   cube-robot grip RL close         a pair (both its grippers)
   cube-robot grip all open
-  cube-robot grip FB close --sim --json""",
+  cube-robot grip FB close --sim --json
+  cube-robot grip all close --puzzle 3x3x3 --arms-straight   3x3x3: closes only on arms known square""",
     "motors": """examples:
   cube-robot motors on             drivers on: the arms hold
   cube-robot motors off            drivers off: turn the arms by hand (positions are forgotten)
@@ -42,18 +47,22 @@ EXAMPLES = {
   cube-robot home                  with motion.homing.sensors: find each arm's zero with its sensor;
                                    without: square each arm by eye (+ / - / steps, Enter = straight)
   cube-robot home --arms RL
-  cube-robot home --sim""",
+  cube-robot home --sim
+  cube-robot home --puzzle 3x3x3   one pair at a time: the other pair holds the cube meanwhile""",
     "load": """examples:
   cube-robot load                  open all grippers, wait for the cube (Enter or the start button),
                                    close the start pair (robot.start_grip; RL when 'any')
-  cube-robot load --pair FB --sim""",
+  cube-robot load --pair FB --sim
+  cube-robot load --puzzle 3x3x3 --arms-straight   3x3x3: all four open, wait, all four close at 0""",
     "release": """examples:
   cube-robot release               open all grippers: take the cube out
-  cube-robot release --sim --json""",
+  cube-robot release --sim --json
+  cube-robot release --puzzle 3x3x3""",
     "tune": """examples:
   cube-robot tune grippers                        keys: + - ] [ nudge, o / c open or closed, n next, s save, q quit
   cube-robot tune grippers --set R.open=1100 --set L.closed=1850 --save
-  cube-robot tune grippers --sim --set F.open=1050 --json""",
+  cube-robot tune grippers --sim --set F.open=1050 --json
+  cube-robot tune grippers --puzzle 3x3x3 --arms-straight   3x3x3: CLOSE needs the arms known square""",
 }
 
 
@@ -65,7 +74,21 @@ def _common(parser) -> None:
                         help="with --sim: which emulated firmware (default: simavr if installed)")
     parser.add_argument("--realtime", action="store_true", help="with --sim: run at real speed")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument("--puzzle", choices=PUZZLES, default=None,
+                        help="the board's rules: 2x2x2 (default) or 3x3x3 (3x3x3 grippers: every arm closed at 0 by "
+                             "default, a layer turns while the other pair is closed at 0; docs/running.md)")
     add_config_argument(parser)
+
+
+def _arms_straight(parser) -> None:
+    parser.add_argument("--arms-straight", action="store_true",
+                        help="with --puzzle 3x3x3: the arms stand straight (your word; the board forgets their "
+                             "positions when the port opens, and closes a 3x3x3 gripper only on a known square arm)")
+
+
+def _puzzle(args, config: Config) -> str:
+    """--puzzle, else the config's puzzle if it names one, else 2x2x2."""
+    return args.puzzle or getattr(config.robot, "puzzle", None) or PUZZLES[0]
 
 
 def _parser(subparsers, name, help_text, description):
@@ -92,6 +115,7 @@ def register(subparsers) -> None:
                    "Open or close grippers (each with its own pulse widths from config.yaml).")
     grip.add_argument("target", metavar="ARM|PAIR", help="R, L, F, B, a pair RL / FB, or all")
     grip.add_argument("action", choices=("open", "close"))
+    _arms_straight(grip)
     _common(grip)
     grip.set_defaults(handler=run_grip)
 
@@ -111,7 +135,9 @@ def register(subparsers) -> None:
 
     load = _parser(subparsers, "load", "open all grippers, wait for the cube, close the start pair",
                    "Put the cube in: all grippers open, then Enter or the start button, then the start pair closes.")
-    load.add_argument("--pair", choices=("RL", "FB"), help="the pair that takes the cube (default robot.start_grip)")
+    load.add_argument("--pair", choices=("RL", "FB"), help="the pair that takes the cube (default robot.start_grip; "
+                      "2x2x2 only: a 3x3x3 is held by all four)")
+    _arms_straight(load)
     _common(load)
     load.set_defaults(handler=run_load)
 
@@ -129,6 +155,7 @@ def register(subparsers) -> None:
     grippers.add_argument("--set", action="append", default=[], metavar="ARM.open|closed=US",
                           help="set a width without the interactive keys (repeatable)")
     grippers.add_argument("--save", action="store_true", help="with --set: write the widths into the config file")
+    _arms_straight(grippers)
     _common(grippers)
     grippers.set_defaults(handler=run_tune)
 
@@ -170,22 +197,31 @@ def _run(args, body, check=None) -> int:
     from .tune import TuneError
 
     config = config_module.load(args.config)
-    if check is not None:
-        try:
+    puzzle = _puzzle(args, config)
+    try:
+        if getattr(args, "arms_straight", False) and puzzle == PUZZLES[0] and args.command != "jog":
+            raise BringupError("--arms-straight is for --puzzle 3x3x3 (and jog --with-cube): a 2x2x2 gripper "
+                               "closes without the arms' positions")
+        if check is not None:
             check(config)
-        except (BringupError, TuneError) as exc:
-            _say_error(args, f"cube-robot {args.command}: {exc}")
-            return ExitStatus.BAD_CONFIG
+    except (BringupError, TuneError) as exc:
+        _say_error(args, f"cube-robot {args.command}: {exc}")
+        return ExitStatus.BAD_CONFIG
     out = Output(args)
-    result = {"command": args.command, "simulated": bool(args.sim)}
+    result = {"command": args.command, "simulated": bool(args.sim), "puzzle": puzzle}
     code = ExitStatus.OK
     connected = False  # a failure before the robot answered: NOT STARTED, nothing moved
     try:
-        with ConnectedRobot(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime) as robot:
+        with ConnectedRobot(config, port=args.port, sim=args.sim, firmware=args.firmware, realtime=args.realtime,
+                            puzzle=puzzle) as robot:
             connected = True
             result["robot"] = robot.backend
             if args.sim:
                 out.tell_maker(f"Robot: {robot.backend}.")
+            if puzzle != PUZZLES[0]:
+                out.tell_maker(f"The board is in its {puzzle} mode (PUZZLE {puzzle[0]}, its id line says pz {puzzle[0]}): "
+                               "every arm closed at 0 by default, a layer turns only while the other pair is closed "
+                               "at 0, an arm jogs only in the air.")
             try:
                 with stop_on_interrupt(robot, out.tell_maker):
                     ok, extra = body(robot, config, out)
@@ -235,8 +271,17 @@ def _state_into(result: dict, robot, config: Config, out, quiet: bool = False) -
                        "grippers": where.grippers, "home_input_active": where.sensor_active}
 
 
+def _sim_left_off(robot, config: Config):
+    """Simulation: arm -> its true steps from straight (said with a confirmation); None on a real robot."""
+    if not robot.sim:
+        return None
+    rev = config.motion.steps_per_rev
+    return lambda arm: (robot.arm_angle(arm) + rev // 2) % rev - rev // 2
+
+
 def run_jog(args) -> int:
     from ..arms import actions
+    from . import puzzle3
 
     arm = args.arm.upper()
     if arm not in "RLFB" or len(arm) != 1:
@@ -257,6 +302,8 @@ def run_jog(args) -> int:
         if abs(steps) > most:
             raise actions.BringupError(f"{steps} steps is more than one jog may turn ({most} steps = "
                                        f"{most * 360 / rev:g} deg at {rev} steps per turn); jog in parts")
+        if args.with_cube and _puzzle(args, config) == "3x3x3":
+            puzzle3.check_layer_turn(steps, rev)
         return steps
 
     def body(robot, config: Config, out):
@@ -264,7 +311,11 @@ def run_jog(args) -> int:
         steps = steps_of(config)
         if args.degrees is not None and abs(steps * 360 / rev - args.degrees) > 1e-9:
             out.tell_maker(f"{args.degrees:g} deg is {steps} steps ({steps * 360 / rev:.2f} deg) at {rev} steps per turn.")
-        actions.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube, arms_straight=args.arms_straight)
+        if robot.puzzle == "3x3x3":
+            puzzle3.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube,
+                        arms_straight=args.arms_straight, left_off=_sim_left_off(robot, config))
+        else:
+            actions.jog(robot.link, arm, steps, out.tell_maker, with_cube=args.with_cube, arms_straight=args.arms_straight)
         return True, {"arm": arm, "steps": steps}
 
     return _run(args, body, check=steps_of)
@@ -282,7 +333,13 @@ def run_grip(args) -> int:
 
     def body(robot, config: Config, out):
         arms = target()
-        actions.grip(robot.link, arms, args.action == "close", out.tell_maker)
+        if robot.puzzle == "3x3x3":
+            from . import puzzle3
+
+            puzzle3.grip(robot.link, arms, args.action == "close", out.tell_maker, arms_straight=args.arms_straight,
+                         left_off=_sim_left_off(robot, config))
+        else:
+            actions.grip(robot.link, arms, args.action == "close", out.tell_maker)
         return True, {"arms": arms, "action": args.action}
 
     return _run(args, body, check=target)
@@ -293,6 +350,9 @@ def run_motors(args) -> int:
 
     def body(robot, config: Config, out):
         actions.set_motors(robot.link, args.state == "on", out.tell_maker)
+        if robot.puzzle == "3x3x3" and args.state == "off":
+            out.tell_maker("3x3x3 mode: the board closes a gripper and turns a layer only on arms whose position it "
+                           "knows: after this, confirm them straight (--arms-straight) or home them.")
         return True, {"motors": args.state}
 
     return _run(args, body)
@@ -314,22 +374,22 @@ def run_home(args) -> int:
 
     def body(robot, config: Config, out):
         arms = actions.arms_of(args.arms)
-        if not by_eye(config):
+        hint = left_off = None
+        if by_eye(config) and args.sim:
+            left_off = _sim_left_off(robot, config)  # the virtual robot knows how far off straight the arm stands
+
+            def hint(arm):
+                off = left_off(arm)
+                return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
+        if robot.puzzle == "3x3x3":
+            from . import puzzle3
+
+            puzzle3.home(robot.link, arms, out.tell_maker, by_eye(config), out.ask, hint, left_off)
+        elif not by_eye(config):
             actions.home_with_sensors(robot.link, arms, out.tell_maker)
-            method = "sensors"
         else:
-            hint = left_off = None
-            if args.sim:
-                rev = config.motion.steps_per_rev
-
-                def left_off(arm) -> int:  # the virtual robot knows how far off straight the arm stands
-                    return (robot.arm_angle(arm) + rev // 2) % rev - rev // 2
-
-                def hint(arm):
-                    off = left_off(arm)
-                    return "straight" if off == 0 else f"arm {arm} stands {abs(off)} step{'s' if abs(off) != 1 else ''} {'clockwise' if off > 0 else 'anticlockwise'} of straight"
             actions.square_by_eye(robot.link, arms, out.ask, out.tell_maker, hint, left_off)
-            method = "by eye"
+        method = "by eye" if by_eye(config) else "sensors"
         if args.sim:
             out.tell_maker("Simulated arms now at (steps from straight): "
                     + ", ".join(f"{a} {robot.arm_angle(a)}" for a in arms) + ".")
@@ -341,17 +401,26 @@ def run_home(args) -> int:
 def run_load(args) -> int:
     from ..arms import actions
 
-    def body(robot, config: Config, out):
-        start = args.pair or config.robot.start_grip
-        pair = start if start in actions.PAIRS else actions.PAIRS[0]
+    def check(config: Config) -> None:
+        if args.pair and _puzzle(args, config) == "3x3x3":
+            raise actions.BringupError("--pair is for the 2x2x2: with --puzzle 3x3x3 all four grippers close on the cube")
 
+    def body(robot, config: Config, out):
         def wait():
             _wait_enter_or_button(robot, config, out, args.sim)
 
+        if robot.puzzle == "3x3x3":
+            from . import puzzle3
+
+            puzzle3.load(robot.link, config, wait, out.tell_maker, arms_straight=args.arms_straight,
+                         left_off=_sim_left_off(robot, config))
+            return True, {"pair": None}
+        start = args.pair or config.robot.start_grip
+        pair = start if start in actions.PAIRS else actions.PAIRS[0]
         actions.load(robot.link, pair, wait, out.tell_maker)
         return True, {"pair": pair}
 
-    return _run(args, body)
+    return _run(args, body, check=check)
 
 
 def _wait_enter_or_button(robot, config: Config, out, sim: bool) -> None:
@@ -406,6 +475,13 @@ def run_tune(args) -> int:
         bounds = (limits["SERVO_US_MIN"], limits["SERVO_US_MAX"])
         widths = tune_module.Widths.from_motion(config.motion)
         ensure_motors(robot.link, out.tell_maker)
+        if robot.puzzle == "3x3x3":  # the board closes a 3x3x3 gripper only on an arm it knows square
+            from . import puzzle3
+
+            closing = ("".join(a for a in "RLFB" if any(tune_module.parse_setting(t)[:2] == (a, "closed") for t in args.set))
+                       if args.set else "RLFB")
+            puzzle3.find_positions(robot.link, closing, config, out.tell_maker, args.arms_straight,
+                                   _sim_left_off(robot, config))
         if args.set:
             for text in args.set:
                 arm, which, us = tune_module.parse_setting(text)  # checked before connecting too

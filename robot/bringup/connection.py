@@ -35,8 +35,9 @@ class ConnectedRobot:
     """A link to a robot (real or emulated), with the drivers left as the board has them."""
 
     def __init__(self, config: Config, port: str | None = None, sim: bool = False, firmware: str = "auto",
-                 realtime: bool = False):
+                 realtime: bool = False, puzzle: str = "2x2x2"):
         self.config, self.port, self.sim = config, port, sim
+        self.puzzle = P.known_puzzle(puzzle)  # the board's rules, set at the handshake (PUZZLE 3 for a 3x3x3)
         self.firmware, self.realtime = firmware, realtime
         self.emulator: Emulator | None = None
         self.mock: MockFirmware | None = None
@@ -53,7 +54,9 @@ class ConnectedRobot:
         try:
             if self.sim:
                 url = self._start_simulation()
-            link = self.link = Link.open(self.config, port=url, motors=False)
+            link = self.link = Link.open(self.config, port=url, motors=False, puzzle=self.puzzle)
+            if self.puzzle != "2x2x2":
+                self._check_puzzle(link)
         except BaseException:
             self.close()
             raise
@@ -62,6 +65,16 @@ class ConnectedRobot:
         if not self.sim and identity is not None:  # open() returns after the handshake: the board said who it is
             self.backend = f"{identity.firmware} {identity.version} on {link.url}"
         return self
+
+    def _check_puzzle(self, link) -> None:
+        """The board's own word that it took the puzzle mode: `pz` in its `id` line (HELLO)."""
+        from ..link.errors import HandshakeError
+
+        identity = next((r for r in link.request("HELLO") if isinstance(r, P.Identity)), None)
+        said = identity.puzzle if identity is not None else "nothing readable"
+        if said != self.puzzle:
+            raise HandshakeError(f"the board did not take `{P.puzzle_command(self.puzzle)}` (its id line says "
+                                 f"{said}): flash a firmware with the puzzle mode (protocol 6; firmware/README.md)")
 
     def _start_simulation(self) -> str:
         from ..sim import emulator as emulator_module
