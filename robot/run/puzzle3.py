@@ -4,9 +4,12 @@
     -> robot-aware plan (solve_robot within robot3.search_budget_s) -> the plan's ops carried out once
     -> rescan -> report
 
-On the simulated robot only (robot/sim/robot_sim3.py: the Python op executor by default, the real firmware
-in simavr in 3x3x3 mode over the host's link with --firmware emulator); the serial fault flags and a real
-robot are not built for it yet, so they are refused by name (REFUSED3).
+On the simulated robot only (robot/sim/robot_sim3.py: a firmware in 3x3x3 mode over the host's link, picked as
+the 2x2x2 run picks it: the real firmware in simavr when the toolchain is there, else the mock; the 2x2x2's
+serial fault flags put the fault proxy between them); a real robot is not built for it yet, and what the run
+cannot honour is refused by name (REFUSED3).  A lost link is resumed from the board's own record (its reset
+memory); after a reset the host gives the board back only what it knows for certain (robot/link/reset3.py)
+and stops when it cannot, naming the state (stops3.py).
 The honesty rules and outcome words are the 2x2x2 run's (run/report.py): every line SIMULATED; with a rescan,
 SOLVED only when it saw every face of one colour; without one (--no-verify, or the rescan refused) the
 outcome is read from the virtual cube and says so, as a simulated 2x2x2 run's is; every stop names the cube
@@ -26,17 +29,13 @@ from ..config_types import Config
 from ..exit_status import ExitStatus
 from . import report as report_words
 from .options import RunOptions
+from .stops3 import Stop3, describe_op, jam_stop, link_stop, rehearse
+
+__all__ = ["Run3Report", "Stop3", "describe_op", "run_puzzle3", "run_command3", "refused_options3"]
 
 # Options of `cube-robot run` that the 3x3x3 run cannot honour yet, and why (said when refused).
-NO_LINK3 = ("the serial fault flags are not built for the 3x3x3 run yet (its firmware link, --firmware emulator, "
-            "runs without faults)")
 REFUSED3 = (
     ("--port", lambda o: o.port, "no real 3x3x3 robot is supported yet: run it with --sim"),
-    ("--fault-rate", lambda o: o.fault_rate, NO_LINK3),
-    ("--disconnect-at", lambda o: o.disconnect_at, NO_LINK3),
-    ("--keep-power", lambda o: o.keep_power, NO_LINK3),
-    ("--firmware mock", lambda o: o.firmware == "mock", "the 3x3x3 run takes the firmware in simavr (--firmware "
-     "emulator) or the Python op executor (auto); the mock firmware's 3x3x3 mode is not wired into it"),
     ("--resume", lambda o: o.resume, "a simulated robot starts with no alarm"),
     ("--arms-straight", lambda o: o.arms_straight, "the simulated arms start square"),
     ("--light", lambda o: o.light, "the 3x3x3 renderer takes no lamp preset yet"),
@@ -97,6 +96,9 @@ class Run3Report:
     final_true: str | None = None  # the virtual cube at the end (simulation truth)
     stopped: bool = False  # the run stopped before its end (an e-stop, a jam, a refused line, no scan read)
     measured_ms: float | None = None  # the plan's arm time as the board's `done` lines measured it (firmware)
+    possible_states: list | None = None  # after a stop: every 54-facelet state its words allow (stops3.py)
+    serial_faults: int | None = None  # faults the fault proxy made (None: no proxy)
+    link_resumes: int = 0  # streams resumed after a lost link
     time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
     timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
 
@@ -150,7 +152,7 @@ class Run3Report:
                          f"(the firmware's `done` lines, {self.ops_done} of {self.ops} ops)")
         if self.button_to_solved_ms is not None:
             lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (SIMULATED clock: the "
-                         "executor is sped up unless --realtime, the emulator runs at its own pace)")
+                         "mock firmware is sped up unless --realtime, the emulator runs at its own pace)")
         if self.checked:
             lines.append(f"check: {self.checked}")
         lines += [f"error: {e}" for e in self.errors]
@@ -162,14 +164,6 @@ class Run3Report:
             lines.append(f"  {name:34} {ms:8.1f} ms")
         lines.append(f"RESULT {self.result_line()}")
         return "\n".join(lines)
-
-
-class Stop3(Exception):
-    """The run stopped; `state` names the cube (54 facelets and what they are) or why it is not known."""
-
-    def __init__(self, message: str, state: str, advice: str, estop: bool = False):
-        super().__init__(message)
-        self.state, self.advice, self.estop = state, advice, estop
 
 
 def start_state(options: RunOptions, rng) -> str:
@@ -197,8 +191,9 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
     rng = np.random.default_rng(options.seed)
     if robot is None:
         robot = SimulatedRobot3(config, start_state(options, rng), seed=int(rng.integers(1 << 30)),
-                                realtime=options.realtime, bad_scan=options.bad_scan,
-                                firmware="emulator" if options.firmware == "emulator" else "executor")
+                                realtime=options.realtime, bad_scan=options.bad_scan, firmware=options.firmware,
+                                fault_rate=options.fault_rate, disconnect_at=options.disconnect_at,
+                                keep_power=options.keep_power, say=tell_maker)
     budget = config.robot3.search_budget_s if budget_s is None else budget_s
     report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget,
                         time=datetime.now().isoformat(timespec="seconds"),
@@ -206,15 +201,18 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
     tell_maker(f"Simulated robot: {robot.backend}.")
     run = _Run3(config, robot, options, tell_maker, report, solve, budget)
     try:
+        run.start()
         run.run()
     except Stop3 as stop:
         report.outcome, report.cube_state, report.advice = (STOPPED if stop.estop else NOT_SOLVED), stop.state, stop.advice
-        report.stopped = True
+        report.stopped, report.possible_states = True, stop.possible
         report.errors.append(str(stop))
     finally:
-        report.ops_done = run.done
-        report.final_true = robot.virtual.facelets()
         robot.close()
+        report.ops_done = run.plan_ops_done()
+        report.final_true = robot.virtual.facelets()
+        report.serial_faults = robot.serial_fault_counts() if robot.proxy is not None else None
+        report.link_resumes = robot.resumes
     return report
 
 
@@ -231,8 +229,26 @@ class _Run3:
         self.regions = scan_regions3(robot.camera.pose, self.sequence)
         self.mapping = self.sequence.mapping()
         self.solve = solve
-        self.done = 0  # plan ops carried out
+        self.plan = None
+        self.scanned: str | None = None
+        self.mark: int | None = None  # len(robot.done_ops) when the scan was read: later ops move a known cube
         self.pressed = 0.0
+
+    def start(self) -> None:
+        """The simulated board and the link to it (a link that fails here moved nothing)."""
+        from ..link.errors import LinkError
+
+        try:
+            self.robot.start()
+        except LinkError as exc:
+            raise Stop3(f"the simulated robot could not be started: {type(exc).__name__}: {exc}",
+                        "not read: the robot did not start (nothing moved; the cube is as it was put in)",
+                        "run again") from None
+
+    def plan_ops_done(self) -> int:
+        if self.plan is None or self.mark is None:
+            return 0
+        return min(len(self.plan.ops), len(self.robot.done_ops) - self.mark)
 
     def ms(self, t: float) -> float:
         return (t - self.pressed) * 1000.0
@@ -253,11 +269,13 @@ class _Run3:
         robot.prerender_wait()
         self.tell("Start pressed (the simulated button).")
         self.pressed = time.perf_counter()
-        scanned = self.scan_until_read()
+        scanned = self.scanned = self.scan_until_read()
+        self.mark = len(robot.done_ops)
         report.scanned = scanned
         t = time.perf_counter()
         plan = self.solve(scanned, self.budget)
         self.stage("solve", t, time.perf_counter())
+        self.plan = plan
         report.moves, report.ops, report.predicted_ms = plan.moves, len(plan.ops), plan.cost_ms
         report.solve_ms = round(plan.solve_ms, 1)
         report.floor = {"scan_arm_ms": self.sequence.arm_ms(self.profile) * report.scan_attempts,
@@ -308,6 +326,19 @@ class _Run3:
                     "not read: every scan was refused (no plan op ran; the scans only tilted the whole cube)",
                     "check the light (no glare, even brightness), then run again (the cube is rescanned)")
 
+    def scan_ops(self, ops) -> None:
+        """A scan's ops before the cube was read: a stop names no state (the scan's ops turn only the whole cube)."""
+        from ..link.errors import LinkError
+        from ..sim.virtual_robot3 import Jam3
+
+        try:
+            self.robot.do_ops(ops)
+        except (LinkError, Jam3) as exc:
+            raise Stop3(f"scan attempt {self.report.scan_attempts}: {type(exc).__name__}: {exc}",
+                        "not read: the stop came before the scan was read (no plan op ran; the scan's ops turn only "
+                        "the whole cube, and a tilt cut part-way leaves it turned part-way as a whole)",
+                        "check the cube sits square in the grippers, then run again (the cube is rescanned)") from None
+
     def scan_once(self, attempt: int | None, prefix: str) -> str:
         """One whole scan: each view's ops then its frame, the finish ops, the decode; its facelets."""
         import numpy as np
@@ -316,14 +347,14 @@ class _Run3:
         from ..vision.readings import VisionError
 
         robot, camera = self.robot, self.robot.camera
+        move = self.ops if self.scanned is not None else self.scan_ops  # the check rescan moves a known cube
         robot.before_scan(attempt)
         sampled = []  # each view's stickers are sampled on a thread while the arms present the next view
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan3-sample") as sampler:
             for view_index, view in enumerate(self.sequence.views):
                 camera.note_state()
                 start = camera.motion_started = time.perf_counter()
-                for op in view.ops:
-                    robot.do_op(op)
+                move(view.ops)
                 camera.motion_ended()
                 end = time.perf_counter()
                 frame = camera.capture(view.name)
@@ -332,8 +363,7 @@ class _Run3:
                 self.stage(f"{prefix}{view.name}: motion", start, end)
                 self.stage(f"{prefix}{view.name}: frame wait", end, got)
             t = time.perf_counter()
-            for op in self.sequence.finish:
-                robot.do_op(op)
+            move(self.sequence.finish)
             camera.note_state()
             t_decode = time.perf_counter()
             self.stage(f"{prefix}finish: motion", t, t_decode)
@@ -362,12 +392,7 @@ class _Run3:
 
     def state_after(self, scanned: str, ops) -> str:
         """The scanned cube after `ops`, by the same rules as the virtual robot (a rehearsal, not the truth)."""
-        from ..sim.virtual_robot3 import VirtualRobot3
-
-        rehearsal = VirtualRobot3(self.profile, scanned)
-        for op in ops:
-            rehearsal.apply_op(op)
-        return rehearsal.facelets()
+        return rehearse(self.profile, scanned, ops)[-1]
 
     def restore_ops(self, scanned: str, plan) -> list:
         """The ops that put grippers a plan left at 90 back to 0, a pair at a time."""
@@ -378,7 +403,7 @@ class _Run3:
         try:
             for op in plan.ops:
                 rehearsal.apply_op(op)
-        except MechanicalError:  # the plan jams: the executor will stop there, and nothing is restored
+        except MechanicalError:  # the plan jams: the run stops there, and nothing is restored
             return []
         ops: list = []
         for _, faces in self.profile.pairs:
@@ -386,71 +411,63 @@ class _Run3:
             ops += self.profile.restore_ops(at_90) if at_90 else []
         return ops
 
+    def ops(self, ops, on_done=None) -> list:
+        """The robot carries out ops once the scan was read: a link error or a jam stops the run naming the state
+        from the scan and the ops the board reported done (robot/run/stops3.py)."""
+        from ..link.errors import LinkError
+        from ..sim.virtual_robot3 import Jam3
+
+        robot, scanned, mark = self.robot, self.scanned, self.mark
+        assert scanned is not None and mark is not None and self.plan is not None
+        total = len(self.plan.ops)
+        try:
+            return robot.do_ops(ops, on_done)
+        except Jam3 as jam:
+            after = robot.done_ops[mark:]
+            before = after[:max(0, robot.jam_after - mark)]
+            raise jam_stop(jam, self.profile, scanned, before, after[len(before):] + robot.maybe_ops, total) from None
+        except LinkError as exc:
+            raise link_stop(exc, self.profile, scanned, robot.done_ops[mark:], robot.maybe_ops, total) from None
+
     def restore(self, scanned: str, plan) -> None:
         """Grippers a plan left at 90 back to 0 (off the clock, as docs/robot3.md counts a plan)."""
-        from ..sim.virtual_robot3 import Jam3
-
-        for op in self.restore_ops(scanned, plan):
-            try:
-                self.robot.do_op(op)
-            except Jam3 as jam:
-                raise Stop3(f"jam while the grippers went back to 0 before the rescan ({describe_op(op)}): {jam}",
-                            f"NOT KNOWN: {self.state_after(scanned, plan.ops)} if the plan ran as planned (it ran to "
-                            "the end); the grippers' restore jammed", "free the cube, then run again (it is rescanned)"
-                            ) from None
+        restore = self.restore_ops(scanned, plan)
+        if restore:
+            self.ops(restore)
 
     def execute(self, scanned: str, plan) -> None:
-        from ..link.errors import CommandRejectedError, LinkError
-        from ..sim.virtual_robot3 import Jam3
-
         total, estop = len(plan.ops), self.options.estop_at
-        t, measured = time.perf_counter(), 0.0
+        if estop is not None and not 1 <= estop <= total:
+            self.tell(f"--estop-at {estop} is outside this plan's ops 1..{total}: that stop is not made in this run")
+            estop = None
+        ops = plan.ops if estop is None else plan.ops[:max(0, estop - 1)]
+        robot = self.robot
+        t = time.perf_counter()
+        robot.plan_op_done(0)  # --disconnect-at 1: the cable is pulled before the first op
         try:
-            for k, op in enumerate(plan.ops):
-                if estop is not None and k + 1 == estop:
-                    self.stage("execute (stopped)", t, time.perf_counter())
-                    state = self.state_after(scanned, plan.ops[:k])
-                    raise Stop3(f"emergency stop during plan op {k + 1} of {total} (SIMULATED --estop-at: the "
-                                "executor stops before that op moves)",
-                                f"{state} (after plan op {k} of {total}; op {k + 1}, {describe_op(op)}, did not move)",
-                                "check the cube sits straight in the grippers, then run again (the cube is rescanned)",
-                                estop=True)
-                measured += self.robot.do_op(op)
-                self.done = k + 1
-                if self.robot.link is not None:  # the firmware's `done` lines: a measurement, not the model
-                    self.report.measured_ms = round(measured, 1)
-        except LinkError as exc:  # the firmware refused the op's line (it did nothing), or the link failed
+            durations = self.ops(ops, robot.plan_op_done)
+        except Stop3:
             self.stage("execute (stopped)", t, time.perf_counter())
-            state = self.state_after(scanned, plan.ops[:self.done])
-            refused = isinstance(exc, CommandRejectedError)
-            raise Stop3(f"plan op {self.done + 1} of {total} ({describe_op(plan.ops[self.done])}): "
-                        f"{type(exc).__name__}: {exc}",
-                        f"{'' if refused else 'NOT KNOWN: '}{state} (after plan op {self.done} of {total}; op "
-                        f"{self.done + 1} {'was refused by the board and did nothing' if refused else 'may have run'})",
-                        "SIMULATED: a plan the board refuses is a bug of the plan or the board's rules: report it"
-                        ) from None
-        except Jam3 as jam:
+            raise
+        if estop is not None:
+            robot.press_estop()  # the board latches it before op `estop` was sent: that op never moves
             self.stage("execute (stopped)", t, time.perf_counter())
-            state = self.state_after(scanned, plan.ops[:self.done])
-            raise Stop3(f"jam in plan op {self.done + 1} of {total} ({describe_op(plan.ops[self.done])}): {jam}",
-                        f"NOT KNOWN: {state} after plan op {self.done} of {total}; op {self.done + 1} jammed "
-                        f"({jam.rule}) and may have turned a layer part-way",
-                        "free the cube, turn any layer left part-way to the nearest quarter, then run again "
-                        "(the cube is rescanned)") from None
+            k = len(ops)
+            state = self.state_after(scanned, ops)
+            raise Stop3(f"emergency stop during plan op {k + 1} of {total} (SIMULATED --estop-at: the e-stop input "
+                        "is pressed as that op is due, before it was sent)",
+                        f"{state} (after plan op {k} of {total}; op {k + 1}, {describe_op(plan.ops[k])}, did not move)",
+                        "check the cube sits straight in the grippers, then run again (the cube is rescanned)",
+                        estop=True, possible=[state])
         done_at = time.perf_counter()
         self.stage("execute", t, done_at)
         self.report.button_to_solved_ms = round(self.ms(done_at), 1)
+        if robot.uses_emulator and all(d is not None for d in durations):  # the board's `done` lines: measured
+            self.report.measured_ms = round(sum(durations), 1)  # (a mock's are its own model: not a measurement)
 
 
 class _Refused(Exception):
     """A scan the decoder would not trust (rescanned, never guessed)."""
-
-
-def describe_op(op: dict) -> str:
-    arms = op["arms"]
-    if op["op"] in ("open", "close"):
-        return f"{op['op']} {' '.join(arms)}"
-    return f"{op['op']} " + " + ".join(f"{arm} {angle:+d}" for arm, angle in arms.items())
 
 
 def run_command3(config: Config, options: RunOptions) -> int:
