@@ -37,7 +37,11 @@ def load() -> str:
 
 
 def judge(report: puzzle3.Run3Report) -> str:
-    """'solved', 'not solved', 'stopped' (each true) or 'wrong: why'."""
+    """'solved', 'not solved', 'stopped', 'stopped, NOT KNOWN' (each true) or 'wrong: why'.
+
+    A stop is judged by the state it names against the virtual cube renamed by the centres the scan saw; a
+    NOT KNOWN stop by all it claims: the state it names is the one after the ops the board reported done, and
+    the truth is one of the states its words allow (report.possible_states: after each op that may have run)."""
     truth_solved = puzzle3.is_solved3(report.final_true or "")
     if report.outcome == puzzle3.SOLVED:
         return "solved" if truth_solved else "wrong: SOLVED but the virtual cube is not"
@@ -48,9 +52,16 @@ def judge(report: puzzle3.Run3Report) -> str:
         if state.startswith("not read"):
             return "stopped" if report.ops_done == 0 else "wrong: 'not read' after plan ops ran"
         words = state.split()
-        named = words[2] if state.startswith("NOT KNOWN") else words[0]
+        unsure = state.startswith("NOT KNOWN")
+        named = words[2] if unsure else words[0]
         truth = puzzle3.by_centres(report.final_true or "", report.plan_start_true or "")
-        return "stopped" if named == truth else f"wrong: named {named}, the virtual cube is {truth}"
+        possible = report.possible_states or [named]
+        if named not in possible[:1]:
+            return f"wrong: named {named}, but its claim starts from {possible[0]}"
+        if not unsure:
+            return "stopped" if named == truth and len(possible) == 1 else f"wrong: named {named}, the virtual cube is {truth}"
+        return "stopped, NOT KNOWN (all it claims true)" if truth in possible else \
+            f"wrong: NOT KNOWN {named} and {len(possible) - 1} op(s) that may have run; the virtual cube is {truth}"
     return f"{report.outcome}"
 
 

@@ -1,0 +1,126 @@
+"""run --puzzle 3x3x3 --sim with the 2x2x2's serial fault flags: the fault proxy between the host's link and the
+board, the cable pulled at a plan op (the board resets when the port is opened again, as an Uno does), byte faults.
+
+After a reset the board is 2x2x2 again and has forgotten its arms: the host sets PUZZLE 3 again and gives it back
+only what it knows for certain (robot/link/reset3.py); it resumes when every arm stands at 0 and stops, naming the
+exact state, when a gripper stands at 90.  Every stop's named state is checked against the virtual cube (renamed
+by the scan's centres), as bench/e2e3.py's judge does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot import config as config_module
+from robot.plan3 import Plan3, Robot3Profile
+from robot.run import puzzle3
+from robot.run.options import RunOptions
+from robot.run.stops3 import rehearse
+from robot.sim import emulator
+from robot.sim.robot_sim3 import SimulatedRobot3
+from tests.benches import load_bench
+
+BUDGET_S = 0.2
+E2E3 = load_bench("e2e3")
+
+
+@pytest.fixture(scope="module")
+def config():
+    return config_module.load()
+
+
+def turns(*pairs) -> list:
+    return [{"op": "turn", "arms": {arm: angle}} for arm, angle in pairs]
+
+
+def half_turns(facelets, budget):
+    """Half turns leave every gripper at 0 between ops, and undo each other: the cube ends as it began."""
+    ops = turns(("R", 180), ("R", 180), ("F", 180), ("F", 180), ("L", 180), ("L", 180), ("B", 180), ("B", 180))
+    return Plan3(facelets, "R2 R2 F2 F2 L2 L2 B2 B2", ops, 8 * 130)
+
+
+def across(facelets, budget):
+    """R then L left at 90 from the first op on: a reset between any two of these ops finds a gripper at 90."""
+    ops = turns(("R", 90), ("L", 90), ("R", 180), ("L", 180), ("R", 180), ("L", 180))
+    return Plan3(facelets, "R L R2 L2 R2 L2", ops, 6 * 130)
+
+
+def run(config, solve=None, robot=None, **options):
+    said: list[str] = []
+    options.setdefault("firmware", "mock")
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, **options), said.append, solve=solve, robot=robot,
+                                 budget_s=BUDGET_S)
+    return report, said
+
+
+def test_a_disconnect_with_every_gripper_at_0_resumes_after_the_reset_and_solves(config, session_tables3):
+    report, said = run(config, half_turns, scramble="U U'", disconnect_at=3)
+    assert report.link_resumes == 1 and any("link lost" in line for line in said), said
+    assert report.outcome == puzzle3.SOLVED and report.checked == "rescan shows solved", report.format()
+    assert report.ops_done == report.ops == 8 and puzzle3.is_solved3(report.final_true)
+    assert E2E3.judge(report) == "solved"
+
+
+def test_the_board_resets_on_reconnect_and_is_given_puzzle_3_and_its_arms_again(config, session_tables3):
+    """What the mock saw after the reset: PUZZLE 3, then ZERO, before any further action."""
+    robot = SimulatedRobot3(config, puzzle3.start_state(RunOptions(scramble="U U'"), np.random.default_rng(0)),
+                            firmware="mock", disconnect_at=3).start()
+    mock = robot.mock
+    report, _ = run(config, half_turns, robot=robot, scramble="U U'", disconnect_at=3)
+    assert report.outcome == puzzle3.SOLVED, report.format()
+    assert mock.boots == 1  # the reopened port reset it
+    lines = [line.decode(errors="replace") for line in mock.received_lines]
+    after = lines[max(i for i, line in enumerate(lines) if "HELLO" in line):]
+    puzzle = next(i for i, line in enumerate(after) if "PUZZLE 3" in line)
+    zero = next(i for i, line in enumerate(after) if "ZERO RLFB" in line)
+    first_move = next((i for i, line in enumerate(after) if "TURN" in line), len(after))
+    assert puzzle < zero < first_move
+
+
+def test_a_disconnect_while_a_gripper_stands_at_90_stops_naming_the_exact_state(config, session_tables3):
+    """The board can be told only that an arm is at 0: the plan stops, and the state is exact (no NOT KNOWN)."""
+    report, _ = run(config, across, seed=3, disconnect_at=2)
+    assert report.stopped and report.outcome == puzzle3.NOT_SOLVED, report.format()
+    assert "ArmAcrossAfterResetError" in report.errors[-1] and "R at 90" in report.errors[-1]
+    assert not report.cube_state.startswith("NOT KNOWN") and "reset between ops" in report.cube_state
+    named = report.cube_state.split()[0]
+    assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)
+    assert report.possible_states == [named]
+    assert 1 <= report.ops_done <= report.ops and E2E3.judge(report) == "stopped"
+
+
+def test_keep_power_reconnects_without_a_reset_and_goes_on(config, session_tables3):
+    """--keep-power: the board is not reset, knows its arms, and the plan goes on even with a gripper at 90."""
+    report, _ = run(config, across, seed=3, disconnect_at=2, keep_power=True)
+    assert report.link_resumes == 1 and report.ops_done == report.ops, report.format()
+    assert not report.stopped and E2E3.judge(report) == "not solved"  # the plan was not meant to solve it
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_byte_faults_at_1_percent_and_a_disconnect_end_solved_or_stopped_right(config, session_tables3, seed):
+    report, _ = run(config, seed=seed, fault_rate=0.01, disconnect_at=12)
+    assert report.serial_faults and report.serial_faults > 0
+    verdict = E2E3.judge(report)
+    assert verdict in ("solved", "stopped", "stopped, NOT KNOWN (all it claims true)"), (verdict, report.format())
+
+
+def test_the_judge_finds_a_not_known_claim_that_leaves_the_truth_out(config):
+    report = puzzle3.Run3Report(true_state="x", backend="test", outcome=puzzle3.NOT_SOLVED, stopped=True)
+    solved = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
+    turned = rehearse(Robot3Profile.from_config(config), solved, turns(("R", 90)))[-1]
+    report.final_true, report.plan_start_true = turned, solved
+    report.cube_state, report.possible_states = f"NOT KNOWN: {solved} after plan op 3 of 9", [solved]
+    assert E2E3.judge(report).startswith("wrong")
+    report.possible_states = [solved, turned]
+    assert E2E3.judge(report) == "stopped, NOT KNOWN (all it claims true)"
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_a_disconnect_on_the_firmware_in_simavr_resumes_after_its_reset(config, session_tables3):
+    """The emulated Uno restarts its firmware when the port is reopened (2x2x2, arms forgotten): the same resume."""
+    report, said = run(config, half_turns, scramble="U U'", disconnect_at=3, firmware="emulator")
+    assert "real firmware (.elf) in simavr" in report.backend
+    assert report.link_resumes == 1, (said, report.format())
+    assert report.outcome == puzzle3.SOLVED and report.ops_done == 8, report.format()
+    assert E2E3.judge(report) == "solved"
