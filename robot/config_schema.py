@@ -419,6 +419,11 @@ SCHEMA: dict = {
         ),
         "finish": Setting(list, SCAN3_FINISH, "robot3 ops after the last view: every gripper back to 0, as a "
                           "plan starts", item=None),
+        "regions_file": Setting(str, "calibration/regions3.yaml", "the 3x3x3's sticker regions per scan3 view "
+                                "(written by 'cube-robot calibrate colours --puzzle 3x3x3'; without it the run "
+                                "guesses them from camera.pose)"),
+        "colours_file": Setting(str, "calibration/colors3.yaml", "the 3x3x3's sticker colours (written by the "
+                                "same calibration; the run's decode takes them as its prior when they exist)"),
     },
     "decode": {
         "lightness_weight": Setting(

@@ -183,6 +183,8 @@ class Scan3Config:  # the 3x3x3 scan (robot/scan_sequence3.py)
     cube_mm: float
     views: tuple[Scan3ViewConfig, ...]
     finish: tuple[Mapping[str, Any], ...]
+    regions_file: str
+    colours_file: str
 
 
 @dataclass(frozen=True)

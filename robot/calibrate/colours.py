@@ -51,6 +51,10 @@ def register_calibrate(group) -> None:
     colours.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
                          help="with --sim: the real firmware in simavr (emulator), the Python mock, or auto")
     colours.add_argument("--seed", type=int, default=None, help="with --sim: seed of the scrambled check cube")
+    colours.add_argument("--puzzle", choices=("2x2x2", "3x3x3"), default="2x2x2",
+                         help="which cube (default 2x2x2); 3x3x3: the robot presents scan3's views of a solved "
+                              "3x3x3, the regions and colours go to scan3.regions_file / scan3.colours_file "
+                              "(robot/calibrate/colours3.py; with --sim the simulated 3x3x3, saved too)")
     colours.set_defaults(handler=_colours)
 
 
@@ -132,6 +136,10 @@ def _colours(args) -> int:
     from ..vision.scan import ScanConfigError
 
     config = config_module.load(args.config)
+    if args.puzzle == "3x3x3":
+        from .colours3 import command3
+
+        return command3(config, args)
     if args.sim:
         given = [flag for name, flag in SIM_REFUSED.items() if getattr(args, name)]
         if given:

@@ -46,13 +46,18 @@ def _pose_misfit(regions, visible, detected: dict, sequence) -> float:
     return float(total)
 
 
-def fit_camera_pose(detected: dict, sequence, base_pose):
+def fit_camera_pose(detected: dict, sequence, base_pose, scan_regions=None, facelet_quads=None):
     """The camera pose (elevation, azimuth, distance near base_pose, and an image shift) whose predicted
     regions best explain the sticker quads detected in every view.  All views share one camera, so
-    stickers found in one view place the ones missed in another.  Returns (pose, offset_px)."""
+    stickers found in one view place the ones missed in another.  Returns (pose, offset_px).
+    scan_regions, facelet_quads: the puzzle's geometry (default the 2x2x2's camera_geometry; the
+    3x3x3's calibration passes camera_geometry3's)."""
     from dataclasses import replace
 
-    from .camera_geometry import facelet_quads, scan_regions
+    from . import camera_geometry
+
+    scan_regions = scan_regions or camera_geometry.scan_regions
+    facelet_quads = facelet_quads or camera_geometry.facelet_quads
 
     # The camera sees the same robot-frame positions in every view: the union of what the views read.
     seen = sorted({name for view in sequence.views for name in view.facelets})
