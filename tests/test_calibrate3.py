@@ -197,3 +197,28 @@ def test_the_command_on_the_simulated_robot_saves_where_the_config_says(tmp_path
     assert load_regions3(tmp_path / "r3.yaml").source == "detected (SIMULATED)"
     assert (tmp_path / "preview" / "regions3.png").is_file()
     check_writable3(tmp_path / "r3.yaml", tmp_path / "c3.yaml")  # its own files: it may write them again
+
+
+def test_the_3x3x3_run_reads_the_calibrated_files(calibrated, tmp_path):
+    """The run's scan samples the regions of scan3.regions_file: the calibrated ones read the cube; the same
+    file with every region moved off its sticker is refused at every scan (the pose's guess would read it)."""
+    from robot.plan3 import Plan3
+    from robot.run import puzzle3
+    from robot.run.options import RunOptions
+    from robot.vision.regions3 import save_regions3
+
+    config, outcome, _, _, folder = calibrated
+
+    def run(regions_file):
+        named = replace(config, scan3=replace(config.scan3, regions_file=str(regions_file),
+                                              colours_file=str(folder / "colors3.yaml")))
+        robot = SimulatedRobot3(named, scrambled(8), seed=8, firmware="mock")
+        return puzzle3.run_puzzle3(named, RunOptions(sim=True, verify=False), lambda text: None, robot=robot,
+                                   solve=lambda facelets, budget: Plan3(facelets, "", [], 0))
+    report = run(folder / "regions3.yaml")
+    assert report.scan_attempts == 1 and report.scanned == faces_by_centres(report.plan_start_true)
+    moved = load_regions3(folder / "regions3.yaml")
+    moved.views = {name: quads + [22.0, 0.0] for name, quads in moved.views.items()}  # half a sticker aside
+    save_regions3(moved, tmp_path / "moved.yaml", simulated=True)
+    report = run(tmp_path / "moved.yaml")
+    assert report.scanned is None and len(report.refusals) == config.run.scan_attempts, report.format()
