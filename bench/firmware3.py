@@ -6,8 +6,9 @@ For each seeded scrambled cube: robot.solver3's robot-aware plan (robot_search.s
 --budget s), its ops as command lines (robot/link/protocol.py plan3_command), streamed by
 Link(puzzle="3x3x3") to the firmware in simavr (free-running, not paced), and the virtual 3x3x3 moved only
 by the pins it drove (robot/sim/pins3.py).  Prints per cube: face moves, ops, the model's machine
-time (robot3.timing), the firmware's (the sum of its `done` durations), solved from the pins and the
-jams; then the load average.  SIMULATED: an emulated board, a rigid virtual cube.  Needs the 3x3x3
+time (robot/plan3.py Robot3Profile: robot.timing's turns, the firmware's OPEN / CLOSE wait from
+`motion`), the firmware's (the sum of its `done` durations) and their difference, solved from the pins
+and the jams; then the mean and worst difference and the load average.  SIMULATED: an emulated board, a rigid virtual cube.  Needs the 3x3x3
 tables (cube-robot tables build --puzzle 3x3x3) and the emulator (make -C firmware harness).
 """
 
@@ -72,17 +73,21 @@ def main() -> int:
     config = config_module.defaults()
     rng = np.random.default_rng(args.seed)
     print("SIMULATED: the firmware in simavr (3x3x3 mode), the virtual 3x3x3 moved by its pins")
-    print("| cube | face moves | ops | model ms (robot3.timing) | firmware ms (sum of done) | solved from pins | jams |")
-    print("| ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    print("| cube | face moves | ops | model ms (Robot3Profile) | firmware ms (sum of done) | difference | "
+          "solved from pins | jams |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     rows = []
     for k in range(args.cubes):
         row = run_one(config, cube3.to_facelets(cube3.random_state(rng)), args.budget)
         rows.append(row)
+        row["off"] = 100 * (row["firmware_ms"] / row["model_ms"] - 1)
         print(f"| {k + 1} | {row['moves']} | {row['ops']} | {row['model_ms']} | {row['firmware_ms']} | "
-              f"{'yes' if row['solved'] else 'NO'} | {row['jams']} |", flush=True)
+              f"{row['off']:+.2f} % | {'yes' if row['solved'] else 'NO'} | {row['jams']} |", flush=True)
     model = sum(r["model_ms"] for r in rows) / len(rows)
     firmware = sum(r["firmware_ms"] for r in rows) / len(rows)
-    print(f"mean: model {model:.0f} ms, firmware {firmware:.0f} ms ({100 * (firmware / model - 1):+.1f} %); "
+    worst = max(rows, key=lambda r: abs(r["off"]))["off"]
+    print(f"mean: model {model:.0f} ms, firmware {firmware:.0f} ms ({100 * (firmware / model - 1):+.2f} %); "
+          f"difference per cube: mean {sum(r['off'] for r in rows) / len(rows):+.2f} %, worst {worst:+.2f} %; "
           f"solved {sum(r['solved'] for r in rows)}/{len(rows)}; load average {os.getloadavg()[0]:.1f}")
     return 0 if all(r["solved"] for r in rows) else 1
 

@@ -80,6 +80,13 @@ RENAMED = {
     "scan.colors_file": "scan.colours_file",
 }
 
+# Settings retired since release: dotted key -> what took their place.  A file that still has
+# one loads (a config.yaml copied from an older default has it), with a note on stderr.
+RETIRED = {
+    "robot3.timing": "the 3x3x3 robot's turns and tilts take robot.timing and its grippers the firmware's "
+                     "time from the `motion` section (robot/plan3.py)",
+}
+
 
 def defaults() -> Config:
     """The built-in defaults (what an empty config.yaml gives)."""
@@ -154,6 +161,11 @@ def _fill(schema: dict, node, path, prefix, notes=None) -> dict:
                 if notes is not None:
                     notes.append(f"{path}:{_line(key_node)}: {old_key} is the old name of {prefix + key}; "
                                  "still accepted, but please rename it")
+            if prefix + key in RETIRED:
+                if notes is not None:
+                    notes.append(f"{path}:{_line(key_node)}: {prefix + key} is no longer used (ignored): "
+                                 f"{RETIRED[prefix + key]}; please delete it")
+                continue
             if key in given:
                 old_name = f" (once as {renamed_from[key]}, its old name)" if key in renamed_from else ""
                 raise ConfigError(path, _line(key_node), prefix + key, "given twice" + old_name)

@@ -177,12 +177,7 @@ SCHEMA: dict = {
                          "arm pairs: name -> the two opposite faces its arms grip", check=_check_pairs3),
         "tilt_angles": Setting(list, [90, -90], "angles a pair may turn the whole cube by (the other pair open)",
                                item=int, min_items=1, check=_check_tilt_angles),
-        "timing": {
-            "quarter_turn_ms": Setting(int, 80, "duration of a 90 degree arm turn", min=1, max=5000),
-            "half_turn_ms": Setting(int, 130, "duration of a 180 degree arm turn", min=1, max=5000),
-            "open_ms": Setting(int, 95, "time for a gripper to open", min=1, max=5000),
-            "close_ms": Setting(int, 95, "time for a gripper to close", min=1, max=5000),
-        },
+        # No timing of its own: the same arms and firmware as robot.timing and `motion` (robot/plan3.py).
         "search_budget_s": Setting(float, 0.5, "run --puzzle 3x3x3: the robot-aware search's time budget, s "
                                    "(bench/e2e.py --puzzle 3x3x3 --budgets chose it)", min=0.05, max=30.0),
     },

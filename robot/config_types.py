@@ -34,18 +34,9 @@ class RobotConfig:
 
 
 @dataclass(frozen=True)
-class Robot3Timing:
-    quarter_turn_ms: int
-    half_turn_ms: int
-    open_ms: int
-    close_ms: int
-
-
-@dataclass(frozen=True)
 class Robot3Config:
     pairs: Mapping[str, tuple[str, ...]]
     tilt_angles: tuple[int, ...]
-    timing: Robot3Timing
     search_budget_s: float
 
 

@@ -21,9 +21,14 @@ A plan is a list of primitive ops, the same JSON form as the 2x2x2 plans:
   {"op": "tilt",  "arms": {"F": 90, "B": -90}} both arms of one pair turn the same
                                                way in space, turning the whole cube
 Angles are clockwise-positive seen from outside the arm's face ({"R": 90} is
-the move R in the robot frame).  Durations: open/close from config, a turn or
-tilt as long as its slowest arm.  The clock starts with every arm closed at 0
-and stops when the cube is solved.
+the move R in the robot frame).  Durations are the firmware's, from the settings
+it is sent (the same four arms and motion profile as the 2x2x2 robot): a turn or
+tilt as long as its slowest arm (robot.timing, null = derived from `motion`:
+robot/motion.py robot_timing, as the 2x2x2's turns); an open or close as long as
+the firmware's OPEN / CLOSE wait in 3x3x3 mode: a servo frame, the new width's
+pulse and the slowest named jaw's travel (robot/regrip.py opening_ms /
+closing_ms, each arm's own widths).  Nothing overlaps.  The clock starts with
+every arm closed at 0 and stops when the cube is solved.
 
 This module is the one source of truth for the arm layout, the op costs and
 what a macro action (TURN / TILT / RESTORE) expands to.
@@ -35,8 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import regrip
 from .config_types import Config
 from .cube import FACE_FRAMES, _rotation_matrix
+from .motion import arm_jaws, robot_timing
 
 QUARTER, HALF = 90, 180
 
@@ -59,26 +66,38 @@ def rotation(face: str, angle: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Robot3Profile:
-    """Arm layout and durations of the four-arm 3x3x3 robot (config.yaml: robot3)."""
+    """Arm layout (config.yaml: robot3) and durations (the firmware's, from robot.timing and `motion`)."""
 
     pairs: tuple  # ((name, (face, opposite face)), (name, (face, opposite face)))
     tilt_angles: tuple  # angles the first arm of a pair may tilt the cube by, e.g. (90, -90)
     quarter_turn_ms: int
     half_turn_ms: int
-    open_ms: int
-    close_ms: int
+    open_ms: int  # a gripper with the common widths (motion.servo_open_us / servo_closed_us) opens
+    close_ms: int  # ... closes
+    # ((arm, open ms, close ms), ...): a gripper whose own widths (motion.arms.<arm>) make other times.
+    grippers: tuple = ()
 
     @classmethod
     def from_config(cls, config: Config) -> "Robot3Profile":
         section = config.robot3
-        timing = section.timing
+        timing = robot_timing(config)  # the 2x2x2's turn times: the same arms, the same firmware ramp
+        common = arm_jaws(config.motion, None)
+        open_ms, close_ms = regrip.opening_ms(common), regrip.closing_ms(common)
+        own = []
+        for faces in section.pairs.values():
+            for arm in faces:
+                jaws = arm_jaws(config.motion, arm)
+                times = (regrip.opening_ms(jaws), regrip.closing_ms(jaws))
+                if times != (open_ms, close_ms):
+                    own.append((arm, *times))
         return cls(
             pairs=tuple((name, tuple(faces)) for name, faces in section.pairs.items()),
             tilt_angles=tuple(sorted({normalise_angle(a) for a in section.tilt_angles})),
-            quarter_turn_ms=timing.quarter_turn_ms,
-            half_turn_ms=timing.half_turn_ms,
-            open_ms=timing.open_ms,
-            close_ms=timing.close_ms,
+            quarter_turn_ms=timing["quarter_turn_ms"],
+            half_turn_ms=timing["half_turn_ms"],
+            open_ms=open_ms,
+            close_ms=close_ms,
+            grippers=tuple(sorted(own)),
         )
 
     @property
@@ -102,12 +121,21 @@ class Robot3Profile:
     def turn_ms(self, angle: int) -> int:
         return self.half_turn_ms if abs(normalise_angle(angle)) == HALF else self.quarter_turn_ms
 
+    def open_ms_of(self, arms) -> int:
+        """OPEN of these grippers: the firmware waits for the slowest."""
+        own = {arm: ms for arm, ms, _ in self.grippers}
+        return max(own.get(arm, self.open_ms) for arm in arms)
+
+    def close_ms_of(self, arms) -> int:
+        own = {arm: ms for arm, _, ms in self.grippers}
+        return max(own.get(arm, self.close_ms) for arm in arms)
+
     def op_cost(self, op: dict) -> int:
         kind = op["op"]
         if kind == "open":
-            return self.open_ms
+            return self.open_ms_of(op["arms"])
         if kind == "close":
-            return self.close_ms
+            return self.close_ms_of(op["arms"])
         if kind in ("turn", "tilt"):
             return max(self.turn_ms(a) for a in op["arms"].values())
         raise ValueError(f"unknown plan op {op!r}")
@@ -121,6 +149,7 @@ class Robot3Profile:
             "tilt_angles": list(self.tilt_angles),
             "quarter_turn_ms": self.quarter_turn_ms, "half_turn_ms": self.half_turn_ms,
             "open_ms": self.open_ms, "close_ms": self.close_ms,
+            "grippers": {arm: {"open_ms": o, "close_ms": c} for arm, o, c in self.grippers},
         }
 
     # Macro actions -> primitive ops (the one place they are defined).
@@ -144,11 +173,16 @@ class Robot3Profile:
                 {"op": "turn", "arms": {arm: -QUARTER for arm in arms}},
                 {"op": "close", "arms": list(arms)}]
 
-    def tilt_ms(self, angle: int) -> int:
-        return self.open_ms + self.turn_ms(angle) + self.close_ms
+    def tilt_ms(self, angle: int, pair: str | None = None) -> int:
+        """A TILT by `pair` (None: with grippers of the common widths): the other pair opens and closes."""
+        other = self.faces_of(self.other_pair(pair)) if pair is not None else ()
+        return ((self.open_ms_of(other) if other else self.open_ms) + self.turn_ms(angle)
+                + (self.close_ms_of(other) if other else self.close_ms))
 
-    def restore_ms(self) -> int:
-        return self.open_ms + self.quarter_turn_ms + self.close_ms
+    def restore_ms(self, arms=()) -> int:
+        """A RESTORE of `arms` (none named: grippers of the common widths)."""
+        return ((self.open_ms_of(arms) if arms else self.open_ms) + self.quarter_turn_ms
+                + (self.close_ms_of(arms) if arms else self.close_ms))
 
 
 @dataclass

@@ -173,7 +173,7 @@ class ScanSequence3:
         return [op for view in self.views for op in view.ops] + list(self.finish)
 
     def arm_ms(self, profile: Robot3Profile | None = None) -> int:
-        """The sequence's arm time (robot3.timing), finish included."""
+        """The sequence's arm time (the ops' times: robot/plan3.py, the firmware's), finish included."""
         profile = profile or self.profile
         assert profile is not None
         return profile.plan_cost(self.all_ops())
@@ -214,8 +214,9 @@ class ScanSequence3:
         return [facelet_name(i) for i in range(FACELET_COUNT) if i not in seen]
 
 
+# The layout only: this check is of legality, the times (the firmware's, robot/plan3.py) play no part.
 _DEFAULT_PROFILE = Robot3Profile(pairs=(("RL", ("R", "L")), ("FB", ("F", "B"))), tilt_angles=(-90, 90),
-                                 quarter_turn_ms=80, half_turn_ms=130, open_ms=95, close_ms=95)
+                                 quarter_turn_ms=80, half_turn_ms=130, open_ms=107, close_ms=107)
 
 
 def sequence_problem3(views) -> str | None:

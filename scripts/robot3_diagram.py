@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Draw docs/robot3.svg, the four-arm 3x3x3 robot's actions, from config.yaml's robot3 section.
+"""Draw docs/robot3.svg, the four-arm 3x3x3 robot's actions, from its profile (robot/plan3.py).
 
     python3 scripts/robot3_diagram.py            # rewrite docs/robot3.svg
     python3 scripts/robot3_diagram.py --check    # exit 1 if docs/robot3.svg is out of date
 
 Four panels, the cube seen from above (U towards you): at rest, TURN, TILT, RESTORE.  Arm names,
-pairs and every duration come from the robot3 profile (robot/plan3.py reads config.yaml), so a
-change of layout or timing without a new picture fails tests/test_robot3_docs.py.  Deterministic
+pairs and every duration come from the robot3 profile (robot/plan3.py: config.yaml's robot3 layout,
+robot.timing and the `motion` settings the firmware times its grippers by), so a change of layout or timing without a new picture fails tests/test_robot3_docs.py.  Deterministic
 output (no dates), so the check is exact.
 """
 
@@ -81,7 +81,9 @@ def panel(index, title, states, shade, lines):
 
 def draw(profile: Robot3Profile) -> str:
     (p1, (a1, b1)), (p2, (a2, b2)) = profile.pairs
-    q, h, o, c = profile.quarter_turn_ms, profile.half_turn_ms, profile.open_ms, profile.close_ms
+    q, h = profile.quarter_turn_ms, profile.half_turn_ms
+    o, c = profile.open_ms_of((a1, b1)), profile.close_ms_of((a1, b1))  # the tilt's opening pair
+    o2, c2 = profile.open_ms_of((a2, b2)), profile.close_ms_of((a2, b2))  # the restoring pair
     rest = {f: ("closed", f"{f} 0") for f in profile.arms}
     panels = [
         panel(0, "at rest", {**rest, a2: ("blocking", f"{a2} 90")}, None,
@@ -97,8 +99,8 @@ def draw(profile: Robot3Profile) -> str:
                f"{a2}/{b2} now at 90: they block {p1}"]),
         panel(3, f"RESTORE ({a2}, {b2})", {a1: ("closed", f"{a1} 0"), b1: ("closed", f"{b1} 0"),
                                           a2: ("open", f"{a2} 90"), b2: ("open", f"{b2} 90")}, None,
-              [f"an arm opens ({o} ms), turns back", f"to 0 ({q} ms), closes ({c} ms):",
-               f"{o + q + c} ms; the opposite arm", "may restore at the same time"]),
+              [f"an arm opens ({o2} ms), turns back", f"to 0 ({q} ms), closes ({c2} ms):",
+               f"{o2 + q + c2} ms; the opposite arm", "may restore at the same time"]),
     ]
     width = 4 * (PANEL_W + 10) + 10
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{PANEL_H + 20}' "

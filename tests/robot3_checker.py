@@ -49,6 +49,8 @@ class RobotReplay:
         self.pairs = {name: tuple(faces) for name, faces in profile.pairs}
         self.durations = {"quarter": profile.quarter_turn_ms, "half": profile.half_turn_ms,
                           "open": profile.open_ms, "close": profile.close_ms}
+        # Grippers with their own widths (motion.arms): an OPEN / CLOSE waits for the slowest named.
+        self.own = {arm: {"open": o, "close": c} for arm, o, c in profile.grippers}
         centres = [facelets[9 * f + 4] for f in range(6)]
         self.colours = np.array([centres.index(c) for c in facelets])
         self.closed = {arm: True for faces in self.pairs.values() for arm in faces}
@@ -82,7 +84,7 @@ class RobotReplay:
                 self.closed[arm] = kind == "close"
             if all(not all(self.closed[a] for a in faces) for faces in self.pairs.values()):
                 raise IllegalPlan(f"op {i}: no pair is fully closed: the cube would fall")
-            self.elapsed += self.durations[kind]
+            self.elapsed += max((self.own.get(arm, self.durations)[kind] for arm in arms), default=self.durations[kind])
         elif kind == "turn":
             pair = self._pair(list(arms), i)
             for arm, angle in arms.items():

@@ -6,12 +6,15 @@ name with what to do, and nothing moved.  The pins of the same commands: tests/t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from robot import config as config_module
 from robot.arms.actions import BringupError
 from robot.bringup import puzzle3
 from robot.bringup.connection import SIM_HAND_OFFSETS, ConnectedRobot
+from robot.sim import emulator
 
 from test_bringup_sim import BACKENDS, ROOT, cube_robot, sim
 
@@ -196,3 +199,37 @@ def test_options_that_do_not_fit_the_puzzle_are_refused_before_the_robot_starts(
     code, out, err = cube_robot(capsys, monkeypatch, *args, "--sim", "--firmware", "mock")
     assert code == 2 and message in err, err
     assert "Robot:" not in out + err
+
+
+@pytest.fixture(params=BACKENDS)
+def board_port(request):
+    """A board that keeps its state between commands (--port: no restart on open, as a real Uno has)."""
+    if request.param == "emulator":
+        with emulator.Emulator() as emu:
+            yield emu.port, emu.arm_position
+    else:
+        from robot.sim.mock_firmware import MockFirmware
+
+        mock = MockFirmware("pty", motion=config_module.load().motion, time_scale=0.05).start()
+        try:
+            yield mock.url, mock.arm_position
+        finally:
+            mock.stop()
+
+
+def test_the_command_line_says_a_refusal_by_name_and_what_to_do(board_port, capsys, monkeypatch):
+    port, arm_position = board_port
+    code, out, err = cube_robot(capsys, monkeypatch, "grip", "all", "close", "--arms-straight", "--puzzle", "3x3x3",
+                                "--port", port)
+    assert code == 0 and "Every gripper is closed" in out, out + err
+    angles = {a: arm_position(a) for a in "RLFB"}
+    code, out, err = cube_robot(capsys, monkeypatch, "jog", "R", "90", "--puzzle", "3x3x3", "--port", port, "--json")
+    result = json.loads(out)
+    assert code == 1 and result["ok"] is False
+    assert ("cube-robot jog: the board refused `JOG R 100`: ARM_BLOCKED" in err
+            and "open R's gripper first: cube-robot grip R open --puzzle 3x3x3" in err), err
+    assert result["where"]["grippers"] == CLOSED and {a: arm_position(a) for a in "RLFB"} == angles
+    code, out, err = cube_robot(capsys, monkeypatch, "grip", "R", "open", "--puzzle", "3x3x3", "--port", port)
+    assert code == 0 and "Pair FB holds the cube" in out
+    code, out, err = cube_robot(capsys, monkeypatch, "jog", "R", "90", "--puzzle", "3x3x3", "--port", port)
+    assert code == 0 and arm_position("R") == angles["R"] + 100, out + err

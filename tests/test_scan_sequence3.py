@@ -52,12 +52,12 @@ def test_every_sticker_is_seen_where_the_arms_leave_it_mostly_visible(profile, s
     assert virtual.facelets() == sequence.final_state(TAGS)
 
 
-def test_the_arm_time_is_robot3_timing_and_what_config_yaml_says(profile, sequence):
+def test_the_arm_time_is_the_profiles_and_what_config_yaml_says(profile, sequence):
     ops = sequence.all_ops()
     assert sequence.arm_ms() == profile.plan_cost(ops) == sum(profile.op_cost(op) for op in ops)
     text = (config_module.PROJECT_ROOT / "config.yaml").read_text()
     block = text[text.index("\nscan3:"):text.index("\n  views:", text.index("\nscan3:"))]
-    said = re.search(r"(\d+) ms of arm time with robot3.timing, (\d+) views", " ".join(block.split()))
+    said = re.search(r"(\d+) ms of arm time with the firmware's op times, (\d+) views", " ".join(block.split()))
     assert said and int(said[1]) == sequence.arm_ms() and int(said[2]) == len(sequence.views)
     tilts = sum(op["op"] == "tilt" for op in ops)
     assert tilts >= 5  # every face comes up to U once (a gripped face's centre is under its crossbar)

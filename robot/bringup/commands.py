@@ -106,8 +106,8 @@ def register(subparsers) -> None:
     jog.add_argument("--steps", type=int, help="turn by this many (micro)steps instead of DEGREES")
     jog.add_argument("--with-cube", action="store_true", help="the arm's pair takes the cube, the arm turns its layer")
     jog.add_argument("--arms-straight", action="store_true",
-                     help="with --with-cube: the pair's arms stand straight (your word; the board forgets their "
-                          "positions when the port opens)")
+                     help="with --with-cube (or --puzzle 3x3x3): the pair's arms stand straight (your word; the board "
+                          "forgets their positions when the port opens)")
     _common(jog)
     jog.set_defaults(handler=run_jog)
 

@@ -99,6 +99,7 @@ class Run3Report:
     possible_states: list | None = None  # after a stop: every 54-facelet state its words allow (stops3.py)
     serial_faults: int | None = None  # faults the fault proxy made (None: no proxy)
     link_resumes: int = 0  # streams resumed after a lost link
+    replans: list = field(default_factory=list)  # each plan made again after a board reset (what and why)
     time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
     timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
 
@@ -146,6 +147,7 @@ class Run3Report:
         if self.moves is not None:
             lines.append(f"plan: {self.moves or '(already solved)'} ({self.ops} ops, {self.predicted_ms} ms arm time "
                          f"on the model, found in {self.solve_ms:.0f} ms, budget {self.search_budget_s} s)")
+            lines += [f"re-planned {text}" for text in self.replans]
             lines.append(f"ops carried out: {self.ops_done} of {self.ops}")
         if self.measured_ms is not None:
             lines.append(f"plan arm time: predicted {self.predicted_ms} ms, measured {self.measured_ms:.0f} ms "
@@ -231,6 +233,7 @@ class _Run3:
         self.mapping = self.sequence.mapping()
         self.solve = solve
         self.plan = None
+        self.ops_before_replan = 0  # plan ops of the first plan carried out before a re-plan
         self.scanned: str | None = None
         self.mark: int | None = None  # len(robot.done_ops) when the scan was read: later ops move a known cube
         self.pressed = 0.0
@@ -247,9 +250,10 @@ class _Run3:
                         "run again") from None
 
     def plan_ops_done(self) -> int:
+        """Plan ops carried out (after a re-plan: the first plan's before it, then the new plan's)."""
         if self.plan is None or self.mark is None:
             return 0
-        return min(len(self.plan.ops), len(self.robot.done_ops) - self.mark)
+        return self.ops_before_replan + min(len(self.plan.ops), max(0, len(self.robot.done_ops) - self.mark))
 
     def ms(self, t: float) -> float:
         return (t - self.pressed) * 1000.0
@@ -294,7 +298,7 @@ class _Run3:
             return
         t = time.perf_counter()
         try:
-            self.restore(scanned, plan)  # the scan's views assume every gripper at 0, as a plan leaves none
+            self.restore(self.scanned, self.plan)  # the scan's views assume every gripper at 0, as a plan leaves none
             seen = self.scan_once(None, "verify: ")
         except _Refused as exc:
             report.checked = f"rescan refused: {exc}"
@@ -412,10 +416,12 @@ class _Run3:
             ops += self.profile.restore_ops(at_90) if at_90 else []
         return ops
 
-    def ops(self, ops, on_done=None) -> list:
+    def ops(self, ops, on_done=None, replan: bool = False) -> list:
         """The robot carries out ops once the scan was read: a link error or a jam stops the run naming the state
-        from the scan and the ops the board reported done (robot/run/stops3.py)."""
+        from the scan and the ops the board reported done (robot/run/stops3.py).  replan: a reset that left a
+        gripper at 90 raises _Replan instead (the state and the arms are known; the plan's rest no longer fits)."""
         from ..link.errors import LinkError
+        from ..link.reset3 import ArmAcrossAfterResetError
         from ..sim.virtual_robot3 import Jam3
 
         robot, scanned, mark = self.robot, self.scanned, self.mark
@@ -428,7 +434,39 @@ class _Run3:
             before = after[:max(0, robot.jam_after - mark)]
             raise jam_stop(jam, self.profile, scanned, before, after[len(before):] + robot.maybe_ops, total) from None
         except LinkError as exc:
+            if replan and isinstance(exc, ArmAcrossAfterResetError):
+                raise _Replan(str(exc)) from None
             raise link_stop(exc, self.profile, scanned, robot.done_ops[mark:], robot.maybe_ops, total) from None
+
+    def replan(self, why: str) -> list:
+        """The board reset between ops while a gripper stood at 90: put every arm back at 0 in the air, then plan
+        again from the state the host knows for certain (the scan and the ops the board reported done) and run
+        that plan (a second such reset stops)."""
+        from ..link.errors import LinkError
+        from ..sim.virtual_robot3 import Jam3
+
+        robot, plan = self.robot, self.plan
+        assert self.scanned is not None and self.mark is not None and plan is not None
+        done = len(robot.done_ops) - self.mark
+        state = self.state_after(self.scanned, robot.done_ops[self.mark:])
+        try:
+            robot.restore_after_reset()
+        except (LinkError, Jam3) as exc:  # the arms' motions turn no layer: the cube is as the plan left it
+            raise link_stop(exc, self.profile, self.scanned, robot.done_ops[self.mark:self.mark + done], [],
+                            len(plan.ops)) from None
+        self.tell(f"The board reset after plan op {done} of {len(plan.ops)} with a gripper at 90; every arm was put "
+                  "back at 0 in the air (JOG, ZERO) and the cube, known from the scan and the ops the board reported "
+                  "done, is planned again.")
+        t = time.perf_counter()
+        new = self.solve(state, self.budget)
+        self.stage("re-plan", t, time.perf_counter())
+        self.report.replans.append(f"after plan op {done} of {len(plan.ops)} ({why.split(':')[0]}; the grippers put "
+                                   f"back at 0 in the air): {new.moves or '(already solved)'} ({len(new.ops)} ops, "
+                                   f"{new.cost_ms} ms on the model)")
+        self.ops_before_replan += done
+        self.scanned, self.mark, self.plan = state, len(robot.done_ops), new
+        self.report.ops = self.ops_before_replan + len(new.ops)
+        return self.ops(new.ops)
 
     def restore(self, scanned: str, plan) -> None:
         """Grippers a plan left at 90 back to 0 (off the clock, as docs/robot3.md counts a plan)."""
@@ -446,7 +484,10 @@ class _Run3:
         t = time.perf_counter()
         robot.plan_op_done(0)  # --disconnect-at 1: the cable is pulled before the first op
         try:
-            durations = self.ops(ops, robot.plan_op_done)
+            try:
+                durations = self.ops(ops, robot.plan_op_done, replan=estop is None)
+            except _Replan as again:
+                durations = [None] + self.replan(str(again))  # the measured time of a re-planned run is not one plan's
         except Stop3:
             self.stage("execute (stopped)", t, time.perf_counter())
             raise
@@ -465,6 +506,10 @@ class _Run3:
         self.report.button_to_solved_ms = round(self.ms(done_at), 1)
         if robot.uses_emulator and all(d is not None for d in durations):  # the board's `done` lines: measured
             self.report.measured_ms = round(sum(durations), 1)  # (a mock's are its own model: not a measurement)
+
+
+class _Replan(Exception):
+    """The board reset with a gripper at 90: the plan's rest no longer fits (the state is known)."""
 
 
 class _Refused(Exception):

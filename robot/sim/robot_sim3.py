@@ -262,6 +262,51 @@ class SimulatedRobot3:
             belief = self.belief
         return {arm: (belief.gripper_angle(arm), bool(belief.closed[arm])) for arm in P.ARMS}
 
+    def restore_after_reset(self) -> list:
+        """After a reset that left the board not knowing its arms while a gripper stood at 90 (reset3.py
+        ArmAcrossAfterResetError; the cube state and every arm are known: the reset came between actions): every
+        arm at 0 is zeroed and closed, then each pair's grippers at 90 open, turn back a quarter in the air
+        (JOG), are zeroed and close, a pair at a time while the other pair holds the cube.  Every arm then
+        stands closed at 0, as a plan starts.  Returns those motions as plan3 ops (in done_ops; no layer turns).
+        Raises the link's errors, a Jam3, or ArmsNotKnownError when the host is not sure or no pair would hold."""
+        from ..link.reset3 import ArmsNotKnownError
+
+        link, belief = self.link, self.belief
+        assert link is not None, "start() first"
+        angle = {arm: belief.gripper_angle(arm) for arm in P.ARMS}
+        if any(value not in (0, 90) for value in angle.values()):
+            raise ArmsNotKnownError(f"an arm stands between quarter positions ({angle}): nothing is moved")
+        at_0 = "".join(arm for arm in P.ARMS if angle[arm] == 0)
+        ops: list = []
+        if at_0:
+            link.request(f"ZERO {at_0}")
+            link.run([P.grippers_command(at_0, True)])  # those open at 0 close on the cube; the rest stay closed
+            ops.append({"op": "close", "arms": list(at_0)})
+        closed = {arm: bool(belief.closed[arm]) or arm in at_0 for arm in P.ARMS}
+        pending = [[arm for arm in faces if angle[arm] == 90] for _, faces in self.profile.pairs]
+        pending = [arms for arms in pending if arms]
+        quarter = self.config.motion.steps_per_rev // 4
+        while pending:
+            k = next((i for i, arms in enumerate(pending) if all(closed[a] for a in self.virtual.other_arms(arms[0]))),
+                     None)
+            if k is None:
+                raise ArmsNotKnownError("no pair would hold the cube while a gripper at 90 turns back: nothing more "
+                                        "is moved")
+            arms = "".join(pending.pop(k))
+            link.run([P.grippers_command(arms, False)] + [P.jog_command(arm, -quarter) for arm in arms])
+            link.request(f"ZERO {arms}")
+            link.run([P.grippers_command(arms, True)])
+            closed.update({arm: True for arm in arms})
+            ops += [{"op": "open", "arms": list(arms)}, {"op": "turn", "arms": {arm: -90 for arm in arms}},
+                    {"op": "close", "arms": list(arms)}]
+        for op in ops:
+            self.belief.apply_op(op)
+            self.done_ops.append(op)
+        self.sync()
+        if self.jam is not None:
+            raise self.jam
+        return ops
+
     def plan_op_done(self, completed: int) -> None:
         """Pull the cable (disconnect_at) when plan op N starts: once op N-1 is done."""
         if self.disconnect_at and not self.disconnected and completed >= self.disconnect_at - 1:
@@ -312,6 +357,9 @@ class SimulatedRobot3:
                 op = command_op(command)
                 if op is not None:
                     self.virtual.apply_op(op)
+                elif command.startswith("JOG "):  # an arm turned in the air (restore_after_reset)
+                    _, arm, steps = command.split()
+                    self.virtual.turn_arm(arm, int(steps))
 
     # -- the camera ---------------------------------------------------------------
 

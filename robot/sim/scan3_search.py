@@ -13,7 +13,8 @@ up to U once: at least five tilts.
 it is open, back to 0 or to 90) or REGRIP one arm or one pair (open, quarter turn, close).  A view may
 be taken after any op of a move (the cube is held by a closed pair throughout) and is taken wherever
 it shows something new; views cost frames, not arm time (fewer views break ties only).  The goal is
-every sticker seen and every gripper back at 0 (a plan starts so).  Cost: robot3.timing.  Bound
+every sticker seen and every gripper back at 0 (a plan starts so).  Cost: the plan ops' (robot/plan3.py:
+the firmware's times).  Bound
 (admissible and consistent): the arm time until the farthest unseen sticker's first possible view,
 and an open + tilt, then a whole tilt, for each further face whose centre has not been seen.
 
@@ -208,8 +209,11 @@ def search(profile: Robot3Profile, visible: dict[tuple, tuple], max_expansions: 
     full = (1 << cube3.FACELET_COUNT) - 1
     reach = rest.reach()
     centres = [9 * f + 4 for f in range(6)]
-    first_centre = profile.open_ms + min(profile.turn_ms(a) for a in profile.tilt_angles)  # open, tilt: seen
-    next_centre = min(profile.tilt_ms(a) for a in profile.tilt_angles)  # close, open, tilt
+    # The fastest pair's grippers (each arm may have its own widths): the bound stays admissible.
+    opens = min(profile.open_ms_of(profile.faces_of(p)) for p in profile.pair_names)
+    closes = min(profile.close_ms_of(profile.faces_of(p)) for p in profile.pair_names)
+    first_centre = opens + min(profile.turn_ms(a) for a in profile.tilt_angles)  # open, tilt: seen
+    next_centre = closes + first_centre  # close, open, tilt
 
     def bound(k, seen):
         """The farthest unseen sticker's first view; and a gripped face's centre shows only at U: every face

@@ -124,14 +124,14 @@ class RobotModel3:
                     target = self.orient_index[(rot @ q).tobytes()]
                     flip = self._arm_bits(pair) if abs(angle) == 90 else 0
                     self.edges[s].append((target * N_GRIPS + (g ^ flip),
-                                          Edge("tilt", p.tilt_ms(angle), pair=pair, angle=angle)))
+                                          Edge("tilt", p.tilt_ms(angle, pair), pair=pair, angle=angle)))
                 for pair in p.pair_names:
                     for subset in ((0,), (1,), (0, 1)):
                         arms = tuple(p.faces_of(pair)[i] for i in subset)
                         bits = sum(1 << self.arms.index(a) for a in arms)
                         if g & bits == bits:
                             self.edges[s].append((o * N_GRIPS + (g & ~bits),
-                                                  Edge("restore", p.restore_ms(), arms=arms)))
+                                                  Edge("restore", p.restore_ms(arms), arms=arms)))
 
     def _all_pairs(self):
         n = self.n_states
