@@ -160,6 +160,10 @@ SCHEMA: dict = {
         "start_grip": Setting(
             str, "any", "which pair holds the cube at the start: a pair name or 'any' (robot picks)"
         ),
+        "square_released_arms": Setting(
+            bool, False, "turn a released pair's arms back square before the other pair turns (no two "
+            "perpendicular arms a quarter round at once: they meet at the cube's edges); the solver charges it"
+        ),
         # null = derived from the `motion` section (robot/motion.py: robot_timing);
         # a number (measured by `calibrate timing --save`) wins.
         "timing": {

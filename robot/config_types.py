@@ -31,6 +31,7 @@ class RobotConfig:
     turn_angles: tuple[int, ...]
     start_grip: str  # a pair name or "any"
     timing: RobotTiming
+    square_released_arms: bool  # a released pair's arms turn back square before the other pair turns
 
 
 @dataclass(frozen=True)

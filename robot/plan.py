@@ -12,6 +12,11 @@ A plan is a list of actions:
                         seen from outside that arm's face, so {"R": 90} is the
                         move R and {"L": 90} is the move L.  Lasts as long as
                         its slowest arm.
+  Turn(arms, air=True)  with robot.square_released_arms, right after a Grip:
+                        the arms of the pair just released that stand a quarter
+                        round turn back a quarter in the air (the cube does not
+                        move; the "restore", docs/solver.md), so two
+                        perpendicular arms never both stand a quarter round.
 
 This module is the one source of truth for what an action costs and what it
 does to the cube; the solver, the link and the simulator all use it.
@@ -49,6 +54,9 @@ class RobotProfile:
     # after), ms), kinds as turn_kind gives them, None where no turn is next to the GRIP.  Empty: every
     # regrip costs regrip_ms (robot.timing.regrip_ms given: a measured number).
     regrips: tuple = ()
+    # robot.square_released_arms: a released pair's arms are turned back square before the other
+    # pair turns (plans carry that restore; the solver charges it).
+    square_released: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "pairs", canonical_pairs(self.pairs))
@@ -76,6 +84,7 @@ class RobotProfile:
             half_turn_ms=timing["half_turn_ms"],
             regrip_ms=timing["regrip_ms"],
             regrips=regrips,
+            square_released=robot.square_released_arms,
         )
 
     def regrip_cost(self, taking: str, releasing: str, before: "Turn | None", after: "Turn | None") -> int:
@@ -151,6 +160,8 @@ class RobotProfile:
             "regrips": {f"{taking}<{releasing}": " ".join(f"{_kind_text(b)}>{_kind_text(a)}:{ms}"
                                                           for (t, r, b, a), ms in self.regrips if (t, r) == (taking, releasing))
                         for (taking, releasing, _, _), _ in self.regrips},
+            # Only when on: the tables built before the setting existed keep their fingerprint.
+            **({"square_released_arms": True} if self.square_released else {}),
         }
 
     @property
@@ -214,19 +225,24 @@ class Grip:
 @dataclass(frozen=True)
 class Turn:
     arms: dict = field(hash=False)
+    # The arms turn in the air, their pair open (the restore of a released pair's arms): the cube
+    # does not move.  Sent as the same TURN; the pair that holds decides what it does.
+    air: bool = False
 
     def __hash__(self):
-        return hash(tuple(sorted(self.arms.items())))
+        return hash((tuple(sorted(self.arms.items())), self.air))
 
     def moves(self) -> list[str]:
-        """The face moves this turn makes, e.g. ['R', "L'"]."""
-        return [move_name(f, a) for f, a in self.arms.items()]
+        """The face moves this turn makes, e.g. ['R', "L'"] (none in the air)."""
+        return [] if self.air else [move_name(f, a) for f, a in self.arms.items()]
 
     def notation(self) -> str:
+        if self.air:
+            return "+".join(f"{f}{a:+d}" for f, a in self.arms.items()) + " in the air"
         return "+".join(self.moves())
 
     def to_json(self) -> dict:
-        return {"op": "turn", "arms": dict(self.arms)}
+        return {"op": "turn", "arms": dict(self.arms), **({"air": True} if self.air else {})}
 
 
 Action = Grip | Turn
@@ -236,7 +252,7 @@ def action_from_json(obj: dict) -> Action:
     if obj.get("op") == "grip":
         return Grip(str(obj["pair"]))
     if obj.get("op") == "turn":
-        return Turn({str(f): int(a) for f, a in obj["arms"].items()})
+        return Turn({str(f): int(a) for f, a in obj["arms"].items()}, air=bool(obj.get("air", False)))
     raise ValueError(f"unknown plan op {obj!r}")
 
 
@@ -260,7 +276,7 @@ class Plan:
         """Standard notation of the robot frame; simultaneous arm turns joined by '+'."""
         if self.metric != "robot":
             return " ".join(self.metric_moves)
-        return " ".join(a.notation() for a in self.actions if isinstance(a, Turn))
+        return " ".join(a.notation() for a in self.actions if isinstance(a, Turn) and not a.air)
 
     @property
     def length(self) -> int:
@@ -269,7 +285,13 @@ class Plan:
 
     @property
     def turn_count(self) -> int:
-        return sum(isinstance(a, Turn) for a in self.actions)
+        """Turns of the cube's layers (the restores in the air not counted: restore_count)."""
+        return sum(isinstance(a, Turn) and not a.air for a in self.actions)
+
+    @property
+    def restore_count(self) -> int:
+        """Released arms turned back square in the air (robot.square_released_arms)."""
+        return sum(isinstance(a, Turn) and a.air for a in self.actions)
 
     @property
     def regrip_count(self) -> int:
@@ -297,22 +319,45 @@ def apply_action(state: cube.CubieCube, action: Action) -> cube.CubieCube:
     return state
 
 
-def replay(state: cube.CubieCube, actions, profile: RobotProfile) -> tuple[cube.CubieCube, int]:
-    """Execute actions on the model, checking each is legal; returns (final state, cost)."""
-    holding = None
+def replay(state: cube.CubieCube, actions, profile: RobotProfile, start_angles=None) -> tuple[cube.CubieCube, int]:
+    """Execute actions on the model, checking each is legal; returns (final state, cost).
+    A Turn in the air (`air`) is a restore: only with profile.square_released, right after the GRIP
+    that released its arms, each a quarter round turning back a quarter.  With square_released it
+    also checks the rule the restores keep: a pair turns only while every arm of the other pairs
+    stands square (0 mod 180).  start_angles: where the arms stand first (face -> degrees; 0)."""
+    holding = released = None
+    quarter = {face: (start_angles or {}).get(face, 0) % HALF for _, faces in profile.pairs for face in faces}
     for i, action in enumerate(actions):
         if isinstance(action, Grip):
             if action.pair not in profile.pair_names:
                 raise ValueError(f"action {i}: no pair named {action.pair!r}")
+            released = holding if holding != action.pair else None
             holding = action.pair
-        else:
-            if holding is None:
-                raise ValueError(f"action {i}: a turn before any pair holds the cube")
-            faces = profile.faces_of(holding)
+            continue
+        if holding is None:
+            raise ValueError(f"action {i}: a turn before any pair holds the cube")
+        if action.air:
+            if not profile.square_released or released is None or not isinstance(actions[i - 1], Grip) \
+                    or not set(action.arms) <= set(profile.faces_of(released)):
+                raise ValueError(f"action {i}: a turn in the air is only the restore of the arms the GRIP "
+                                 "just before it released (robot.square_released_arms)")
             for face, angle in action.arms.items():
-                if face not in faces:
-                    raise ValueError(f"action {i}: arm {face} does not belong to holding pair {holding}")
-                if normalise_angle(angle) not in profile.turn_angles:
-                    raise ValueError(f"action {i}: angle {angle} is not allowed")
-            state = apply_action(state, action)
+                if abs(normalise_angle(angle)) != QUARTER or not quarter[face]:
+                    raise ValueError(f"action {i}: released arm {face} turns {angle} in the air: only an arm a "
+                                     "quarter round turns back, by a quarter")
+                quarter[face] = 0
+            continue
+        faces = profile.faces_of(holding)
+        for face, angle in action.arms.items():
+            if face not in faces:
+                raise ValueError(f"action {i}: arm {face} does not belong to holding pair {holding}")
+            if normalise_angle(angle) not in profile.turn_angles:
+                raise ValueError(f"action {i}: angle {angle} is not allowed")
+        off = [face for face in quarter if face not in faces and quarter[face]]
+        if profile.square_released and off:
+            raise ValueError(f"action {i}: {holding} turns while arm {', '.join(off)} of another pair stands a "
+                             "quarter round (they would meet at the cube's edges)")
+        for face, angle in action.arms.items():
+            quarter[face] = (quarter[face] + abs(normalise_angle(angle))) % HALF
+        state = apply_action(state, action)
     return state, profile.plan_cost(actions)

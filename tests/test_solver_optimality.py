@@ -7,6 +7,10 @@ cost-to-go of every (holding pair, kind of the turn just made, state) by value
 iteration (Bellman-Ford sweeps until nothing changes) instead of the solver's
 bucketed Dijkstra over classes of kinds; each regrip costs what the profile
 says for the turns on either side of it (plan.RobotProfile.regrip_kind_cost).
+With robot.square_released_arms (profile.square_released) a node also carries
+which arms of the holding pair stand a quarter round, and a regrip that releases
+any such arm is followed by their quarter turn back in the air (the regrip then
+costs as before a quarter turn): tests/test_solver_square.py.
 Takes a few minutes.
 """
 
@@ -53,6 +57,7 @@ def turn(facelets: np.ndarray, move: str) -> np.ndarray:
 
 class Exhaustive:
     def __init__(self, profile: RobotProfile):
+        self.square = profile.square_released
         solved = np.array([[COLOUR[c] for c in cube.SOLVED_FACELETS]], dtype=np.uint8)
         generators = sorted({face for _, faces in profile.pairs for face in faces})
         # Breadth-first enumeration of every canonical state.
@@ -87,55 +92,74 @@ class Exhaustive:
                 duration = max(profile.half_turn_ms if abs(a) == 180 else profile.quarter_turn_ms
                                for a in angles if a)
                 kind = tuple(sorted({abs(a) for a in angles if a}))  # what a regrip next to it sees
-                options.append((succ, duration, kind))
+                # Which of the pair's arms end a quarter round further (bit i: arm i), when tracked.
+                flips = sum(1 << i for i, a in enumerate(angles) if abs(a) == 90) if self.square else 0
+                options.append((succ, duration, kind, flips))
             self.pairs.append(options)
-        self.kinds = sorted({kind for options in self.pairs for _, _, kind in options})
-        # Value iteration over (pair, kind of the turn just made, state): cost-to-go = min over a
-        # turn (its duration) or a regrip then a turn (the profile's cost of that regrip between
-        # those two kinds of turn, plus the turn's duration), + the cost-to-go after it.
+        self.kinds = sorted({kind for options in self.pairs for _, _, kind, _ in options})
+        # Value iteration over (pair, kind of the turn just made, quarter arms of the holding pair,
+        # state): cost-to-go = min over a turn (its duration) or a regrip then a turn (the profile's
+        # cost of that regrip between those two kinds of turn, plus the turn's duration; with arms
+        # a quarter round released: the regrip before a quarter turn, then a quarter turn back in
+        # the air), + the cost-to-go after it.  int32: a million times the longest plan fits.
         big = 10**9
         n = len(self.keys)
         solved_index = np.searchsorted(self.keys, pack(recolour(solved)))[0]
         self.solved_index = solved_index
-        cost = {(p, k): np.full(n, big, dtype=np.int64) for p in range(len(self.pairs)) for k in self.kinds}
+        self.arm_sets = range(4 if self.square else 1)  # bit i: the holding pair's arm i a quarter round
+        cost = {(p, k, b): np.full(n, big, dtype=np.int32)
+                for p in range(len(self.pairs)) for k in self.kinds for b in self.arm_sets}
         for value in cost.values():
             value[solved_index] = 0
         self.profile = profile
         changed = True
         while changed:
             changed = False
-            then = self._then(cost)
-            for (p, before), value in cost.items():
-                best = self._best(p, before, then)
+            own, taken = self._then(cost)
+            for (p, before, b), value in cost.items():
+                best = self._best(p, before, b, own, taken)
                 if (best < value).any():
-                    cost[p, before] = np.minimum(value, best)
+                    cost[p, before, b] = np.minimum(value, best)
                     changed = True
         self.cost = cost
-        then = self._then(cost)
-        self.start = [self._best(p, None, then) for p in range(len(self.pairs))]  # no turn before the first regrip
+        own, taken = self._then(cost)
+        # No turn before the first regrip; `start[b][p]`: pair p holds with those arms a quarter round.
+        self.start = [[self._best(p, None, b, own, taken) for p in range(len(self.pairs))] for b in self.arm_sets]
 
     def _then(self, cost):
-        """(pair, kind) -> the best cost of a turn of that kind by that pair, plus the cost-to-go after it."""
-        then = {}
+        """own[p, b]: the best turn by holding pair p whose arms b stand a quarter round, plus the
+        cost-to-go after it; taken[q, kind]: the same for a turn of that kind by q just after it took
+        the cube (its arms square)."""
+        own, taken = {}, {}
         for q, options in enumerate(self.pairs):
-            for succ, duration, kind in options:
-                value = cost[q, kind][succ] + duration
-                then[q, kind] = value if (q, kind) not in then else np.minimum(then[q, kind], value)
-        return then
+            for succ, duration, kind, flips in options:
+                for b in self.arm_sets:
+                    value = cost[q, kind, b ^ flips][succ] + duration
+                    own[q, b] = value if (q, b) not in own else np.minimum(own[q, b], value)
+                    if b == 0:
+                        taken[q, kind] = value if (q, kind) not in taken else np.minimum(taken[q, kind], value)
+        return own, taken
 
-    def _best(self, p, before, then):
-        best = np.full(len(self.keys), 10**9, dtype=np.int64)
-        for (q, kind), value in then.items():
-            extra = 0 if q == p else self.profile.regrip_kind_cost(self.names[q], self.names[p], before, kind)
+    def _best(self, p, before, b, own, taken):
+        best = own[p, b].copy()
+        for (q, kind), value in taken.items():
+            if q == p:
+                continue
+            if b:  # the released arms turn back a quarter in the air before q's turn
+                extra = self.profile.regrip_kind_cost(self.names[q], self.names[p], before, (90,)) \
+                    + self.profile.quarter_turn_ms
+            else:
+                extra = self.profile.regrip_kind_cost(self.names[q], self.names[p], before, kind)
             np.minimum(best, value + extra, out=best)
         best[self.solved_index] = 0
         return best
 
-    def optimum(self, facelets: str, start_pairs) -> int:
-        """From the start: no turn before the first regrip (`before` None)."""
+    def optimum(self, facelets: str, start_pairs, arms: int = 0) -> int:
+        """From the start: no turn before the first regrip (`before` None); `arms`: the start pair's
+        arms a quarter round (bit i: its arm i)."""
         array = np.array([[COLOUR[c] for c in facelets]], dtype=np.uint8)
         index = np.searchsorted(self.keys, pack(recolour(array)))[0]
-        return min(int(self.start[p][index]) for p in start_pairs)
+        return min(int(self.start[arms][p][index]) for p in start_pairs)
 
 
 @pytest.fixture(scope="module")

@@ -39,11 +39,14 @@ class Solver:
         self._metric: dict[str, MetricSearch] = {}
 
     def solve(self, facelets: str | None = None, *, state: cube.CubieCube | None = None,
-              scramble: str | None = None, start_grip: str | None = None, metric: str = "robot") -> Plan:
+              scramble: str | None = None, start_grip: str | None = None, metric: str = "robot",
+              start_angles=None) -> Plan:
         """A cheapest plan for a cube in the robot frame.
 
         Give exactly one of: a facelet string (validated; raises a cube.CubeError
         subclass when invalid), a CubieCube, or a scramble applied to a solved cube.
+        start_angles: where the arms stand at the start (face -> degrees; None: all at 0);
+        only robot.square_released_arms looks at them (an arm a quarter round is turned back).
         """
         if sum(x is not None for x in (facelets, state, scramble)) != 1:
             raise ValueError("give exactly one of facelets, state or scramble")
@@ -61,7 +64,7 @@ class Solver:
         cp8, co8 = cubie_coords(state)
         if metric == "robot":
             pairs = self._start_pairs(start_grip)
-            cost, actions = self._robot.solve(cp8, co8, pairs)
+            cost, actions = self._robot.solve(cp8, co8, pairs, start_angles)
             plan = Plan(facelets, actions, cost)
         elif metric in ("htm", "qtm"):
             canonical = state.canonical()  # U/R/F turns keep DBL fixed

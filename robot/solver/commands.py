@@ -153,8 +153,9 @@ def describe_plan(plan, profile) -> str:
         lines.append(f"{plan.metric}    {plan.length} turns: {plan.moves or '(already solved)'}")
         lines.append(f"solved in {plan.solve_ms:.2f} ms")
         return "\n".join(lines) + "\n"
+    restores = f", {plan.restore_count} arm restores" if plan.restore_count else ""
     lines.append(f"plan   {plan.cost_ms} ms machine time: {plan.turn_count} turns, "
-                 f"{plan.regrip_count} regrips (found in {plan.solve_ms:.2f} ms)")
+                 f"{plan.regrip_count} regrips{restores} (found in {plan.solve_ms:.2f} ms)")
     clock = 0
     for i, (action, ms) in enumerate(zip(plan.actions, profile.action_costs(plan.actions))):
         if i == 0:
@@ -163,6 +164,9 @@ def describe_plan(plan, profile) -> str:
         clock += ms  # a regrip's own cost, by the turns around it
         if isinstance(action, Grip):
             what = f"regrip: {action.pair} takes the cube ({ms} ms)"
+        elif action.air:
+            what = "released arm back square in the air: " + " + ".join(
+                f"{face} arm {angle:+d}\u00b0" for face, angle in action.arms.items())
         else:
             what = "turn " + " + ".join(
                 f"{face} arm {angle:+d}\u00b0" for face, angle in action.arms.items()

@@ -5,11 +5,12 @@ Files in the tables directory (default tables/):
   htm.npy         uint8[3,674,160]  optimal half-turn-metric distance (U R F turns, DBL fixed);
                   solved = 0, range 0..11
   qtm.npy         uint8[3,674,160]  the same in the quarter-turn metric; range 0..14
-  robot-cost.npy  uint16[n_pairs * n_classes, 3,674,160]  exact robot time to solved, in ms, for
-                  each holding pair in the profile's canonical order (plan.RobotProfile: not the
-                  order of config.yaml) and each class of the turn just made (solver/costs.py:
-                  one class with the default settings); solved = 0; 65535 = unreachable with
-                  this arm layout
+  robot-cost.npy  uint16[n_pairs * n_classes * n_parities, 3,674,160]  exact robot time to solved,
+                  in ms, for each holding pair in the profile's canonical order (plan.RobotProfile:
+                  not the order of config.yaml), each class of the turn just made (solver/costs.py:
+                  one class with the default settings) and, with robot.square_released_arms, each
+                  quarter parity of the holding pair's arms (4; else 1); solved = 0; 65535 =
+                  unreachable with this arm layout
   manifest.json   format version, the robot profile robot-cost.npy was built for (its pairs listed in
                   row order), and the SHA-256 and size of every file
 
@@ -69,14 +70,16 @@ def build_metric_table(coords: CoordTables, metric: str, progress: ProgressBar |
 
 
 def build_cost_table(coords: CoordTables, profile: RobotProfile, progress: ProgressBar | None = None) -> np.ndarray:
-    """Exact robot time to solved from every (holding pair, class of the last turn, state):
-    Dijkstra backwards from solved, with buckets (solver/costs.py: the graph).
+    """Exact robot time to solved from every (holding pair, class of the last turn, quarter parity
+    of the holding pair's arms, state): Dijkstra backwards from solved, with buckets
+    (solver/costs.py: the graph).
 
     A regrip is charged by the turns around it, so the search goes backwards along each step
     (the turn that undoes it), never assuming a step costs the same both ways.  A settled node
-    (state, pair q, class c) was reached by a turn t of q of class c: the state before t is
-    one step away, by t alone from any class of q, or by a regrip from any class of the
-    other pair followed by t.
+    (state, pair q, class c, parity b) was reached by a turn t of q of class c: the state before
+    t is one step away, by t alone from any class of q with parity b ^ t's quarters, or (when b
+    is t's quarters alone: the taking pair starts square) by a regrip from any class and parity
+    of the other pair followed by t (with the restore that parity needs).
     """
     model = CostModel(profile, turn_face_indices)
     dist = np.full((model.n_rows, N_STATES), UNREACHABLE, dtype=np.uint16)
@@ -94,7 +97,8 @@ def build_cost_table(coords: CoordTables, profile: RobotProfile, progress: Progr
             if not len(frontier):
                 continue
             finalised += len(frontier)
-            q, klass = divmod(row, model.n_classes)
+            q, rest = divmod(row, model.n_classes * model.n_parities)
+            klass, parity = divmod(rest, model.n_parities)
             cp8, co8 = coords.robot_frame(frontier)
             for option in model.turns[q]:
                 if option.klass != klass:
@@ -104,11 +108,13 @@ def build_cost_table(coords: CoordTables, profile: RobotProfile, progress: Progr
                     x, y = coords.cp_move[t, x], coords.co_move[t, y]
                 before = coords.canonical_indices(x, y)
                 for c in range(model.n_classes):
-                    _relax(dist, model.row(q, c), before, level + option.cost, buckets)
+                    _relax(dist, model.row(q, c, parity ^ option.mask), before, level + option.cost, buckets)
+                    if parity != option.mask:
+                        continue  # a pair that has just taken the cube turns from square
                     for p in range(model.n_pairs):
-                        if p != q:
-                            cost = level + option.cost + model.regrip[p][c][q][option.kind]
-                            _relax(dist, model.row(p, c), before, cost, buckets)
+                        for b in range(model.n_parities) if p != q else ():
+                            cost = level + option.cost + model.hand_over(p, c, q, option.kind, b)
+                            _relax(dist, model.row(p, c, b), before, cost, buckets)
         if progress:
             progress.update(min(finalised, progress.total), f"{level} ms")
     return dist
@@ -142,9 +148,10 @@ class SolverTables:
             )
         return self._metric[name]
 
-    def start_costs(self) -> np.ndarray:
+    def start_costs(self, parity: int = 0) -> np.ndarray:
         """int64[n_pairs, N_STATES]: the optimal plan's cost from every state when that pair holds at
-        the start (the start's own step expanded onto the table: solver/costs.py start_values)."""
+        the start (the start's own step expanded onto the table: solver/costs.py start_values), its
+        arms at that quarter parity (0: every arm square)."""
         cp8, co8 = self.coords.robot_frame(np.arange(N_STATES))
 
         def moved(faces):
@@ -153,7 +160,7 @@ class SolverTables:
                 x, y = self.coords.cp_move[t, x], self.coords.co_move[t, y]
             return self.coords.canonical_indices(x, y)
 
-        return start_values(CostModel(self.profile, turn_face_indices), self.robot_cost, moved)
+        return start_values(CostModel(self.profile, turn_face_indices), self.robot_cost, moved, parity)
 
     @property
     def nbytes(self) -> int:
