@@ -222,3 +222,14 @@ def test_the_3x3x3_run_reads_the_calibrated_files(calibrated, tmp_path):
     save_regions3(moved, tmp_path / "moved.yaml", simulated=True)
     report = run(tmp_path / "moved.yaml")
     assert report.scanned is None and len(report.refusals) == config.run.scan_attempts, report.format()
+
+
+def test_the_run_refuses_a_calibration_file_that_does_not_fit_before_anything_starts(tmp_path, capsys):
+    foreign = tmp_path / "regions.yaml"
+    foreign.write_text("views: {}\nimage_size: [640, 480]\n")  # a 2x2x2-style file, not the 3x3x3's
+    config = tmp_path / "config.yaml"
+    config.write_text(f"scan3:\n  regions_file: {foreign}\n")
+    assert cli.main(["run", "--puzzle", "3x3x3", "--sim", "--firmware", "mock", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"{foreign}: not a 3x3x3 regions file (no 'puzzle: 3x3x3'); run 'cube-robot calibrate colours " \
+           "--puzzle 3x3x3' to make one (nothing moved)" in err, err

@@ -530,6 +530,12 @@ def run_command3(config: Config, options: RunOptions) -> int:
         print("cube-robot run --puzzle 3x3x3: cannot take " + "; ".join(refused) + " (nothing moved)",
               file=sys.stderr)
         return ExitStatus.BAD_CONFIG
+    from ..vision.regions3 import calibration_problem3
+
+    problem = calibration_problem3(config)  # a calibration file that does not fit: said before anything starts
+    if problem:
+        print(f"cube-robot run --puzzle 3x3x3: {problem} (nothing moved)", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
     tell_maker = (lambda text: print(simulated(text), file=sys.stderr)) if options.json else \
         (lambda text: print(simulated(text)))
     from . import log

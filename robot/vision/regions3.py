@@ -367,3 +367,17 @@ def run_colours3(config: Config) -> Calibration | None:
     """The 3x3x3's learnt colours (scan3.colours_file) for decode3's prior, or None when there are none."""
     path = project_path(config.scan3.colours_file)
     return load_colours3(path) if path.exists() else None
+
+
+def calibration_problem3(config: Config) -> str | None:
+    """Why the 3x3x3 run cannot use the calibration files that exist (scan3.regions_file, scan3.colours_file),
+    naming the file and the fix; None when they fit or there are none."""
+    from ..scan_sequence3 import ScanSequence3
+    from .camera_geometry3 import pose3
+
+    try:
+        run_regions3(config, pose3(config), ScanSequence3.from_config(config))
+        run_colours3(config)
+    except (RegionsError, CalibrationError) as exc:
+        return str(exc)
+    return None
