@@ -10,7 +10,7 @@ For each seeded random cube:
           itself choosing by robot time (robot_cost_stage), then symmetric variants if time is left.
 Every robot plan is replayed by the independent checker (tests/robot3_checker.py: sticker
 model, legality, solved end, claimed cost) and compared with converting its own face
-sequence (the floor).  Machine times are the model's (config.yaml robot3 durations):
+sequence (the floor).  Machine times are the model's (robot/plan3.py: the firmware's op times):
 SIMULATED, no robot was moved.
 
 Two-phase source: this project's search (robot.solver3; tables: cube-robot tables build
