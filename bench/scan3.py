@@ -1,5 +1,5 @@
 """The 3x3x3 scan sequence (config scan3, robot/scan_sequence3.py): what the 3x3x3 grippers hide, how the
-default sequence was chosen and what it costs (SIMULATED geometry, robot3.timing).  Prints tables.
+default sequence was chosen and what it costs (SIMULATED geometry, the firmware's op times: robot/plan3.py).  Prints tables.
 
     python bench/scan3.py [--cap 100000] [--weights 3,2] [--readings 0]
 
