@@ -107,6 +107,12 @@ def main() -> None:
     for label, _, _, table, _, free, from_scan, build_s in results:
         print(f"| {label} | **{free.mean():.1f}** | {np.median(free):.0f} | {np.percentile(free, 90):.0f} "
               f"| {free.max():.0f} | {from_scan[0]:.1f} | {from_scan[1]:.1f} | {table.shape[0]} | {build_s:.1f} |")
+    table, n_parities = results[1][3], 4
+    off_rows = table.reshape(-1, n_parities, table.shape[1])[:, 1:]
+    same = bool((off_rows == off_rows[:, :1]).all())
+    print(f"safe table: the rows of (pair, class) with one arm, the other or both a quarter round are "
+          f"{'equal' if same else 'not all equal'} with these settings"
+          + (" (one bit, any arm off, would give the same costs here)" if same else ""))
     extra = results[1][5] - results[0][5]
     print()
     print(f"Extra time per state, safe - today: mean {extra.mean():.1f} ms ({100 * extra.mean() / results[0][5].mean():.2f} %)")
