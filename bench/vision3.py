@@ -266,8 +266,9 @@ def scan_readings3(frames: dict, sequence, regions) -> np.ndarray:
     return np.array([np.median(samples[i], axis=0) for i in range(54)])
 
 
-def rendered(count: int, seed: int, names=None, first: int = 0, config=None) -> list[dict]:
-    """One row per RENDERED setting over the same seeded cubes (see the module's part 3)."""
+def rendered(count: int, seed: int, names=None, first: int = 0, config=None, progress: int = 0) -> list[dict]:
+    """One row per RENDERED setting over the same seeded cubes (see the module's part 3); progress: the
+    counts so far every that many cubes (stderr)."""
     from robot.scan_sequence3 import ScanSequence3
     from robot.sim import render3
     from robot.vision.camera_geometry3 import pose3, scan_regions3
@@ -296,6 +297,10 @@ def rendered(count: int, seed: int, names=None, first: int = 0, config=None) -> 
             if found is not None:
                 row["washed"] += sum(int(np.nansum(m >= WASHED)) for m in render3.view_mix3(pose, found, sequence))
             load.append(os.getloadavg()[0])
+            if progress and (number + 1 - first) % progress == 0:  # a long run's counts so far, on stderr
+                print(f"  {name}: cubes {first}..{number}: exact {row['exact']}, refused {row['refused']}, wrong "
+                      f"{row['wrong']} {row['wrong_cubes']} ({time.perf_counter() - started:.0f} s)",
+                      file=sys.stderr, flush=True)
         row.update(wall_s=time.perf_counter() - started, load=(min(load), max(load)), washed=row["washed"] / max(count, 1))
         rows.append(row)
     return rows
@@ -321,6 +326,7 @@ def main() -> None:
     parser.add_argument("--rendered", type=int, default=0, help="rendered scans per setting (0: skip)")
     parser.add_argument("--settings", help="rendered setting names separated by ; (default: all of RENDERED)")
     parser.add_argument("--first", type=int, default=0, help="the first rendered cube's number (split a long run)")
+    parser.add_argument("--progress", type=int, default=0, help="rendered: the counts so far every N cubes (stderr)")
     parser.add_argument("--no-real", action="store_true", help="skip the real readings (part 1)")
     args = parser.parse_args()
     print(f"SIMULATED readings below part 1 (synthetic scans); load average at start "
@@ -373,7 +379,8 @@ def main() -> None:
               f"{args.seed})")
         print("| setting | exact | refused | wrong | refusals by rule | washed looks per scan | wall s | load |")
         print("|---|---|---|---|---|---|---|---|")
-        for row in rendered(args.rendered, args.seed, names, args.first):
+        for row in (found for name in (names or RENDERED)  # each setting's row as soon as it is done
+                    for found in rendered(args.rendered, args.seed, [name], args.first, progress=args.progress)):
             rules = ", ".join(f"{k} {v}" for k, v in sorted(row["reasons"].items(), key=lambda kv: -kv[1]))
             wrong = f" (cubes {', '.join(map(str, row['wrong_cubes']))})" if row["wrong_cubes"] else ""
             print(f"| {row['name']} | {row['exact']} | {row['refused']} | {row['wrong']}{wrong} | {rules} | "
