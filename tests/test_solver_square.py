@@ -94,8 +94,12 @@ def test_a_turn_in_the_air_moves_no_face_and_keeps_its_flag_in_json():
 
 @pytest.fixture(scope="module")
 def square_solver(tmp_path_factory):
-    folder = copy_tables(tmp_path_factory.mktemp("square") / "tables", names=("coords.npz",))
-    return Solver(square_config(folder), log=lambda message: None)
+    """Tables built for the default config (the setting off); with it on they are rebuilt."""
+    folder = copy_tables(tmp_path_factory.mktemp("square") / "tables")
+    messages: list = []
+    solver = Solver(square_config(folder), log=messages.append)
+    assert any("was built for robot profile" in m and "rebuilding" in m for m in messages), messages
+    return solver
 
 
 def arm_angles(actions, start=None) -> list:
