@@ -3,10 +3,12 @@
     python bench/e2e.py --puzzle 3x3x3 [--runs 100] [--estop-every 5]   # seeded sped-up runs: solved / stopped / wrong
     python bench/e2e.py --puzzle 3x3x3 --realtime --runs 20               # mean and p90 of each stage, the floor
     python bench/e2e.py --puzzle 3x3x3 --realtime --budgets 0.25,0.5,1,2 --runs 10
+    python bench/e2e.py --puzzle 3x3x3 --faults 30 [--firmware mock]      # 1 % byte faults + a resetting disconnect
 
-SIMULATED: robot/run/puzzle3.py on robot/sim/robot_sim3.py's Python op executor (the run's default; with
---firmware emulator the run streams to the firmware in simavr, not benchmarked here), so there are no
-byte-fault runs here yet.
+SIMULATED: robot/run/puzzle3.py on robot/sim/robot_sim3.py: the plan3 ops streamed by the host's link to a
+firmware in 3x3x3 mode, picked as the run picks it (--firmware auto: the real firmware in simavr when the
+toolchain is there, else the mock firmware; mock is the fast one).  --faults N: N seeded runs with
+--fault-rate 0.01 and one resetting disconnect (--disconnect-at a seeded plan op, 1..45).
 
 A run is *wrong* when what it claims is false: SOLVED (or NOT SOLVED) against the virtual cube, or a
 stop's named 54 facelets against the virtual cube renamed by the centres the scan saw (a NOT KNOWN
@@ -65,24 +67,34 @@ def judge(report: puzzle3.Run3Report) -> str:
     return f"{report.outcome}"
 
 
-def counts(config, runs: int, estop_every: int, firmware: str = "auto") -> None:
+def counts(config, runs: int, estop_every: int, firmware: str = "auto", faults: bool = False) -> None:
+    """Seeded sped-up runs, judged; faults: each at 1 % byte faults with a resetting disconnect at a seeded op."""
     tally: dict = {}
     rng = np.random.default_rng(2026)
+    backend, resumed, replanned, made = "", 0, 0, 0
     for seed in range(runs):
         estop = int(rng.integers(1, 40)) if estop_every and seed % estop_every == estop_every - 1 else None
-        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, estop_at=estop, firmware=firmware),
-                                     lambda text: None)
+        disconnect = int(rng.integers(1, 46)) if faults else None
+        options = RunOptions(sim=True, seed=seed, estop_at=estop, firmware=firmware, fault_rate=0.01 if faults else 0.0,
+                             disconnect_at=disconnect)
+        report = puzzle3.run_puzzle3(config, options, lambda text: None)
+        backend, resumed, replanned = report.backend, resumed + report.link_resumes, replanned + len(report.replans)
+        made += report.serial_faults or 0
         verdict = judge(report)
         tally[verdict] = tally.get(verdict, 0) + 1
-        if verdict.startswith("wrong"):
-            print(f"seed {seed}: {verdict}")
+        if verdict.startswith("wrong") or (faults and report.stopped):
+            print(f"seed {seed} (disconnect at op {disconnect}): {verdict}: {report.errors[-1][:160] if report.errors else ''}")
     wrong = sum(n for k, n in tally.items() if k.startswith("wrong"))
-    robot = "the firmware in simavr" if firmware == "emulator" else "the op executor, sped up"
-    print(f"\n== 3x3x3, SIMULATED, {robot}: {runs} seeded runs (every {estop_every or '-'}th with --estop-at); "
-          f"load average {load()} ==")
+    what = (f"{runs} seeded runs at 1 % byte faults, one resetting disconnect each (a seeded plan op 1..45)" if faults
+            else f"{runs} seeded runs (every {estop_every or '-'}th with --estop-at)")
+    print(f"\n== 3x3x3, SIMULATED, sped up: {what}; load average {load()} ==\n{backend}")
     for verdict, n in sorted(tally.items()):
         print(f"{verdict:<50}{n:>5}")
     print(f"{'wrong':<50}{wrong:>5}")
+    if faults:
+        print(f"{'streams resumed after a lost link':<50}{resumed:>5}\n"
+              f"{'planned again after a reset (a gripper at 90)':<50}{replanned:>5}\n"
+              f"{'serial byte faults made':<50}{made:>5}")
 
 
 def stage_groups(report: puzzle3.Run3Report) -> dict:
@@ -97,12 +109,13 @@ def stage_groups(report: puzzle3.Run3Report) -> dict:
     return out
 
 
-def timed(config, seeds, budget: float | None) -> list[tuple[puzzle3.Run3Report, float]]:
+def timed(config, seeds, budget: float | None, firmware: str = "auto") -> list[tuple[puzzle3.Run3Report, float]]:
     camera = config.camera
     per_view = camera.settle_ms + camera.exposure_ms + camera.delivery_ms + 500.0 / camera.fps
     out = []
     for seed in seeds:
-        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, realtime=True, verify=False),
+        report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=seed, realtime=True, verify=False,
+                                                                firmware=firmware),
                                      lambda text: None, budget_s=budget)
         if report.button_to_solved_ms is None:
             print(f"seed {seed}: {report.outcome}: {report.errors}")
@@ -114,8 +127,8 @@ def timed(config, seeds, budget: float | None) -> list[tuple[puzzle3.Run3Report,
     return out
 
 
-def realtime_table(config, runs: int) -> None:
-    results = timed(config, range(runs), None)
+def realtime_table(config, runs: int, firmware: str = "auto") -> None:
+    results = timed(config, range(runs), None, firmware)
     print(f"\n== 3x3x3, SIMULATED, REAL TIME: {len(results)}/{runs} runs timed; search budget "
           f"{config.robot3.search_budget_s} s; load average {load()} ==")
     print(f"{'stage (ms)':<24}{'mean':>9}{'p90':>9}")
@@ -131,11 +144,11 @@ def realtime_table(config, runs: int) -> None:
     print(f"{'floor':<24}{floor.mean():>9.1f}   above the floor: {total.mean() - floor.mean():.1f} ms on average")
 
 
-def budget_table(config, budgets, runs: int) -> None:
+def budget_table(config, budgets, runs: int, firmware: str = "auto") -> None:
     print(f"\n== 3x3x3, SIMULATED, REAL TIME: button -> solved by search budget, seeds 0..{runs - 1} ==")
     print(f"{'budget s':>9}{'runs':>6}{'plan arm ms':>13}{'solve ms':>10}{'button->solved':>16}{'p90':>9}  load")
     for budget in budgets:
-        results = timed(config, range(runs), budget)
+        results = timed(config, range(runs), budget, firmware)
         total = np.array([r.button_to_solved_ms for r, _ in results], float)
         plan = np.mean([r.predicted_ms for r, _ in results])
         solve = np.mean([r.stage_ms()["solve"] for r, _ in results])
@@ -149,19 +162,20 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--runs", type=int, default=None, help="seeds 0..runs-1 (default 100, 20 with --realtime)")
     parser.add_argument("--realtime", action="store_true")
     parser.add_argument("--budgets", help="comma-separated search budgets, s (with --realtime)")
-    parser.add_argument("--firmware", choices=("auto", "emulator"), default="auto",
-                        help="auto: the op executor; emulator: the firmware in simavr (counts only)")
+    parser.add_argument("--firmware", choices=("auto", "emulator", "mock"), default="auto",
+                        help="auto: the firmware in simavr if the toolchain is there, else the mock")
+    parser.add_argument("--faults", type=int, default=0, help="N runs at 1 %% byte faults with a resetting disconnect")
     parser.add_argument("--estop-every", type=int, default=0, help="every Nth sped-up run gets --estop-at")
     options = parser.parse_args(argv)
     config = config_module.load()
     if options.budgets:
-        budget_table(config, [float(b) for b in options.budgets.split(",")], options.runs or 10)
+        budget_table(config, [float(b) for b in options.budgets.split(",")], options.runs or 10, options.firmware)
     elif options.realtime:
-        realtime_table(config, options.runs or 20)
+        realtime_table(config, options.runs or 20, options.firmware)
+    elif options.faults:
+        counts(config, options.faults, 0, options.firmware, faults=True)
     else:
         counts(config, options.runs or 100, options.estop_every, options.firmware)
-    print("not run: 1 % byte faults with a resetting disconnect (the 3x3x3 run's link, --firmware emulator, has no "
-          "fault proxy or resume yet)")
 
 
 if __name__ == "__main__":

@@ -160,3 +160,25 @@ def test_the_firmware_in_simavr_takes_the_arms_back_to_0_in_the_air_after_its_re
     assert len(solve.asked) == 2 and len(report.replans) == 1, report.format()
     assert solve.asked[1] == puzzle3.by_centres(report.final_true, report.plan_start_true)
     assert not report.stopped and E2E3.judge(report) == "not solved"
+
+
+def test_a_reset_during_the_scan_puts_the_arms_back_and_scans_again(config, session_tables3):
+    """The scan turns only the whole cube: after a reset with a pair left at 90 by a tilt, every arm goes back to 0
+    in the air and the cube is scanned again (a refused attempt), never read from a half scan."""
+    robot = SimulatedRobot3(config, puzzle3.start_state(RunOptions(seed=6), np.random.default_rng(6)),
+                            firmware="mock", disconnect_at=999).start()  # the fault proxy in the line, no fault
+    calls = []
+    do_ops = robot.do_ops
+
+    def pulled_after_the_first_tilt(ops, on_done=None):
+        calls.append(ops)
+        if len(calls) == 4:  # view 4 closes RL after view 3's tilt left F and B at 90 (config scan3's views)
+            assert list(ops) == [{"op": "close", "arms": ["R", "L"]}]
+            robot.proxy.disconnect_now()  # the board is idle: the reopening reset lands between ops
+        return do_ops(ops, on_done)
+
+    robot.do_ops = pulled_after_the_first_tilt
+    report, said = run(config, robot=robot, seed=6)
+    assert robot.mock.boots == 1
+    assert report.scan_attempts == 2 and "the board reset during the scan" in report.refusals[0], report.format()
+    assert report.outcome == puzzle3.SOLVED and E2E3.judge(report) == "solved"

@@ -334,10 +334,16 @@ class _Run3:
     def scan_ops(self, ops) -> None:
         """A scan's ops before the cube was read: a stop names no state (the scan's ops turn only the whole cube)."""
         from ..link.errors import LinkError
+        from ..link.reset3 import ArmAcrossAfterResetError
         from ..sim.virtual_robot3 import Jam3
 
         try:
-            self.robot.do_ops(ops)
+            try:
+                self.robot.do_ops(ops)
+            except ArmAcrossAfterResetError as exc:  # a scan turns only the whole cube: put the arms back, scan again
+                self.robot.restore_after_reset()
+                raise _Refused(f"the board reset during the scan ({exc.args[0].split(':')[0]}); every arm was put "
+                               "back at 0 in the air, and the cube is scanned again") from None
         except (LinkError, Jam3) as exc:
             raise Stop3(f"scan attempt {self.report.scan_attempts}: {type(exc).__name__}: {exc}",
                         "not read: the stop came before the scan was read (no plan op ran; the scan's ops turn only "
