@@ -100,6 +100,7 @@ class Run3Report:
     serial_faults: int | None = None  # faults the fault proxy made (None: no proxy)
     link_resumes: int = 0  # streams resumed after a lost link
     replans: list = field(default_factory=list)  # each plan made again after a board reset (what and why)
+    plan_ops: int = 0  # the first plan's ops (`ops` counts those carried out of it and any plan made again)
     time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
     timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
 
@@ -145,10 +146,11 @@ class Run3Report:
                       "whole-cube turns, letters named by the centres seen)", net3(self.scanned)]
         lines += [f"scan attempt {k} refused: {why}" for k, why in enumerate(self.refusals, start=1)]
         if self.moves is not None:
-            lines.append(f"plan: {self.moves or '(already solved)'} ({self.ops} ops, {self.predicted_ms} ms arm time "
+            lines.append(f"plan: {self.moves or '(already solved)'} ({self.plan_ops} ops, {self.predicted_ms} ms arm time "
                          f"on the model, found in {self.solve_ms:.0f} ms, budget {self.search_budget_s} s)")
             lines += [f"re-planned {text}" for text in self.replans]
-            lines.append(f"ops carried out: {self.ops_done} of {self.ops}")
+            lines.append(f"ops carried out: {self.ops_done} of {self.ops}" +
+                         (" (the first plan's until the reset, then the new plan's)" if self.replans else ""))
         if self.measured_ms is not None:
             lines.append(f"plan arm time: predicted {self.predicted_ms} ms, measured {self.measured_ms:.0f} ms "
                          f"(the firmware's `done` lines, {self.ops_done} of {self.ops} ops)")
@@ -282,6 +284,7 @@ class _Run3:
         self.stage("solve", t, time.perf_counter())
         self.plan = plan
         report.moves, report.ops, report.predicted_ms = plan.moves, len(plan.ops), plan.cost_ms
+        report.plan_ops = len(plan.ops)
         report.solve_ms = round(plan.solve_ms, 1)
         report.floor = {"scan_arm_ms": self.sequence.arm_ms(self.profile) * report.scan_attempts,
                         "search_budget_ms": self.budget * 1000.0, "plan_arm_ms": plan.cost_ms}
@@ -455,6 +458,7 @@ class _Run3:
         assert self.scanned is not None and self.mark is not None and plan is not None
         done = len(robot.done_ops) - self.mark
         state = self.state_after(self.scanned, robot.done_ops[self.mark:])
+        across = ", ".join(arm for arm in "RLFB" if robot.belief.gripper_angle(arm) == 90)
         try:
             robot.restore_after_reset()
         except (LinkError, Jam3) as exc:  # the arms' motions turn no layer: the cube is as the plan left it
@@ -466,9 +470,9 @@ class _Run3:
         t = time.perf_counter()
         new = self.solve(state, self.budget)
         self.stage("re-plan", t, time.perf_counter())
-        self.report.replans.append(f"after plan op {done} of {len(plan.ops)} ({why.split(':')[0]}; the grippers put "
-                                   f"back at 0 in the air): {new.moves or '(already solved)'} ({len(new.ops)} ops, "
-                                   f"{new.cost_ms} ms on the model)")
+        self.report.replans.append(f"after plan op {done} of {len(plan.ops)} (the board reset with gripper(s) {across} "
+                                   f"at 90, put back at 0 in the air): {new.moves or '(already solved)'} "
+                                   f"({len(new.ops)} ops, {new.cost_ms} ms on the model)")
         self.ops_before_replan += done
         self.scanned, self.mark, self.plan = state, len(robot.done_ops), new
         self.report.ops = self.ops_before_replan + len(new.ops)

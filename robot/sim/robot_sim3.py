@@ -203,10 +203,10 @@ class SimulatedRobot3:
             try:
                 result = link.run([P.plan3_command(op) for op in ops], progress=progress)
             except (DisconnectedError, SilentBoardError) as exc:
-                self.say(f"SIMULATED link lost ({type(exc).__name__}: {exc}); reconnecting")
+                self.say(f"The link was lost ({type(exc).__name__}: {exc}); reconnecting")
                 result = link.resume()
                 self.resumes += 1
-                self.say("SIMULATED link resumed: the stream went on from the board's own record of what it did")
+                self.say("The link was resumed: the stream went on from the board's own record of what it did")
         except LinkError as exc:
             self._after_error(exc)
             self.sync()
