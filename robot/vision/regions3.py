@@ -31,8 +31,8 @@ from ..scan_sequence3 import facelet_index, facelet_name
 from .camera_geometry import Pose
 from .camera_geometry3 import facelet_quads3, scan_regions3
 from .colour import Calibration, CalibrationError, ColourStats, srgb_to_lab
-from .regions import (Regions, RegionsError, detect_sticker_quads, draw_regions, refine_with_detections,
-                      sample_sticker)
+from .regions import (Regions, RegionsError, bordered_sides, detect_sticker_quads, draw_regions,
+                      refine_with_detections, sample_sticker)
 
 PUZZLE = "3x3x3"
 WRITER = "cube-robot calibrate colours --puzzle 3x3x3"
@@ -104,7 +104,15 @@ def find_regions3(frames: dict, sequence, pose: Pose) -> Found3:
         predicted = guess.quads(view.name)
         quads, _ = refine_with_detections(predicted, detected[view.name], image=frames[view.name])
         placed = np.any(np.abs(quads - predicted) > 1e-9, axis=(1, 2))
-        placed |= _confirmed(predicted, detected[view.name])
+        for k, seen in _confirmed(predicted, detected[view.name]).items():
+            if not placed[k]:  # a sticker-sized patch the body frames on one axis only: moved along that one
+                quads[k] = _moved_along_framed(predicted[k], seen, bordered_sides(frames[view.name], seen))
+                placed[k] = True
+        for k in np.flatnonzero(~placed):  # no edge closed it (a thin dark rim at the cube's edge): by its colour
+            centre = _by_colour(frames[view.name], predicted[k])
+            if centre is not None:
+                quads[k] = predicted[k] + (centre - predicted[k].mean(axis=0))
+                placed[k] = True
         moved = np.linalg.norm(quads.mean(axis=1) - configured.quads(view.name).mean(axis=1), axis=1)
         found.views.append(ViewRegions(view.name, tuple(view.facelets), quads, int(placed.sum()),
                                        tuple(f for f, ok in zip(view.facelets, placed) if not ok),
@@ -112,28 +120,84 @@ def find_regions3(frames: dict, sequence, pose: Pose) -> Found3:
     return found
 
 
-# A detection confirms the fitted pose's region when its centre is this close (sticker sizes) and its size
-# within CONFIRM_SIZE: a whole sticker whose box the dark body does not frame on an axis (seen at a slant
-# at the cube's edge, beside an arm) is not snapped (regions.bordered_sides) but is where the pose says.
-CONFIRM_DISTANCE = 0.2
-CONFIRM_SIZE = (0.75, 1.33)
+# A detection of about a sticker's size (within CONFIRM_SIZE) whose centre is this close (sticker sizes) to
+# a region the snap left (regions.bordered_sides: the dark body frames it on one axis only, as a whole
+# sticker seen at a slant at the cube's edge, or one beside an arm's lit jaw) confirms the sticker is there:
+# the region moves along the framed axis as the snap would, and stays where the fitted pose puts it along
+# the other (where the patch ends there is not the sticker's edge).
+CONFIRM_DISTANCE = 0.25
+CONFIRM_SIZE = (0.8, 1.25)
 
 
-def _confirmed(predicted: np.ndarray, detected: list) -> np.ndarray:
-    """Per predicted quad: whether a detection of about its size sits on it."""
+def _moved_along_framed(quad: np.ndarray, seen: np.ndarray, sides) -> np.ndarray:
+    low, high = quad.min(axis=0), quad.max(axis=0)
+    seen_low, seen_high = seen.min(axis=0), seen.max(axis=0)
+    shift = np.zeros(2)
+    for axis, (first, second) in enumerate((sides[0:2], sides[2:4])):
+        moves = ([seen_low[axis] - low[axis]] if first else []) + ([seen_high[axis] - high[axis]] if second else [])
+        shift[axis] = float(np.mean(moves)) if moves else 0.0
+    return quad + shift
+
+
+def _confirmed(predicted: np.ndarray, detected: list) -> dict:
+    """{region index: the detected quad of about its size nearest it}, for the regions with one."""
     import cv2
 
-    out = np.zeros(len(predicted), dtype=bool)
+    out: dict[int, np.ndarray] = {}
     if not detected:
         return out
     centres = np.array([q.mean(axis=0) for q in detected])
     sizes = np.array([np.sqrt(abs(cv2.contourArea(np.asarray(q, np.float32)))) for q in detected])
     for k, quad in enumerate(predicted):
         size = np.sqrt(abs(cv2.contourArea(np.asarray(quad, np.float32))))
-        near = np.linalg.norm(centres - quad.mean(axis=0), axis=1) < CONFIRM_DISTANCE * size
-        fits = (sizes > CONFIRM_SIZE[0] * size) & (sizes < CONFIRM_SIZE[1] * size)
-        out[k] = bool(np.any(near & fits))
+        distance = np.linalg.norm(centres - quad.mean(axis=0), axis=1)
+        fits = (distance < CONFIRM_DISTANCE * size) & (sizes > CONFIRM_SIZE[0] * size) & (sizes < CONFIRM_SIZE[1] * size)
+        if fits.any():
+            out[k] = np.asarray(detected[int(np.flatnonzero(fits)[np.argmin(distance[fits])])], dtype=np.float64)
     return out
+
+
+# A sticker found by its colour: the pixels within BY_COLOUR_DELTA_E of the colour at the region's centre,
+# connected to it, not reaching the search window's edge, of about the region's size and convex.
+BY_COLOUR_DELTA_E = 14.0
+BY_COLOUR_SOLIDITY = 0.85
+
+
+def _by_colour(image: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+    """The centre of the uniform patch of the sticker's colour under a predicted region (None if there is none
+    of about its size): the stickers of a face are one colour, so only the dark body separates them, and
+    the arms and the background are grey."""
+    import cv2
+
+    from .regions import inner_quad, region_pixels
+
+    size = float(np.sqrt(abs(cv2.contourArea(np.asarray(quad, np.float32)))))
+    h, w = image.shape[:2]
+    low = np.floor(quad.min(axis=0) - 0.5 * size).astype(int)
+    high = np.ceil(quad.max(axis=0) + 0.5 * size).astype(int)
+    x0, y0, x1, y1 = max(low[0], 0), max(low[1], 0), min(high[0], w), min(high[1], h)
+    centre = np.round(quad.mean(axis=0)).astype(int) - [x0, y0]
+    if x1 - x0 < 3 or y1 - y0 < 3 or not (0 <= centre[0] < x1 - x0 and 0 <= centre[1] < y1 - y0):
+        return None
+    seen = region_pixels(image, inner_quad(quad, 0.3))
+    if len(seen) == 0:
+        return None
+    colour = np.median(srgb_to_lab(seen[:, ::-1].astype(float)), axis=0)
+    window = srgb_to_lab(image[y0:y1, x0:x1, ::-1].astype(float))
+    near = (np.linalg.norm(window - colour, axis=2) < BY_COLOUR_DELTA_E).astype(np.uint8)
+    count, labels, stats, centroids = cv2.connectedComponentsWithStats(near, connectivity=4)
+    label = labels[centre[1], centre[0]]
+    if label == 0:
+        return None
+    x, y, bw, bh, area = stats[label]
+    if x == 0 or y == 0 or x + bw >= x1 - x0 or y + bh >= y1 - y0:  # it runs on past the window
+        return None
+    mask = (labels == label).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    hull = cv2.contourArea(cv2.convexHull(max(contours, key=cv2.contourArea)))
+    if not CONFIRM_SIZE[0] < np.sqrt(area) / size < CONFIRM_SIZE[1] or area < BY_COLOUR_SOLIDITY * hull:
+        return None
+    return np.asarray(centroids[label], dtype=np.float64) + [x0, y0]
 
 
 def pictures3(frames: dict, found: Found3, folder, inner_fraction: float) -> list[Path]:
