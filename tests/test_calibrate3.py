@@ -239,3 +239,26 @@ def test_the_run_refuses_a_calibration_file_that_does_not_fit_before_anything_st
     err = capsys.readouterr().err
     assert f"{foreign}: not a 3x3x3 regions file (no 'puzzle: 3x3x3'); run 'cube-robot calibrate colours " \
            "--puzzle 3x3x3' to make one (nothing moved)" in err, err
+
+
+def test_pictures_of_a_solved_cube_calibrate_without_a_robot(tmp_path, capsys):
+    import cv2
+    import yaml
+
+    config = config_module.defaults()
+    frames, _ = pictures(config, cube3.SOLVED_FACELETS)
+    (tmp_path / "shots").mkdir()
+    for name, frame in frames.items():
+        cv2.imwrite(str(tmp_path / "shots" / f"{name}.png"), frame)
+    settings = tmp_path / "config.yaml"
+    settings.write_text(f"scan:\n  preview_dir: {tmp_path / 'preview'}\n")
+    code = cli.main(["calibrate", "colours", "--puzzle", "3x3x3", "--solved-images", str(tmp_path / "shots"),
+                     "--regions-out", str(tmp_path / "r.yaml"), "--colours-out", str(tmp_path / "c.yaml"),
+                     "--config", str(settings)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "SIMULATED" not in out and f"saved {tmp_path / 'r.yaml'} and {tmp_path / 'c.yaml'}\n" in out
+    assert "no check" in out.splitlines()[-1]  # nothing to check a scrambled cube with: said, not claimed
+    written = yaml.safe_load((tmp_path / "r.yaml").read_text())
+    assert written["simulated"] is False and written["source"] == "detected"
+    assert load_colours3(tmp_path / "c.yaml").camera == {"camera": f"pictures in {tmp_path / 'shots'}"}
