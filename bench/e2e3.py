@@ -82,7 +82,7 @@ def counts(config, runs: int, estop_every: int, firmware: str = "auto", faults: 
         made += report.serial_faults or 0
         verdict = judge(report)
         tally[verdict] = tally.get(verdict, 0) + 1
-        if verdict.startswith("wrong") or (faults and report.stopped):
+        if verdict.startswith("wrong") or (report.stopped and report.outcome != puzzle3.STOPPED):  # not an e-stop
             print(f"seed {seed} (disconnect at op {disconnect}): {verdict}: {report.errors[-1][:160] if report.errors else ''}")
     wrong = sum(n for k, n in tally.items() if k.startswith("wrong"))
     what = (f"{runs} seeded runs at 1 % byte faults, one resetting disconnect each (a seeded plan op 1..45)" if faults
