@@ -70,16 +70,19 @@ def test_plan_streams_in_order_with_durations(mock):
     assert seen[-1] == len(PLAN) and seen == sorted(seen)
 
 
-def test_a_plan_from_the_holding_pair_takes_what_its_cost_says(mock):
+@pytest.mark.parametrize("transport", ["pty", "tcp"])
+def test_a_plan_from_the_holding_pair_takes_what_its_cost_says(transport):
     """The plan's first Grip names the pair the scan left holding: the firmware finishes it at once,
-    so every `done` adds up to the solver's cost (robot/plan.py, one model with robot/motion.py)."""
+    so every `done` adds up to the solver's cost (robot/plan.py, one model with robot/motion.py).
+    At the board's own pace: a regrip overlaps its turn only when the GRIP is queued as the turn ends,
+    and a mock 50x faster than real time left a loaded host's GRIP late (173 ms instead of 128)."""
     from robot import config as config_module
     from robot.plan import RobotProfile
 
     config = config_module.defaults()
     assert config.motion == DEFAULT_MOTION
     profile = RobotProfile.from_config(config)
-    with connect(mock.url) as link:
+    with MockFirmware(transport, time_scale=1.0) as mock, connect(mock.url) as link:
         link.run([Grip("RL"), Turn({"R": 180, "L": 180})])  # a scan that ends with RL holding
         result = link.run(PLAN)
     assert result.durations_ms[0] == 0
