@@ -197,7 +197,7 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
         robot = SimulatedRobot3(config, start_state(options, rng), seed=int(rng.integers(1 << 30)),
                                 realtime=options.realtime, bad_scan=options.bad_scan, firmware=options.firmware,
                                 fault_rate=options.fault_rate, disconnect_at=options.disconnect_at,
-                                keep_power=options.keep_power, say=tell_maker)
+                                keep_power=options.keep_power, say=tell_maker, light=options.light)
     budget = config.robot3.search_budget_s if budget_s is None else budget_s
     report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget,
                         time=datetime.now().isoformat(timespec="seconds"),

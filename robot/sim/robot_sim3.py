@@ -69,13 +69,14 @@ class SimulatedRobot3:
     def __init__(self, config: Config, facelets: str, seed: int = 0, realtime: bool = False,
                  time_scale: float | None = None, bad_scan: str | None = None, clock=RealClock,
                  firmware: str = "auto", fault_rate: float = 0.0, disconnect_at: int | None = None,
-                 keep_power: bool = False, say: Callable[[str], None] | None = None):
+                 keep_power: bool = False, say: Callable[[str], None] | None = None, light: str | None = None):
         if firmware not in FIRMWARE_CHOICES:
             raise ValueError(f"firmware must be one of {FIRMWARE_CHOICES}, not {firmware!r}")
         if bad_scan is not None and bad_scan not in BAD_LIGHTING:
             raise ValueError(f"bad_scan must be one of {tuple(BAD_LIGHTING)}, not {bad_scan!r}")
         self.config, self.clock, self.bad_scan, self.seed = config, clock, bad_scan, seed
         self.realtime, self.keep_power, self.say = realtime, keep_power, say or (lambda text: None)
+        self.light = light  # a lamp preset (robot/sim/lamp.py) for the camera (webcam3 reads it); None: config's
         self.profile = Robot3Profile.from_config(config)
         self.time_scale = time_scale if time_scale is not None else (1.0 if realtime else SPED_UP)
         usable, reason = emulator_module.available()
