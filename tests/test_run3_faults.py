@@ -45,12 +45,21 @@ def across(facelets, budget):
     return Plan3(facelets, "R L R2 L2 R2 L2", ops, 6 * 130)
 
 
-def run(config, solve=None, robot=None, **options):
+def run(config, solve=None, robot=None, time_scale=None, **options):
+    """One run; time_scale: the mock's actions this much slower than the run's default 0.02, so that the cable is
+    surely pulled before the board reports the plan's later ops done (else the stream may end unharmed)."""
     said: list[str] = []
     options.setdefault("firmware", "mock")
-    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, **options), said.append, solve=solve, robot=robot,
-                                 budget_s=BUDGET_S)
+    run_options = RunOptions(sim=True, **options)
+    if time_scale is not None:
+        robot = SimulatedRobot3(config, puzzle3.start_state(run_options, np.random.default_rng(run_options.seed)),
+                                firmware="mock", time_scale=time_scale, disconnect_at=run_options.disconnect_at,
+                                keep_power=run_options.keep_power, say=said.append)
+    report = puzzle3.run_puzzle3(config, run_options, said.append, solve=solve, robot=robot, budget_s=BUDGET_S)
     return report, said
+
+
+SLOW = 0.25  # an op of the plans below takes 20-30 ms on the mock's clock
 
 
 def test_a_disconnect_with_every_gripper_at_0_resumes_after_the_reset_and_solves(config, session_tables3):
@@ -93,7 +102,7 @@ def test_a_reset_with_a_gripper_at_90_puts_the_arms_back_and_plans_again_from_th
     """The board is told only that an arm is at 0 (ZERO): the grippers at 90 open, turn back in the air (JOG), are
     zeroed and close, a pair at a time; the cube is planned again from the scan and the ops the board reported done."""
     solve = AcrossThenAsked()
-    report, said = run(config, solve, seed=3, disconnect_at=2, verify=False)  # (a rescan would tilt the cube)
+    report, said = run(config, solve, seed=3, disconnect_at=2, verify=False, time_scale=SLOW)  # (a rescan tilts it)
     assert len(solve.asked) == 2 and len(report.replans) == 1, report.format()
     assert any("put back at 0 in the air" in line for line in said)
     assert solve.asked[1] == puzzle3.by_centres(report.final_true, report.plan_start_true)  # the truth, as named
@@ -112,7 +121,7 @@ def cut_by_a_slow_board(report) -> bool:
 
 def test_keep_power_reconnects_without_a_reset_and_goes_on(config, session_tables3):
     """--keep-power: the board is not reset, knows its arms, and the plan goes on even with a gripper at 90."""
-    report, _ = run(config, across, seed=3, disconnect_at=2, keep_power=True)
+    report, _ = run(config, across, seed=3, disconnect_at=2, keep_power=True, time_scale=SLOW)
     assert report.link_resumes == 1 and report.ops_done == report.ops, report.format()
     assert not report.stopped and E2E3.judge(report) == "not solved"  # the plan was not meant to solve it
 
@@ -182,3 +191,12 @@ def test_a_reset_during_the_scan_puts_the_arms_back_and_scans_again(config, sess
     assert robot.mock.boots == 1
     assert report.scan_attempts == 2 and "the board reset during the scan" in report.refusals[0], report.format()
     assert report.outcome == puzzle3.SOLVED and E2E3.judge(report) == "solved"
+
+
+def test_a_reset_with_a_gripper_at_90_before_an_estop_is_planned_again_and_the_estop_not_made(config, session_tables3):
+    """--estop-at counts the first plan's ops: a re-plan before it says that stop is not made, and runs the new plan."""
+    solve = AcrossThenAsked()
+    report, said = run(config, solve, seed=3, disconnect_at=2, estop_at=5, verify=False, time_scale=SLOW)
+    assert len(report.replans) == 1 and not report.stopped, report.format()
+    assert any("--estop-at 5 counted the first plan's ops" in line for line in said)
+    assert solve.asked[1] == puzzle3.by_centres(report.final_true, report.plan_start_true)

@@ -495,8 +495,12 @@ class _Run3:
         robot.plan_op_done(0)  # --disconnect-at 1: the cable is pulled before the first op
         try:
             try:
-                durations = self.ops(ops, robot.plan_op_done, replan=estop is None)
+                durations = self.ops(ops, robot.plan_op_done, replan=True)
             except _Replan as again:
+                if estop is not None:
+                    self.tell(f"--estop-at {estop} counted the first plan's ops: after the plan was made again, that "
+                              "stop is not made in this run")
+                    estop = None
                 durations = [None] + self.replan(str(again))  # the measured time of a re-planned run is not one plan's
         except Stop3:
             self.stage("execute (stopped)", t, time.perf_counter())
