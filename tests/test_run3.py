@@ -106,21 +106,15 @@ def test_a_jam_names_the_state_it_cannot_be_sure_of(config, session_tables3):
     assert any("gripper R" in e for e in report.errors)
 
 
-def test_an_op_the_mock_refuses_stops_naming_the_exact_state(config, session_tables3):
-    """The mock in 3x3x3 mode refuses F's turn while R stands at 90 (GRIPPER_ACROSS): it did nothing."""
-    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5, firmware="mock"), lambda text: None,
-                                 solve=blocked)
-    assert report.outcome == puzzle3.NOT_SOLVED and report.stopped and report.ops_done == 1, report.format()
-    assert report.cube_state.split()[0] == puzzle3.by_centres(report.final_true, report.plan_start_true)
-    assert "was refused by the board and did nothing" in report.cube_state
-    assert any("GRIPPER_ACROSS" in e for e in report.errors), report.errors
-
-
-@pytest.mark.firmware
-@pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")
-def test_an_op_the_firmware_refuses_stops_naming_the_state(config, session_tables3):
-    """The board in 3x3x3 mode refuses F's turn while R stands at 90: the line did nothing, the state is exact."""
-    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5, firmware="emulator"), lambda text: None,
+@pytest.mark.parametrize("firmware", [
+    "mock",
+    pytest.param("emulator", marks=[pytest.mark.firmware, pytest.mark.skipif(
+        not emulator.available()[0], reason="the firmware emulator is not available")]),
+])
+def test_an_op_the_board_refuses_stops_naming_the_exact_state(config, session_tables3, firmware):
+    """The board in 3x3x3 mode (mock or firmware) refuses F's turn while R stands at 90 (GRIPPER_ACROSS):
+    the line did nothing, the state is exact."""
+    report = puzzle3.run_puzzle3(config, RunOptions(sim=True, seed=5, firmware=firmware), lambda text: None,
                                  solve=blocked)
     assert report.outcome == puzzle3.NOT_SOLVED and report.stopped and report.ops_done == 1, report.format()
     assert report.cube_state.split()[0] == puzzle3.by_centres(report.final_true, report.plan_start_true)
