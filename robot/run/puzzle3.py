@@ -550,6 +550,12 @@ def run_command3(config: Config, options: RunOptions) -> int:
     if problem:
         print(f"cube-robot run --puzzle 3x3x3: {problem} (nothing moved)", file=sys.stderr)
         return ExitStatus.BAD_CONFIG
+    from ..solver3 import tables as tables3
+
+    problem = tables3.not_built(tables3.directory_for(config))  # else a traceback once the robot has started
+    if problem:
+        print(f"cube-robot run --puzzle 3x3x3: {problem} (nothing moved)", file=sys.stderr)
+        return ExitStatus.BAD_CONFIG
     tell_maker = (lambda text: print(simulated(text), file=sys.stderr)) if options.json else \
         (lambda text: print(simulated(text)))
     from . import log

@@ -156,6 +156,18 @@ def status(directory: Path) -> dict:
     return {name: store.problem(name, None) for name in FILES}
 
 
+def not_built(directory: Path) -> str | None:
+    """Why the tables cannot be loaded when a file is missing (said before a run starts), else None.  Cheap: no
+    checksum is read (a changed file is still refused, as NotBuilt, when the tables load)."""
+    store = TableStore(Path(directory))
+    listed = store.manifest()["files"]
+    missing = [name for name in FILES if name not in listed or not (store.directory / name).exists()]
+    if not missing:
+        return None
+    return (f"3x3x3 tables are not built in {store.directory} ({', '.join(missing)} missing): run "
+            "`cube-robot tables build --puzzle 3x3x3` (about a minute, once)")
+
+
 def _read_verified(store: TableStore, name: str) -> bytes | None:
     """A table file's bytes if its size and SHA-256 match the manifest (read once), else None."""
     entry = store.manifest()["files"].get(name)

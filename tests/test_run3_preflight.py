@@ -1,0 +1,22 @@
+"""run --puzzle 3x3x3: what the run needs and cannot find is said by name before anything starts (exit 2,
+nothing moved), never a traceback from the middle of the run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from robot import config as config_module
+from robot.exit_status import ExitStatus
+from robot.run.options import RunOptions
+from robot.run.puzzle3 import run_command3
+
+
+def test_missing_3x3x3_tables_are_said_before_the_run_with_the_command_that_builds_them(tmp_path, capsys):
+    config = config_module.load()
+    config = replace(config, tables=replace(config.tables, dir=str(tmp_path / "no-tables")))
+    status = run_command3(config, RunOptions(sim=True, firmware="mock", seed=1))
+    out, err = capsys.readouterr()
+    assert status == ExitStatus.BAD_CONFIG
+    assert "cube-robot tables build --puzzle 3x3x3" in err and "(nothing moved)" in err
+    assert "Start pressed" not in out and "Simulated robot" not in out  # refused before the robot was made
+    assert not (tmp_path / "no-tables").exists()  # nothing written
