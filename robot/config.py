@@ -262,6 +262,11 @@ def _check_cross_fields(config: dict, path, root) -> None:
             f"{grip!r} is not a pair (pairs: {', '.join(robot['pairs'])}, or 'any')",
         )
     _check_motion(config, path, root)
+    from .scan_sequence3 import finish_problem3  # imported when used, as the views' check
+
+    problem = finish_problem3(config["scan3"]["views"], config["scan3"]["finish"])
+    if problem:
+        raise ConfigError(path, _node_line(root, ["scan3", "finish"]), "scan3.finish", problem)
     camera = config["camera"]
     if camera["exposure_ms"] > 1000.0 / camera["fps"]:  # a camera cannot expose longer than its frame period
         raise ConfigError(path, _node_line(root, ["camera", "exposure_ms"]), "camera.exposure_ms",

@@ -227,3 +227,13 @@ def sequence_problem3(views) -> str | None:
     except Scan3ConfigError as exc:
         return str(exc)
     return None
+
+
+def finish_problem3(views, finish) -> str | None:
+    """The config check of scan3.finish (after the views passed theirs): the whole sequence must end with every arm
+    closed at 0, as a plan starts; None if it does."""
+    try:
+        ScanSequence3.from_data(views, finish, _DEFAULT_PROFILE, at_rest=True)
+    except Scan3ConfigError as exc:
+        return str(exc)
+    return None

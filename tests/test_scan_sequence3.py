@@ -98,3 +98,13 @@ def test_config_refuses_a_scan3_that_misses_stickers(tmp_path):
     path.write_text("scan3:\n  views:\n    - name: one\n      ops: []\n      facelets: [U1, U3]\n")
     with pytest.raises(config_module.ConfigError, match="scan3.views.*never sees 52"):
         config_module.load(path)
+
+
+def test_config_refuses_a_scan3_finish_that_leaves_a_pair_open_naming_its_line(tmp_path):
+    """The finish is part of the sequence: one that leaves FB open is a config error at load (was a traceback from
+    the run's scan set-up), naming scan3.finish and its line."""
+    path = tmp_path / "config.yaml"
+    path.write_text("scan3:\n  cube_mm: 57.0\n  finish: []\n")
+    with pytest.raises(config_module.ConfigError, match="scan3.finish.*every arm closed at 0") as error:
+        config_module.load(path)
+    assert ":3:" in str(error.value)  # the finish's line
