@@ -20,7 +20,8 @@ DECODE_EXAMPLES = """examples:
 FILE holds a JSON list of 24 [R, G, B] readings (sRGB 0-255) in facelet order
 U1-U4 R1-R4 F1-F4 D1-D4 L1-L4 B1-B4 (each face row-major on the standard net;
 --puzzle 3x3x3: 54 readings, U1-U9 ... B1-B9, the centres naming the faces);
-null for a sticker no view showed.  Every scan of a run keeps its readings so:
+null for a sticker no view showed.  A JSON object {"1": [R, G, B], ...} is read as the
+rubiks-color-resolver's files (squares from 1, faces U L F R B D; the shared real readings).  Every scan of a run keeps its readings so:
 runs/scans/<time>/readings.json (scan.images_dir), beside the raw frames.
 Exit status: 0 decoded, 1 refused (not confident: rescan the named stickers),
 2 unreadable input."""
@@ -85,7 +86,24 @@ def _load_readings(name: str):
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
-    return data
+    return _resolver_readings(name, data) if isinstance(data, dict) else data
+
+
+RESOLVER_FACES = "ULFRBD"  # the rubiks-color-resolver's face order (its squares numbered from 1, each face row-major)
+
+
+def _resolver_readings(name: str, squares: dict) -> list:
+    """A reading file of the rubiks-color-resolver ({"1": [R, G, B], ...}, as the shared real readings are) in this
+    decoder's facelet order U R F D L B; ValueError naming the format when the object is not one."""
+    count = len(squares)
+    if count not in (24, 54) or set(squares) != {str(n) for n in range(1, count + 1)}:
+        raise ValueError(f'{name}: a JSON object of readings must be keyed "1" to "24" or "1" to "54" (the '
+                         "rubiks-color-resolver's squares: faces in the order U L F R B D, each row-major); got keys "
+                         f"{', '.join(sorted(map(str, squares))[:6])}{' ...' if count > 6 else ''}: or give a JSON "
+                         "list in facelet order U R F D L B")
+    per_face = count // 6
+    by_square = [squares[str(n)] for n in range(1, count + 1)]
+    return [by_square[per_face * RESOLVER_FACES.index(face) + k] for face in "URFDLB" for k in range(per_face)]
 
 
 def _calibration(args, config: Config):
