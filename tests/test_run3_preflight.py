@@ -20,3 +20,14 @@ def test_missing_3x3x3_tables_are_said_before_the_run_with_the_command_that_buil
     assert "cube-robot tables build --puzzle 3x3x3" in err and "(nothing moved)" in err
     assert "Start pressed" not in out and "Simulated robot" not in out  # refused before the robot was made
     assert not (tmp_path / "no-tables").exists()  # nothing written
+
+
+def test_a_disconnect_past_the_plan_is_said_not_made(session_tables3):
+    """As the 2x2x2 run says it: a --disconnect-at past the plan's ops pulls no cable, and the maker is told so."""
+    from robot.run import puzzle3
+
+    said: list[str] = []
+    report = puzzle3.run_puzzle3(config_module.load(), RunOptions(sim=True, firmware="mock", seed=6, disconnect_at=999),
+                                 said.append, budget_s=0.2)
+    assert report.outcome == puzzle3.SOLVED, report.format()
+    assert any(f"--disconnect-at 999 is outside this plan's ops 1..{report.ops}" in line for line in said), said

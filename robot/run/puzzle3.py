@@ -489,6 +489,9 @@ class _Run3:
         if estop is not None and not 1 <= estop <= total:
             self.tell(f"--estop-at {estop} is outside this plan's ops 1..{total}: that stop is not made in this run")
             estop = None
+        if (self.options.disconnect_at or 0) > total:  # as the 2x2x2 run says it: no cable is pulled
+            self.tell(f"--disconnect-at {self.options.disconnect_at} is outside this plan's ops 1..{total}: that "
+                      "fault is not made in this run")
         ops = plan.ops if estop is None else plan.ops[:max(0, estop - 1)]
         robot = self.robot
         t = time.perf_counter()
