@@ -52,3 +52,22 @@ def test_at_five_percent_faults_a_handshake_succeeds_or_names_the_link_quality()
     assert succeeded + len(failures) == 4
     for exc in failures:
         assert "link quality" in str(exc) and "arrived damaged" in str(exc)
+
+
+def test_a_failed_handshake_counts_the_damaged_lines_of_that_handshake_only():
+    """link_stats' handshake_garbled adds up over the link's life (a reconnect hands the same link a second
+    handshake): the failure's "D of N lines arrived damaged" is this handshake's (it said 150 of 142 after one)."""
+    import dataclasses
+    import re
+
+    settings = dataclasses.replace(SETTINGS, handshake_timeout_s=1.0)
+    with MockFirmware("tcp") as mock, FaultProxy(mock.url, rate=0.4, seed=2) as proxy:
+        link = Link(ports.open_port(proxy.url, settings.baud), settings, url=proxy.url)
+        link.stats["handshake_garbled"] = 500  # as left by an earlier handshake on this link
+        try:
+            with pytest.raises(HandshakeError) as error:
+                link.handshake()
+        finally:
+            link.close()
+    damaged, seen = map(int, re.search(r"(\d+) of (\d+) lines from the board arrived damaged", str(error.value)).groups())
+    assert 0 < damaged <= seen

@@ -357,6 +357,7 @@ class Connection:
         next_poll = time.monotonic() + retry_wait
         foreign: list[str] = []
         ours = 0  # lines of our protocol seen (even damaged ones)
+        garbled_before = self.stats["handshake_garbled"]  # the stat adds up over the link's handshakes
         hello_seq = None
         self.handshake_attempts = 0
         while True:
@@ -432,7 +433,7 @@ class Connection:
                 retry_wait = FIRST_RETRY_S
                 next_poll = time.monotonic() + retry_wait
         if self.identity is None:
-            raise self._handshake_failure(foreign, ours)
+            raise self._handshake_failure(foreign, ours, self.stats["handshake_garbled"] - garbled_before)
         self._last_answer = self._last_heard = time.monotonic()
         return self.identity
 
@@ -463,13 +464,12 @@ class Connection:
                 f"this copy of the program ({make_advice('flash', 'PORT=' + (self.url or '<port>'))})"
             )
 
-    def _handshake_failure(self, foreign, ours) -> LinkError:
+    def _handshake_failure(self, foreign, ours, damaged: int) -> LinkError:
         where = self.url or "the port"
         waited = f"{self.settings.handshake_timeout_s:.1f} s"
         sample = bytes(self._reader.sample)
         printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in sample)
         if ours:
-            damaged = self.stats["handshake_garbled"]
             return HandshakeError(
                 f"the cube-robot firmware on {where} answers, but the identity exchange did not complete "
                 f"within {waited} ({self.handshake_attempts} attempts): the link is losing bytes, "
