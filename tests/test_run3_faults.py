@@ -179,12 +179,12 @@ def test_a_reset_during_the_scan_puts_the_arms_back_and_scans_again(config, sess
     calls = []
     do_ops = robot.do_ops
 
-    def pulled_after_the_first_tilt(ops, on_done=None):
+    def pulled_after_the_first_tilt(ops, on_done=None, on_sent=None):
         calls.append(ops)
         if len(calls) == 4:  # view 4 closes RL after view 3's tilt left F and B at 90 (config scan3's views)
             assert list(ops) == [{"op": "close", "arms": ["R", "L"]}]
             robot.proxy.disconnect_now()  # the board is idle: the reopening reset lands between ops
-        return do_ops(ops, on_done)
+        return do_ops(ops, on_done, on_sent=on_sent)
 
     robot.do_ops = pulled_after_the_first_tilt
     report, said = run(config, robot=robot, seed=6)

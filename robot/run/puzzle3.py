@@ -22,13 +22,13 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..config_types import Config
 from ..exit_status import ExitStatus
 from . import report as report_words
 from .options import RunOptions
+from .report3 import NOT_SOLVED, SOLVED, STOPPED, Run3Report, by_centres, is_solved3, net3  # noqa: F401
 from .stops3 import Stop3, describe_op, jam_stop, link_stop, rehearse
 
 __all__ = ["Run3Report", "Stop3", "describe_op", "run_puzzle3", "run_command3", "refused_options3"]
@@ -41,133 +41,11 @@ REFUSED3 = (
     ("--light", lambda o: o.light, "the 3x3x3 renderer takes no lamp preset yet"),
 )
 
-# The 2x2x2 run's outcome words: an e-stop is EMERGENCY STOP, any other stop NOT SOLVED (Run3Report.stopped).
-SOLVED, NOT_SOLVED, STOPPED = report_words.SOLVED, report_words.NOT_SOLVED, report_words.STOPPED
 
 
 def refused_options3(options: RunOptions) -> list[str]:
     """'--flag: why' for every given option the 3x3x3 run cannot honour."""
     return [f"{flag}: {why}" for flag, given, why in REFUSED3 if given(options)]
-
-
-def net3(facelets: str) -> str:
-    """The 54 facelets drawn as a net (U above, L F R B across, D below)."""
-    rows = lambda face: [" ".join(facelets[9 * face + 3 * r: 9 * face + 3 * r + 3]) for r in range(3)]  # noqa: E731
-    u, r, f, d, l_, b = (rows(k) for k in range(6))
-    pad = " " * 6
-    return "\n".join([pad + line for line in u] + [" ".join(x) for x in zip(l_, f, r, b)] + [pad + line for line in d])
-
-
-def is_solved3(facelets: str) -> bool:
-    return all(len(set(facelets[9 * k: 9 * k + 9])) == 1 for k in range(6))
-
-
-def by_centres(facelets: str, centres_of: str) -> str:
-    """`facelets` (any letters) with each letter renamed to the face whose centre has it in `centres_of`
-    (how the decoder names a scan's colours): for comparing the virtual cube with a named state."""
-    names = {centres_of[9 * k + 4]: "URFDLB"[k] for k in range(6)}
-    return "".join(names.get(c, "?") for c in facelets)
-
-
-@dataclass
-class Run3Report:
-    """What one 3x3x3 run did (SIMULATED): its outcome, the cube at each point, its stages."""
-
-    true_state: str  # the virtual cube as put in (true colours; simulation only)
-    backend: str
-    outcome: str | None = None
-    scanned: str | None = None  # the 54 facelets the scan decoded (letters named by the centres seen)
-    scan_attempts: int = 0
-    refusals: list = field(default_factory=list)  # why each refused scan was refused
-    moves: str | None = None
-    ops: int = 0
-    ops_done: int = 0
-    predicted_ms: int | None = None  # the plan's arm time on the model
-    solve_ms: float | None = None
-    search_budget_s: float | None = None
-    cube_state: str | None = None  # after a stop: 54 facelets and what they are, or why not known
-    checked: str | None = None  # what the rescan saw
-    errors: list = field(default_factory=list)
-    advice: str | None = None
-    stages: list = field(default_factory=list)  # (name, start ms, end ms) from the start press
-    floor: dict = field(default_factory=dict)  # the floor's parts, ms: the scan's arm time, frame waits, ...
-    button_to_solved_ms: float | None = None  # start press -> the plan's last op done
-    plan_start_true: str | None = None  # the virtual cube when the plan started (simulation truth)
-    final_true: str | None = None  # the virtual cube at the end (simulation truth)
-    stopped: bool = False  # the run stopped before its end (an e-stop, a jam, a refused line, no scan read)
-    measured_ms: float | None = None  # the plan's arm time as the board's `done` lines measured it (firmware)
-    possible_states: list | None = None  # after a stop: every 54-facelet state its words allow (stops3.py)
-    serial_faults: int | None = None  # faults the fault proxy made (None: no proxy)
-    link_resumes: int = 0  # streams resumed after a lost link
-    replans: list = field(default_factory=list)  # each plan made again after a board reset (what and why)
-    plan_ops: int = 0  # the first plan's ops (`ops` counts those carried out of it and any plan made again)
-    time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
-    timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
-
-    def stage_ms(self) -> dict:
-        out: dict = {}
-        for name, start, end in self.stages:
-            out[name] = out.get(name, 0.0) + (end - start)
-        return out
-
-    def exit_status(self) -> int:
-        return report_words.EXIT_STATUS.get(self.outcome or "", ExitStatus.NOT_DONE)
-
-    def result_line(self) -> str:
-        """The RESULT line, in the 2x2x2 run's words (run/report.py RunReport.result_line)."""
-        outcome, checked = self.outcome or NOT_SOLVED, self.checked or ""
-        if self.stopped and self.errors:
-            reason = f": {report_words.without_outcome(outcome, self.errors[-1])}"
-        elif checked.startswith(report_words.NOT_CHECKED) or checked.startswith("rescan refused"):
-            why = checked[len(report_words.NOT_CHECKED):] if checked.startswith(report_words.NOT_CHECKED) else checked
-            reason = f" (read from the virtual cube; no rescan: {why})" if outcome == SOLVED else \
-                f": read from the virtual cube; no rescan: {why}"
-        elif outcome == SOLVED:
-            reason = " (the rescan saw every face of one colour)"
-        else:
-            reason = ": the rescan after the solve shows an unsolved cube"
-        return f"SIMULATED {outcome}{reason}"
-
-    def to_json(self) -> dict:
-        """A solve log record (run/log.py): `time` first, `mode`, `puzzle`, `outcome` as the 2x2x2's."""
-        out = {"time": self.time, "mode": "simulated", "puzzle": "3x3x3", **self.__dict__}
-        out["simulated"], out["solved"], out["verify"] = True, self.outcome == SOLVED, self.checked
-        out["button_to_solved_ms"] = self.button_to_solved_ms if self.outcome == SOLVED else None
-        out["predicted_machine_ms"], out["measured_machine_ms"] = self.predicted_ms, self.measured_ms
-        out["stages"] = [{"stage": n, "start_ms": round(s, 1), "end_ms": round(e, 1)} for n, s, e in self.stages]
-        return out
-
-    def format(self) -> str:
-        lines = [f"3x3x3 run: {self.outcome}", f"robot: {self.backend}",
-                 f"cube put in (true colours, as it was put in): {self.true_state}"]
-        if self.scanned:
-            # The scan's views tilt the whole cube and leave it turned: the same cube, in another frame.
-            lines += [f"scanned (attempt {self.scan_attempts}): {self.scanned} (the same cube after the scan's "
-                      "whole-cube turns, letters named by the centres seen)", net3(self.scanned)]
-        lines += [f"scan attempt {k} refused: {why}" for k, why in enumerate(self.refusals, start=1)]
-        if self.moves is not None:
-            lines.append(f"plan: {self.moves or '(already solved)'} ({self.plan_ops} ops, {self.predicted_ms} ms arm time "
-                         f"on the model, found in {self.solve_ms:.0f} ms, budget {self.search_budget_s} s)")
-            lines += [f"re-planned {text}" for text in self.replans]
-            lines.append(f"ops carried out: {self.ops_done} of {self.ops}" +
-                         (" (the first plan's until the reset, then the new plan's)" if self.replans else ""))
-        if self.measured_ms is not None:
-            lines.append(f"plan arm time: predicted {self.predicted_ms} ms, measured {self.measured_ms:.0f} ms "
-                         f"(the firmware's `done` lines, {self.ops_done} of {self.ops} ops)")
-        if self.button_to_solved_ms is not None:
-            lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (SIMULATED clock: the "
-                         "mock firmware is sped up unless --realtime, the emulator runs at its own pace)")
-        if self.checked:
-            lines.append(f"check: {self.checked}")
-        lines += [f"error: {e}" for e in self.errors]
-        if self.cube_state:
-            lines.append(f"cube state: {self.cube_state}")
-        if self.advice:
-            lines.append(f"advice: {self.advice}")
-        for name, ms in self.stage_ms().items():
-            lines.append(f"  {name:34} {ms:8.1f} ms")
-        lines.append(f"RESULT {self.result_line()}")
-        return "\n".join(lines)
 
 
 def start_state(options: RunOptions, rng) -> str:
@@ -239,6 +117,7 @@ class _Run3:
         self.scanned: str | None = None
         self.mark: int | None = None  # len(robot.done_ops) when the scan was read: later ops move a known cube
         self.pressed = 0.0
+        self.cycle_at_press: int | None = None  # the emulator's cycle at the start press (its lag: emulator_lag)
 
     def start(self) -> None:
         """The simulated board and the link to it (a link that fails here moved nothing)."""
@@ -275,6 +154,8 @@ class _Run3:
         robot.prerender_scan(self.sequence)  # the simulation's CPU, before the start press: not the robot's time
         robot.prerender_wait()
         self.tell("Start pressed (the simulated button).")
+        emu = getattr(robot, "emu", None)
+        self.cycle_at_press = emu.cycle() if emu is not None else None
         self.pressed = time.perf_counter()
         scanned = self.scanned = self.scan_until_read()
         self.mark = len(robot.done_ops)
@@ -334,7 +215,7 @@ class _Run3:
                     "not read: every scan was refused (no plan op ran; the scans only tilted the whole cube)",
                     "check the light (no glare, even brightness), then run again (the cube is rescanned)")
 
-    def scan_ops(self, ops) -> None:
+    def scan_ops(self, ops, on_sent=None) -> None:
         """A scan's ops before the cube was read: a stop names no state (the scan's ops turn only the whole cube)."""
         from ..link.errors import LinkError
         from ..link.reset3 import ArmAcrossAfterResetError
@@ -342,7 +223,7 @@ class _Run3:
 
         try:
             try:
-                self.robot.do_ops(ops)
+                self.robot.do_ops(ops, on_sent=on_sent)
             except ArmAcrossAfterResetError as exc:  # a scan turns only the whole cube: put the arms back, scan again
                 self.robot.restore_after_reset()
                 raise _Refused(f"the board reset during the scan ({exc.args[0].split(':')[0]}); every arm was put "
@@ -354,45 +235,69 @@ class _Run3:
                         "check the cube sits square in the grippers, then run again (the cube is rescanned)") from None
 
     def scan_once(self, attempt: int | None, prefix: str) -> str:
-        """One whole scan: each view's ops then its frame, the finish ops, the decode; its facelets."""
-        import numpy as np
-
-        from ..vision.decode3 import decode3
-        from ..vision.readings import VisionError
-
+        """One whole scan: each view's ops then its frame, the finish ops (the decode runs meanwhile); its facelets."""
         robot, camera = self.robot, self.robot.camera
         move = self.ops if self.scanned is not None else self.scan_ops  # the check rescan moves a known cube
         robot.before_scan(attempt)
-        sampled = []  # each view's stickers are sampled on a thread while the arms present the next view
+        sampled: list = []  # each view's stickers are sampled on a thread while the arms present the next view
+        waiting: list = []  # a frame to sample, handed to the sampler once the next view's first line went out
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan3-sample") as sampler:
+
+            def sample_waiting() -> None:  # the sampler's CPU would delay the next line if it started first
+                sampled.extend(sampler.submit(self.sample_view, k, frame) for k, frame in waiting)
+                waiting.clear()
+
             for view_index, view in enumerate(self.sequence.views):
-                camera.note_state()
+                if view_index == 0:  # later views: the last capture recorded the state, and nothing moved since
+                    camera.note_state()
                 start = camera.motion_started = time.perf_counter()
-                move(view.ops)
+                move(view.ops, on_sent=sample_waiting)
                 camera.motion_ended()
                 end = time.perf_counter()
-                frame = camera.capture(view.name)
+                # Still since the view's last `done` arrived (the settle counts from then), not since the
+                # simulation's replay of the pins that followed it.
+                frame = camera.capture(view.name, still_since=robot.last_done_at if view.ops else None)
                 got = time.perf_counter()
-                sampled.append(sampler.submit(self.sample_view, view_index, frame))
+                waiting.append((view_index, frame))
                 self.stage(f"{prefix}{view.name}: motion", start, end)
                 self.stage(f"{prefix}{view.name}: frame wait", end, got)
+            decoding: list = []
+
+            def decode_while_finishing() -> None:  # every frame is in: decode while the arms go back to rest
+                sample_waiting()
+                decoding.append(sampler.submit(self.decode_samples, list(sampled)))
+
             t = time.perf_counter()
-            move(self.sequence.finish)
+            move(self.sequence.finish, on_sent=decode_while_finishing)
+            if not decoding:  # a resumed link's lines are not first sends
+                decode_while_finishing()
             camera.note_state()
             t_decode = time.perf_counter()
             self.stage(f"{prefix}finish: motion", t, t_decode)
-            samples: dict = {}
-            for future in sampled:
-                for final, rgb in future.result():
-                    samples.setdefault(final, []).append(rgb)
-        readings = np.array([np.median(samples[i], axis=0) for i in range(54)])
+            try:
+                return decoding[0].result()
+            finally:
+                self.stage(f"{prefix}decode", t_decode, time.perf_counter())  # what the finish motion did not cover
+
+    @staticmethod
+    def _median_readings(sampled) -> Any:
+        import numpy as np
+
+        samples: dict = {}
+        for future in sampled:
+            for final, rgb in future.result():
+                samples.setdefault(final, []).append(rgb)
+        return np.array([np.median(samples[i], axis=0) for i in range(54)])
+
+    def decode_samples(self, sampled) -> str:
+        """The scan's 54 facelets from every view's samples (on the sampler, after them); a refusal: _Refused."""
+        from ..vision.decode3 import decode3
+        from ..vision.readings import VisionError
+
         try:
-            decoded = decode3(readings, self.colours, self.config)
+            return decode3(self._median_readings(sampled), self.colours, self.config).facelets
         except VisionError as exc:
             raise _Refused(str(exc)) from None
-        finally:
-            self.stage(f"{prefix}decode", t_decode, time.perf_counter())
-        return decoded.facelets
 
     # -- the plan ---------------------------------------------------------------
 
@@ -425,7 +330,7 @@ class _Run3:
             ops += self.profile.restore_ops(at_90) if at_90 else []
         return ops
 
-    def ops(self, ops, on_done=None, replan: bool = False) -> list:
+    def ops(self, ops, on_done=None, replan: bool = False, on_sent=None) -> list:
         """The robot carries out ops once the scan was read: a link error or a jam stops the run naming the state
         from the scan and the ops the board reported done (robot/run/stops3.py).  replan: a reset that left a
         gripper at 90 raises _Replan instead (the state and the arms are known; the plan's rest no longer fits)."""
@@ -437,7 +342,7 @@ class _Run3:
         assert scanned is not None and mark is not None and self.plan is not None
         total = len(self.plan.ops)
         try:
-            return robot.do_ops(ops, on_done)
+            return robot.do_ops(ops, on_done, on_sent=on_sent)
         except Jam3 as jam:
             after = robot.done_ops[mark:]
             before = after[:max(0, robot.jam_after - mark)]
@@ -518,11 +423,26 @@ class _Run3:
                         f"{state} (after plan op {k} of {total}; op {k + 1}, {describe_op(plan.ops[k])}, did not move)",
                         "check the cube sits straight in the grippers, then run again (the cube is rescanned)",
                         estop=True, possible=[state])
-        done_at = time.perf_counter()
+        last = robot.last_done_at  # the last `done` came in: the robot's part ends there, not after the sim's replay
+        done_at = last if ops and last is not None and last >= t else time.perf_counter()
         self.stage("execute", t, done_at)
         self.report.button_to_solved_ms = round(self.ms(done_at), 1)
+        self.emulator_lag()
         if robot.uses_emulator and all(d is not None for d in durations):  # the board's `done` lines: measured
             self.report.measured_ms = round(sum(durations), 1)  # (a mock's are its own model: not a measurement)
+
+
+    def emulator_lag(self) -> None:
+        """How far the emulated board's clock fell behind the host's since the start press (simavr --realtime
+        runs flat out to catch up when the host starves it: the host's slowness, not the robot's)."""
+        from ..sim import pinlog
+
+        emu = getattr(self.robot, "emu", None)
+        if emu is None or self.cycle_at_press is None:
+            return
+        cycle = emu.cycle()
+        wall_ms = self.ms(time.perf_counter())
+        self.report.emulator_lag_ms = round(wall_ms - (cycle - self.cycle_at_press) * 1000.0 / pinlog.CYCLES_PER_SECOND, 1)
 
 
 class _Replan(Exception):

@@ -108,6 +108,7 @@ class SimulatedRobot3:
         self._executed = 0  # mock: executed entries applied
         self.synced_cycle = 0  # emulator: pin events applied up to this cycle
         self._prerendered: Future | None = None  # the last prerender's future
+        self.last_done_at: float | None = None  # the clock when do_ops' last `done` arrived
         self.camera = SimulatedCamera3(self, pose3(config), seed, clock)
 
     # -- life cycle ---------------------------------------------------------------
@@ -178,18 +179,24 @@ class SimulatedRobot3:
 
     # -- the ops ----------------------------------------------------------------
 
-    def do_ops(self, ops, on_done: Callable[[int], None] | None = None) -> list:
+    def do_ops(self, ops, on_done: Callable[[int], None] | None = None,
+               on_sent: Callable[[], None] | None = None) -> list:
         """Stream plan3 ops to the board and wait for every `done`; a lost link is resumed once (the board
-        may reset: robot/link/reset3.py).  on_done(n): n ops of these done.  Returns each op's measured ms
-        (None where its `done` was lost).  Raises the link's errors (done_ops and maybe_ops then say what
-        ran) or a Jam3 the virtual robot saw (jam_after: the ops done before it)."""
+        may reset: robot/link/reset3.py).  on_done(n): n ops of these done; on_sent(): the first op went to
+        the board (at once when there is none).  Returns each op's measured ms (None where its `done` was
+        lost); last_done_at: the host's clock when the last `done` arrived (before the virtual robot
+        follows the pins: the simulation's CPU, not the robot's time).  Raises the link's errors (done_ops
+        and maybe_ops then say what ran) or a Jam3 the virtual robot saw (jam_after: the ops done before it)."""
         from ..link.errors import LinkError
 
         link = self.link
         assert link is not None, "start() first"
         ops = list(ops)
         if not ops:
+            if on_sent is not None:
+                on_sent()
             return []
+        first_sent = (lambda n: on_sent() if n == 1 else None) if on_sent is not None else None
         self._stream_ops, self._stream_base, self._stream_start = ops, copy.deepcopy(self.belief), len(self.done_ops)
         self.maybe_ops = []
 
@@ -202,7 +209,7 @@ class SimulatedRobot3:
 
         try:
             try:
-                result = link.run([P.plan3_command(op) for op in ops], progress=progress)
+                result = link.run([P.plan3_command(op) for op in ops], progress=progress, sent=first_sent)
             except (DisconnectedError, SilentBoardError) as exc:
                 self.say(f"The link was lost ({type(exc).__name__}: {exc}); reconnecting")
                 result = link.resume()
@@ -214,6 +221,7 @@ class SimulatedRobot3:
             if self.jam is not None:
                 raise self.jam from exc
             raise
+        self.last_done_at = self.clock.now()
         self._confirm(len(ops))
         self.sync()
         if self.jam is not None:
