@@ -31,3 +31,13 @@ def test_a_disconnect_past_the_plan_is_said_not_made(session_tables3):
                                  said.append, budget_s=0.2)
     assert report.outcome == puzzle3.SOLVED, report.format()
     assert any(f"--disconnect-at 999 is outside this plan's ops 1..{report.ops}" in line for line in said), said
+
+
+def test_a_realtime_reports_button_time_is_not_called_sped_up():
+    """--realtime (no timing_note): the clock line says real time, not that the mock is sped up."""
+    from robot.run.report3 import Run3Report
+
+    line = next(text for text in Run3Report("", "SIMULATED mock", button_to_solved_ms=9794.0).format().splitlines() if "button ->" in text)
+    assert "sped up" not in line and "real time" in line, line
+    fast = Run3Report("", "SIMULATED mock", button_to_solved_ms=800.0, timing_note="SIMULATED sped up: times compressed, not the robot's")
+    assert "sped up" in next(text for text in fast.format().splitlines() if "button ->" in text)

@@ -119,7 +119,8 @@ class Run3Report:
                          f"(the firmware's `done` lines, {self.ops_done} of {self.ops} ops)")
         if self.button_to_solved_ms is not None:
             lines.append(f"button -> last op done: {self.button_to_solved_ms:.0f} ms (SIMULATED clock: the "
-                         "mock firmware is sped up unless --realtime, the emulator runs at its own pace)")
+                         + ("mock firmware is sped up unless --realtime, the emulator runs at its own pace)"
+                            if self.timing_note else "real time, --realtime)"))
         if self.checked:
             lines.append(f"check: {self.checked}")
         lines += [f"error: {e}" for e in self.errors]
