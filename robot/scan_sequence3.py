@@ -139,8 +139,14 @@ class ScanSequence3:
         for number, view in enumerate(views, start=1):
             name = str(view.get("name") or f"view{number}")
             facelets = tuple(str(f) for f in view.get("facelets", []))
-            for f in facelets:
-                facelet_index(f)
+            try:
+                for f in facelets:
+                    facelet_index(f)
+            except Scan3ConfigError as exc:
+                raise Scan3ConfigError(f"scan3 view {name!r}: {exc}") from None
+            if len(set(facelets)) != len(facelets):  # one region per sticker: a repeat shifts every later region
+                twice = sorted({f for f in facelets if facelets.count(f) > 1})
+                raise Scan3ConfigError(f"scan3 view {name!r}: {', '.join(twice)} listed twice (one region per sticker)")
             built.append(ScanView3(name, tuple(dict(op) for op in view.get("ops", [])), facelets))
         names = [v.name for v in built]
         if len(set(names)) != len(names):

@@ -108,3 +108,11 @@ def test_config_refuses_a_scan3_finish_that_leaves_a_pair_open_naming_its_line(t
     with pytest.raises(config_module.ConfigError, match="scan3.finish.*every arm closed at 0") as error:
         config_module.load(path)
     assert ":3:" in str(error.value)  # the finish's line
+
+
+def test_a_bad_facelet_name_or_a_repeated_one_names_its_view():
+    views = [{"name": "a", "ops": [], "facelets": ["U1"]}, {"name": "b", "ops": [], "facelets": ["U1", "X9"]}]
+    problem = sequence_problem3(views)
+    assert "view 'b'" in problem and "'X9' is not a 3x3x3 facelet name" in problem
+    twice = [{"name": "c", "ops": [], "facelets": ["U1", "U2", "U1"]}]
+    assert "view 'c'" in (sequence_problem3(twice) or "") and "U1" in sequence_problem3(twice)
