@@ -55,3 +55,20 @@ def test_a_real_cameras_blue_stickers_are_named_blue():
         assert rough_colour_name(centre) == "blue", (case["tracker_rgb_reading"], np.mean(blue, axis=0))
         seen += 1
     assert seen == 5
+
+
+RESOLVER = config_module.PROJECT_ROOT.parent / "shared" / "data" / "real-cube-readings" / "dwalton76-rubiks-color-resolver"
+
+
+def test_a_real_3x3x3_without_calibration_names_each_face_a_colour_of_its_own(capsys):
+    """The resolver's 3x3x3-random-01 under its camera's light: two of its colours both read as rough
+    'green' (R and D were both called green); six colours get the standard six, one each."""
+    from robot import cli
+
+    path = RESOLVER / "tests" / "test-data" / "3x3x3-random-01.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (../shared beside the checkout)")
+    assert cli.main(["vision", "decode", "--puzzle", "3x3x3", "--no-calibration", str(path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("colours: "))
+    names = [part.split("=")[1] for part in line.removeprefix("colours: ").split(", ")]
+    assert sorted(names) == sorted(STANDARD_COLOURS), line

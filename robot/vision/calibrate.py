@@ -44,6 +44,7 @@ import yaml
 
 from .. import cube
 from ..config_types import Config
+from .naming import STANDARD_COLOURS, standard_colour_names  # noqa: F401  (re-exported)
 from .pose_fit import detected_regions_guess, fit_camera_pose  # noqa: F401  (re-exported)
 
 # Colours closer than this (Delta-E between centres) are hard to tell apart
@@ -273,33 +274,6 @@ def learn_colours(readings, sequence, names: dict | None = None):
             gain = float(np.clip(mean.sum() / max(rgb[i].sum(), 1.0), *GAIN_LIMITS))
             regions[cube.facelet_name(i)] = RegionStats(gain=np.full(3, gain))
     return Calibration(colours, regions=regions), problems
-
-
-# The usual sticker colours (sRGB) a measured colour is named after.
-STANDARD_COLOURS = {"white": (245, 245, 245), "yellow": (250, 215, 0), "red": (200, 20, 30),
-                    "orange": (255, 120, 0), "green": (20, 160, 60), "blue": (20, 60, 200)}
-
-
-def standard_colour_names(labs: dict) -> dict:
-    """Face -> colour name for six measured Lab centres: the one-to-one assignment of the standard
-    names with the smallest total distance (hue and chroma count more than lightness, which the
-    light changes most), after removing the light's colour cast (the least saturated colour is white).
-    Fewer or more than six colours: {} (the caller falls back to rough names)."""
-    from .colour import srgb_to_lab
-
-    faces = list(labs)
-    if len(faces) != len(STANDARD_COLOURS):
-        return {}
-    measured = np.array([labs[f] for f in faces], dtype=float)
-    white = measured[np.argmin(np.hypot(measured[:, 1], measured[:, 2]) - 0.2 * measured[:, 0])]
-    measured[:, 1:] -= white[1:]  # a colour cast moves every colour's a/b alike
-    names = list(STANDARD_COLOURS)
-    reference = np.array([srgb_to_lab(np.array(STANDARD_COLOURS[n], dtype=float)) for n in names]).reshape(-1, 3)
-    weights = np.array([0.35, 1.0, 1.0])
-    cost = np.linalg.norm((measured[:, None, :] - reference[None, :, :]) * weights, axis=2)
-    best = min(itertools.permutations(range(len(names))),
-               key=lambda order: sum(cost[i, order[i]] for i in range(len(faces))))
-    return {face: names[best[i]] for i, face in enumerate(faces)}
 
 
 def separations(calibration, spreads: dict | None = None) -> list[Separation]:

@@ -6,6 +6,7 @@ calibration's names when there is one, else a rough hue name).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,11 +16,42 @@ from .colour import Calibration, srgb_to_lab
 from .readings import check_readings
 
 def colour_names(centres_lab: np.ndarray, calibration) -> list[str]:
-    """A name per class: the calibration's (nearest centres, one to one), else a rough hue name."""
+    """A name per class: the calibration's (nearest centres, one to one), else a rough hue name; six
+    classes whose rough names repeat (two greens under a tinted light) get the standard six, one each."""
     if calibration is not None:
         mapping = min_cost_assignment(distances(centres_lab, calibration.centres_lab()))
         return [calibration.names[k] for k in mapping]
-    return [rough_colour_name(c) for c in centres_lab]
+    rough = [rough_colour_name(c) for c in centres_lab]
+    if len(set(rough)) < len(rough):
+        standard = standard_colour_names(dict(enumerate(centres_lab)))
+        if standard:
+            return [standard[k] for k in range(len(rough))]
+    return rough
+
+
+# The usual sticker colours (sRGB) a measured colour is named after.
+STANDARD_COLOURS = {"white": (245, 245, 245), "yellow": (250, 215, 0), "red": (200, 20, 30),
+                    "orange": (255, 120, 0), "green": (20, 160, 60), "blue": (20, 60, 200)}
+
+
+def standard_colour_names(labs: dict) -> dict:
+    """Face -> colour name for six measured Lab centres: the one-to-one assignment of the standard
+    names with the smallest total distance (hue and chroma count more than lightness, which the
+    light changes most), after removing the light's colour cast (the least saturated colour is white).
+    Fewer or more than six colours: {} (the caller falls back to rough names)."""
+    faces = list(labs)
+    if len(faces) != len(STANDARD_COLOURS):
+        return {}
+    measured = np.array([labs[f] for f in faces], dtype=float)
+    white = measured[np.argmin(np.hypot(measured[:, 1], measured[:, 2]) - 0.2 * measured[:, 0])]
+    measured[:, 1:] -= white[1:]  # a colour cast moves every colour's a/b alike
+    names = list(STANDARD_COLOURS)
+    reference = np.array([srgb_to_lab(np.array(STANDARD_COLOURS[n], dtype=float)) for n in names]).reshape(-1, 3)
+    weights = np.array([0.35, 1.0, 1.0])
+    cost = np.linalg.norm((measured[:, None, :] - reference[None, :, :]) * weights, axis=2)
+    best = min(itertools.permutations(range(len(names))),
+               key=lambda order: sum(cost[i, order[i]] for i in range(len(faces))))
+    return {face: names[best[i]] for i, face in enumerate(faces)}
 
 
 def rough_colour_name(lab) -> str:
