@@ -399,7 +399,7 @@ class Link:
             if wait_s > 0:
                 if self.reconnect_log:
                     self.reconnect_log(f"waiting {wait_s:.1f} s for the queued actions to finish before reopening "
-                                       "the port (opening resets the board)")
+                                       "the port (opening an Uno's port resets it)")
                 self.stats["reopen_wait_ms"] += round(wait_s * 1000)
                 time.sleep(wait_s)  # the board is working on its own; nothing to acknowledge
             port = self._reopen(port or self.url)
