@@ -182,7 +182,7 @@ SCHEMA: dict = {
         "tilt_angles": Setting(list, [90, -90], "angles a pair may turn the whole cube by (the other pair open)",
                                item=int, min_items=1, check=_check_tilt_angles),
         # No timing of its own: the same arms and firmware as robot.timing and `motion` (robot/plan3.py).
-        "search_budget_s": Setting(float, 0.5, "run --puzzle 3x3x3: the robot-aware search's time budget, s "
+        "search_budget_s": Setting(float, 0.25, "run --puzzle 3x3x3: the robot-aware search's time budget, s "
                                    "(bench/e2e.py --puzzle 3x3x3 --budgets chose it)", min=0.05, max=30.0),
     },
     "tables": {
