@@ -217,3 +217,13 @@ def test_the_report_says_the_scanned_string_is_the_same_cube_turned(config, sess
     report, _ = run(config, session_tables3, seed=7)
     text = report.format()
     assert f"scanned (attempt 1): {report.scanned} (the same cube after the scan's whole-cube turns" in text
+
+
+def test_a_lamp_preset_lights_every_scan_and_the_report_says_so(config, session_tables3):
+    """--light glare on the 3x3x3: the lamp is on the pictures of every view (the camera's lamp), the report
+    names it, and the run ends right: solved when the rescan saw it, else a refusal, never a guess."""
+    report, said = run(config, session_tables3, seed=3, light="glare")
+    assert report.light and report.light.startswith("SIMULATED lamp on every scan"), report.light
+    assert f"light: {report.light}" in report.format()
+    truth_solved = puzzle3.is_solved3(report.final_true)
+    assert (report.outcome == puzzle3.SOLVED) == truth_solved, report.format()

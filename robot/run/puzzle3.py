@@ -38,7 +38,6 @@ REFUSED3 = (
     ("--port", lambda o: o.port, "no real 3x3x3 robot is supported yet: run it with --sim"),
     ("--resume", lambda o: o.resume, "a simulated robot starts with no alarm"),
     ("--arms-straight", lambda o: o.arms_straight, "the simulated arms start square"),
-    ("--light", lambda o: o.light, "the 3x3x3 renderer takes no lamp preset yet"),
 )
 
 
@@ -78,6 +77,7 @@ def run_puzzle3(config: Config, options: RunOptions, tell_maker: Callable[[str],
                                 keep_power=options.keep_power, say=tell_maker, light=options.light)
     budget = config.robot3.search_budget_s if budget_s is None else budget_s
     report = Run3Report(true_state=robot.virtual.facelets(), backend=robot.backend, search_budget_s=budget,
+                        light=robot.camera.light_note,
                         time=datetime.now().isoformat(timespec="seconds"),
                         timing_note=None if options.realtime else "SIMULATED sped up: times compressed, not the robot's")
     tell_maker(f"Simulated robot: {robot.backend}.")

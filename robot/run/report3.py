@@ -66,6 +66,7 @@ class Run3Report:
     plan_ops: int = 0  # the first plan's ops (`ops` counts those carried out of it and any plan made again)
     time: str | None = None  # when the run started (ISO, seconds), as a solve log record starts
     timing_note: str | None = None  # set when the times are compressed (not --realtime): history groups by it
+    light: str | None = None  # the simulated lamp on every scan's pictures (None: no lamp)
 
     def stage_ms(self) -> dict:
         out: dict = {}
@@ -101,8 +102,8 @@ class Run3Report:
         return out
 
     def format(self) -> str:
-        lines = [f"3x3x3 run: {self.outcome}", f"robot: {self.backend}",
-                 f"cube put in (true colours, as it was put in): {self.true_state}"]
+        lines = [f"3x3x3 run: {self.outcome}", f"robot: {self.backend}"] + ([f"light: {self.light}"] if self.light else []) \
+            + [f"cube put in (true colours, as it was put in): {self.true_state}"]
         if self.scanned:
             # The scan's views tilt the whole cube and leave it turned: the same cube, in another frame.
             lines += [f"scanned (attempt {self.scan_attempts}): {self.scanned} (the same cube after the scan's "
