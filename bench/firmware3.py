@@ -33,18 +33,29 @@ from robot.sim.virtual_robot3 import Jam3, VirtualRobot3  # noqa: E402
 from robot.solver3 import cube3, robot_search  # noqa: E402
 
 
+def ready_link3(emu, config) -> Link:
+    """The host's link to the firmware in simavr in 3x3x3 mode at the model's start: the motion and gripper
+    settings, PUZZLE 3, MOTORS ON, every arm zeroed and closed at 0.  The caller closes it."""
+    settings = LinkSettings()
+    link = Link(ports.open_port(emu.port, settings.baud), settings, motion=config.motion, url=emu.port,
+                puzzle="3x3x3")
+    try:
+        link.handshake()
+        link.configure()
+        link.request("ZERO RLFB")
+        link.run(["CLOSE RLFB"])
+    except Exception:
+        link.close()
+        raise
+    return link
+
+
 def run_one(config, facelets: str, budget_s: float) -> dict:
     plan = robot_search.solve_robot(facelets, config, time_limit=budget_s)
     commands = [P.plan3_command(op) for op in plan.ops]
-    settings = LinkSettings()
     with emulator.Emulator() as emu:
-        link = Link(ports.open_port(emu.port, settings.baud), settings, motion=config.motion, url=emu.port,
-                    puzzle="3x3x3")
+        link = ready_link3(emu, config)
         try:
-            link.handshake()
-            link.configure()
-            link.request("ZERO RLFB")
-            link.run(["CLOSE RLFB"])
             start = emu.cycle()
             result = link.run(commands)
             events = emu.pin_events()

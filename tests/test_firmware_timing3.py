@@ -12,15 +12,16 @@ from __future__ import annotations
 import pytest
 
 from robot import config as config_module
-from robot.link import ports
 from robot.link import protocol as P
-from robot.link.driver import Link, LinkSettings
 from robot.plan3 import Robot3Profile
 from robot.sim import emulator
+
+from benches import load_bench
 
 pytestmark = [pytest.mark.firmware,
               pytest.mark.skipif(not emulator.available()[0], reason="the firmware emulator is not available")]
 
+bench = load_bench("firmware3")
 SLACK_MS = 3  # the board's millisecond clock and its main loop (see above)
 
 
@@ -32,15 +33,9 @@ def ops_of_every_kind(profile: Robot3Profile) -> list:
 
 
 def firmware_durations(config, commands) -> list[int]:
-    settings = LinkSettings()
     with emulator.Emulator() as emu:
-        link = Link(ports.open_port(emu.port, settings.baud), settings, motion=config.motion, url=emu.port,
-                    puzzle="3x3x3")
+        link = bench.ready_link3(emu, config)  # the model's start: every arm closed at 0
         try:
-            link.handshake()
-            link.configure()  # the motion and gripper settings, PUZZLE 3, MOTORS ON
-            link.request("ZERO RLFB")
-            link.run(["CLOSE RLFB"])  # the model's start: every arm closed at 0
             result = link.run(commands)
         finally:
             link.close()

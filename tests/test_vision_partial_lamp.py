@@ -30,17 +30,22 @@ def lamp_views(number: int, strength: float = 0.4, views: int = 2, preset: str =
     return config, sequence.prefix(views), samples, start
 
 
+def unguarded_decode(samples, taken, config):
+    """The partial decode of these views without the washed-out rule (suspects=False): the case as it was."""
+    readings = adaptive.partial_readings(samples, taken)
+    unseen = [i for i, s in enumerate(readings.samples) if s is None]
+    rgb = [None if s is None else s.rgb for s in readings.samples]
+    return partial.decode_partial(rgb, unseen, None, config, suspects=False)
+
+
 def test_a_washed_sticker_does_not_decide_the_early_cube():
     """Cube 2 of seed 1 under glare 0.4 (one of the 7 the early stop got wrong): after two views U2 is
     red washed pink (the only red seen) and D4 a blue washed lighter; without the washed-out rule the
     partial decode is sure of a wrong cube (pink taken for orange, blue split in two), with it the
     scan takes the next view, naming the washed sticker."""
     config, taken, samples, start = lamp_views(2)
-    readings = adaptive.partial_readings(samples, taken)
-    unseen = [i for i, s in enumerate(readings.samples) if s is None]
-    rgb = [None if s is None else s.rgb for s in readings.samples]
     truth = taken.final_state(start)
-    unguarded = partial.decode_partial(rgb, unseen, None, config, suspects=False)
+    unguarded = unguarded_decode(samples, taken, config)
     assert not same_partition(unguarded.facelets, truth)  # the case as it was: confidently wrong
     _, decoded, doubt = adaptive.decode_partial(samples, taken, None, config)  # the run's path
     assert decoded is None or same_partition(decoded.facelets, truth)
@@ -110,11 +115,8 @@ def test_reds_washed_past_the_light_model_into_the_whites_are_refused():
     with the one white seen; without the rule the partial decode is sure of a wrong cube, with it the scan
     takes the next view."""
     config, taken, samples, start = lamp_views(14, strength=0.7, preset="side")
-    readings = adaptive.partial_readings(samples, taken)
-    unseen = [i for i, s in enumerate(readings.samples) if s is None]
-    rgb = [None if s is None else s.rgb for s in readings.samples]
     truth = taken.final_state(start)
-    unguarded = partial.decode_partial(rgb, unseen, None, config, suspects=False)
+    unguarded = unguarded_decode(samples, taken, config)
     assert not same_partition(unguarded.facelets, truth)  # the case as it was: confidently wrong
     _, decoded, doubt = adaptive.decode_partial(samples, taken, None, config)
     assert decoded is None
@@ -139,10 +141,7 @@ def test_an_orange_brightened_and_clipped_by_a_warm_lamp_is_a_suspect():
         image = render.render_state(state, pose, lighting, np.random.default_rng([1, 613, k]))
         samples.append(adaptive.sample_view(image, k, sequence, regions, config.scan.sampling))
     taken = sequence.prefix(2)
-    readings = adaptive.partial_readings(samples, taken)
-    unseen = [i for i, s in enumerate(readings.samples) if s is None]
-    rgb = [None if s is None else s.rgb for s in readings.samples]
-    unguarded = partial.decode_partial(rgb, unseen, None, config, suspects=False)
+    unguarded = unguarded_decode(samples, taken, config)
     assert not same_partition(unguarded.facelets, taken.final_state(start))  # the case as it was
     _, decoded, doubt = adaptive.decode_partial(samples, taken, None, config)
     assert decoded is None

@@ -49,6 +49,17 @@ BAD_LIGHTING: dict[str, dict[str, Any]] = {  # --bad-scan: the first scan's pict
 }
 
 
+def stop_each(*stops) -> None:
+    """Call every stop given (None or False: that part was never started), each whatever the others did:
+    closing is best effort, and the first error was already reported."""
+    for stop in stops:
+        if stop:
+            try:
+                stop()
+            except Exception:
+                pass
+
+
 class SimulatedRobot:
     """The robot/run/robot.py Robot interface, simulated, with demonstration faults (made behind its
     hooks before_scan, plan_ready and action_done; the run does not know them):
@@ -251,13 +262,8 @@ class SimulatedRobot:
                 last_look()
             except Exception:
                 pass
-        for stop in (self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
-                     self.emulator and self.emulator.close, self.mock and self.mock.stop):
-            if stop:
-                try:
-                    stop()
-                except Exception:  # closing is best effort; the first error was already reported
-                    pass
+        stop_each(self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
+                  self.emulator and self.emulator.close, self.mock and self.mock.stop)
 
     # -- how fast the simulation ran ------------------------------------------
 

@@ -32,7 +32,7 @@ from ..vision.camera_geometry3 import pose3
 from ..vision.grabber import RealClock
 from . import emulator as emulator_module
 from . import render
-from .robot_sim import BAD_LIGHTING, FIRMWARE_CHOICES
+from .robot_sim import BAD_LIGHTING, FIRMWARE_CHOICES, stop_each
 from .virtual_robot import MechanicalError
 from .virtual_robot3 import Jam3, VirtualRobot3
 from .webcam3 import SimulatedCamera3
@@ -168,13 +168,8 @@ class SimulatedRobot3:
             self.sync()  # the virtual cube as the firmware left it (reports compare claims with it)
         except Exception:  # e.g. a board that died: what was synced stands
             pass
-        for stop in (self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
-                     self.emu and self.emu.close, self.mock and self.mock.stop):
-            if stop:
-                try:
-                    stop()
-                except Exception:  # closing is best effort; the first error was already reported
-                    pass
+        stop_each(self.camera.close, self.link and self.link.close, self.proxy and self.proxy.stop,
+                  self.emu and self.emu.close, self.mock and self.mock.stop)
         self.link = None
 
     # -- the ops ----------------------------------------------------------------
