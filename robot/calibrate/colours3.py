@@ -164,8 +164,9 @@ def scrambled_check(config: Config, robot_factory, seed: int, tell):
 
 def faces_by_centres(facelets: str) -> str:
     """True colours renamed after the face whose centre has them (how decode3 names a scan's colours)."""
-    face_of = {facelets[9 * k + 4]: "URFDLB"[k] for k in range(6)}
-    return "".join(face_of[c] for c in facelets)
+    from ..run.report3 import by_centres
+
+    return by_centres(facelets, facelets)
 
 
 def command3(config: Config, args) -> int:
